@@ -1,0 +1,659 @@
+/* images.c: the ELF images a target has mapped, their symbols and DWARF.
+ *
+ * The module list comes from the target's own regions (/proc/PID/maps,
+ * NT_FILE, or a caller's backend), never from our filesystem: an image is
+ * the group of regions of one path that starts at the region mapping file
+ * offset 0, where its ELF header sits in target memory.  Each image's
+ * build-id is read from target memory and decides which bytes we trust:
+ *   - the file on disk (via rbi_target_open_file: sysroot, /proc/PID/root)
+ *     when its build-id is the same, or memory has none;
+ *   - otherwise the image as mapped, copied out of target memory into a
+ *     buffer laid out by file offset (RBI_IMAGE_MEMORY).  libdwfl finds
+ *     .dynsym in it through PT_DYNAMIC even without section headers.
+ * libdwfl does the rest: symbol tables (.symtab over .dynsym, separate
+ * debug files by .gnu_debuglink, /usr/lib/debug/.build-id, debuginfod when
+ * DEBUGINFOD_URLS is set) and DWARF.  Files and memory copies are opened
+ * lazily by find_elf, the first time an image's symbols are asked for.
+ *
+ * The list belongs to the target (t->images) and reads target memory
+ * lazily, so it must not outlive it. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Bounds on what target memory may make us do. */
+#define IMAGE_MEM_MAX    (512u << 20)   /* largest in-memory image copied */
+#define IMAGE_PHNUM_MAX  256u           /* program headers per image */
+#define IMAGE_SEGS_MAX   4096u          /* regions per image */
+#define IMAGE_SYMS_MAX   (1u << 24)     /* symbols indexed per image */
+#define IMAGE_READ_CHUNK (1u << 20)     /* bytes per read of a memory image */
+
+/* One region of an image: where file offset OFF..OFF+LEN is mapped. */
+struct image_seg {
+	uint64_t start, len, off;
+	uint32_t prot;
+};
+
+/* Private state of one image, kept as its Dwfl_Module's userdata. */
+struct image_priv {
+	struct rbi_target *t;
+	struct rbi_image *img;
+	uint64_t low;           /* address reported to libdwfl */
+	struct image_seg *segs;
+	size_t nsegs;
+	uint8_t *mem;           /* memory image handed to libdwfl (elf_memory) */
+	size_t memsize;
+	/* Symbol name index: open addressing over symbol indices + 1. */
+	uint32_t *slots;
+	size_t nslots;          /* power of two; 0 = not built yet */
+	bool index_failed;
+};
+
+/* The list and what only this file needs. */
+struct image_list_priv {
+	struct rbi_image_list pub;      /* first: the list the target sees */
+	struct image_priv *priv;        /* pub.n of them */
+	Dwfl_Callbacks callbacks;       /* image_callbacks + this debuginfo_path */
+	char *debuginfo_path;
+};
+
+static int image_find_elf(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  char **file_name, Elf **elfp);
+
+/* Separate debug info the standard way: .gnu_debuglink next to the file
+   and in /usr/lib/debug, /usr/lib/debug/.build-id, debuginfod. */
+static const Dwfl_Callbacks image_callbacks = {
+	.find_elf = image_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+/* ---- ELF header in target memory --------------------------------------- */
+
+/* Read and check the ELF header at BASE and find the load bias (runtime
+   address - ELF vaddr) and the low address libdwfl expects for the module
+   (where its first PT_LOAD, aligned down, is mapped). */
+static int image_header(struct rbi_target *t, uint64_t base, uint64_t *bias,
+			uint64_t *low)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	size_t n = 0;
+
+	if (rbi_target_read_fn(t, base, &eh, sizeof(eh), &n) != RBI_OK)
+		return RBI_UNMAPPED;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+		return RBI_NOT_ELF;
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh.e_type != ET_DYN && eh.e_type != ET_EXEC) ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+	    eh.e_phnum > IMAGE_PHNUM_MAX || eh.e_phoff > (1u << 20))
+		return RBI_NOT_ELF;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		if (rbi_target_read_fn(t, base + eh.e_phoff + i * sizeof(ph), &ph,
+				       sizeof(ph), &n) != RBI_OK)
+			return RBI_UNMAPPED;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		/* The first PT_LOAD maps file offset 0 (it holds the ELF
+		   header), so BASE is its page-aligned vaddr plus the bias. */
+		uint64_t align = ph.p_align;
+		if (align == 0 || (align & (align - 1)))
+			align = 4096;
+		*bias = base - (ph.p_vaddr - ph.p_offset);
+		*low = *bias + (ph.p_vaddr & ~(align - 1));
+		return RBI_OK;
+	}
+	return RBI_NOT_ELF;
+}
+
+/* ---- Memory images ------------------------------------------------------ */
+
+/* Copy what the target has mapped of the image into a buffer laid out
+   like the file.  Pages the target cannot give stay zero. */
+static int image_copy_memory(struct image_priv *p)
+{
+	uint64_t size = 0;
+	uint8_t *buf;
+
+	for (size_t i = 0; i < p->nsegs; i++) {
+		const struct image_seg *s = &p->segs[i];
+
+		if (s->off > IMAGE_MEM_MAX || s->len > IMAGE_MEM_MAX - s->off)
+			return rbi_fail(RBI_CORRUPT, "%s: mapping at file offset 0x%" PRIx64
+					" is too large to copy from memory",
+					p->img->name, s->off);
+		if (s->off + s->len > size)
+			size = s->off + s->len;
+	}
+	if (size < sizeof(Elf64_Ehdr))
+		return rbi_fail(RBI_NOT_ELF, "%s: nothing mapped", p->img->name);
+	buf = calloc(1, size);
+	if (!buf)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	for (size_t i = 0; i < p->nsegs; i++) {
+		const struct image_seg *s = &p->segs[i];
+		uint64_t done = 0;
+
+		if (!(s->prot & RBI_PROT_READ))
+			continue;
+		while (done < s->len) {
+			size_t want = s->len - done > IMAGE_READ_CHUNK ?
+				      IMAGE_READ_CHUNK : (size_t)(s->len - done);
+			size_t got = 0;
+			int rc = rbi_target_read_fn(p->t, s->start + done,
+						    buf + s->off + done, want, &got);
+
+			if (rc == RBI_OK || (rc == RBI_PARTIAL && got > 0)) {
+				done += got;
+				continue;
+			}
+			if (rc != RBI_UNMAPPED && rc != RBI_PARTIAL) {
+				free(buf);
+				return rc;
+			}
+			/* Not there (a core without these pages): skip a page. */
+			done += 4096 - ((s->start + done) & 4095);
+		}
+	}
+
+	/* Section headers lie past the mapped part in almost every file; an
+	   ELF pointing outside its buffer is one libelf may refuse.  Drop them
+	   unless they and their contents are all in the copy (the vDSO). */
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	bool keep = eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) &&
+		    eh->e_shnum > 0 && eh->e_shoff <= size &&
+		    (size - eh->e_shoff) / sizeof(Elf64_Shdr) >= eh->e_shnum &&
+		    eh->e_shoff % 8 == 0;
+	for (size_t i = 0; keep && i < eh->e_shnum; i++) {
+		Elf64_Shdr sh;
+
+		memcpy(&sh, buf + eh->e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
+			keep = false;
+	}
+	if (!keep) {
+		eh->e_shoff = 0;
+		eh->e_shnum = 0;
+		eh->e_shstrndx = SHN_UNDEF;
+	}
+	p->mem = buf;
+	p->memsize = size;
+	return RBI_OK;
+}
+
+/* ---- libdwfl callbacks -------------------------------------------------- */
+
+/* Where the path we opened really is, for libdwfl's debuglink search. */
+static char *fd_path(int fd, const char *fallback)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return strdup(fallback);
+	path[n] = '\0';
+	return strdup(path);
+}
+
+/* Hand libdwfl the file we checked at load (reopened and checked again:
+   it may have been replaced since), or the memory copy. */
+static int image_find_elf(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  char **file_name, Elf **elfp)
+{
+	struct image_priv *p = *userdata;
+	struct rbi_image *img = p->img;
+
+	(void)mod; (void)modname; (void)base;
+	*elfp = NULL;
+	if (img->origin == RBI_IMAGE_FILE) {
+		struct rbi_build_id id = { .len = 0 };
+		int fd = rbi_target_open_file(p->t, img->name);
+
+		if (fd >= 0 && (img->build_id.len == 0 ||
+				(rbi_build_id_from_fd(fd, &id) == RBI_OK &&
+				 rbi_build_id_equal(&id, &img->build_id)))) {
+			*file_name = strdup(img->file ? img->file : img->name);
+			return fd;      /* libdwfl owns it now */
+		}
+		if (fd >= 0)
+			close(fd);
+		img->origin = RBI_IMAGE_MEMORY;
+		img->mismatch = fd >= 0;
+		free(img->file);
+		img->file = NULL;
+		rbi_diag_add(&p->t->diag, "%s changed on disk while being read; "
+			     "using the image in target memory", img->name);
+	}
+	if (!p->mem && image_copy_memory(p) != RBI_OK)
+		return -1;
+	*elfp = elf_memory((char *)p->mem, p->memsize);
+	return -1;
+}
+
+/* ---- Loading ------------------------------------------------------------ */
+
+static void image_priv_free(struct image_priv *p)
+{
+	free(p->segs);
+	free(p->mem);
+	free(p->slots);
+}
+
+void rbi_images_free(struct rbi_image_list *l)
+{
+	struct image_list_priv *lp = (struct image_list_priv *)l;
+
+	if (!l)
+		return;
+	/* libdwfl first: it holds Elf handles over the memory copies. */
+	if (l->dwfl)
+		dwfl_end(l->dwfl);
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].file);
+		if (lp->priv)
+			image_priv_free(&lp->priv[i]);
+	}
+	free(l->v);
+	free(lp->priv);
+	free(lp->debuginfo_path);
+	free(lp);
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return RBI_OK;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *nv = realloc(*v, ncap * elem);
+
+	if (!nv)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	*v = nv;
+	*cap = ncap;
+	return RBI_OK;
+}
+
+/* Group the file-backed regions into images (image headers at offset 0). */
+static int images_collect(struct rbi_target *t, struct image_list_priv *lp)
+{
+	const struct rbi_region_list *rl;
+	size_t cap = 0, pcap = 0;
+	int rc = rbi_regions(t, &rl);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < rl->n; i++) {
+		const struct rbi_region *r = &rl->v[i];
+		struct rbi_image *img = NULL;
+		struct image_priv *p = NULL;
+
+		if (!r->path || !r->path[0])
+			continue;
+		if (r->file_offset == 0 && (r->prot & RBI_PROT_READ)) {
+			uint64_t bias = 0, low = 0;
+
+			if (image_header(t, r->start, &bias, &low) != RBI_OK)
+				continue;       /* a data file, or no header */
+			if ((rc = grow((void **)&lp->pub.v, &cap, lp->pub.n,
+				       sizeof(*lp->pub.v))) ||
+			    (rc = grow((void **)&lp->priv, &pcap, lp->pub.n,
+				       sizeof(*lp->priv))))
+				return rc;
+			img = &lp->pub.v[lp->pub.n];
+			p = &lp->priv[lp->pub.n];
+			*img = (struct rbi_image){ .start = r->start, .end = r->end,
+						   .bias = bias };
+			*p = (struct image_priv){ .t = t, .low = low };
+			lp->pub.n++;
+			if (!(img->name = strdup(r->path)))
+				return rbi_fail(RBI_NOMEM, "out of memory");
+		} else {
+			/* The latest image of this path that starts below. */
+			for (size_t j = lp->pub.n; j-- > 0;) {
+				if (lp->pub.v[j].start <= r->start &&
+				    !strcmp(lp->pub.v[j].name, r->path)) {
+					img = &lp->pub.v[j];
+					p = &lp->priv[j];
+					break;
+				}
+			}
+			if (!img)
+				continue;
+			if (r->end > img->end)
+				img->end = r->end;
+		}
+		if (p->nsegs >= IMAGE_SEGS_MAX)
+			continue;
+		struct image_seg *s = realloc(p->segs, (p->nsegs + 1) * sizeof(*s));
+		if (!s)
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		p->segs = s;
+		p->segs[p->nsegs++] = (struct image_seg){
+			.start = r->start, .len = r->end - r->start,
+			.off = r->file_offset, .prot = r->prot };
+	}
+	return RBI_OK;
+}
+
+/* Decide where each image's bytes come from.  Returns how many files
+   could not be opened (FIRST_MISSING names one). */
+static size_t images_check_files(struct rbi_target *t, struct image_list_priv *lp,
+				 const char **first_missing)
+{
+	size_t missing = 0;
+
+	for (size_t i = 0; i < lp->pub.n; i++) {
+		struct rbi_image *img = &lp->pub.v[i];
+		struct rbi_build_id fid = { .len = 0 };
+		char mhex[2 * RBI_BUILD_ID_MAX + 1], fhex[2 * RBI_BUILD_ID_MAX + 1];
+		int fd;
+
+		if (rbi_build_id_from_memory(rbi_target_read_fn, t, img->start,
+					     &img->build_id) != RBI_OK)
+			img->build_id.len = 0;
+		img->origin = RBI_IMAGE_MEMORY;
+		fd = rbi_target_open_file(t, img->name);
+		if (fd < 0) {
+			if (!missing++)
+				*first_missing = img->name;
+			continue;
+		}
+		if (img->build_id.len == 0 ||
+		    (rbi_build_id_from_fd(fd, &fid) == RBI_OK &&
+		     rbi_build_id_equal(&fid, &img->build_id))) {
+			img->origin = RBI_IMAGE_FILE;
+			img->file = fd_path(fd, img->name);
+			close(fd);
+			if (!img->file)
+				return SIZE_MAX;
+			continue;
+		}
+		close(fd);
+		img->mismatch = true;
+		rbi_build_id_hex(&img->build_id, mhex);
+		rbi_build_id_hex(&fid, fhex);
+		rbi_diag_add(&t->diag, "%s on disk has build-id %s but the target "
+			     "mapped build-id %s (replaced after it was loaded?); "
+			     "using the image in target memory", img->name,
+			     fid.len ? fhex : "(none)", mhex);
+	}
+	return missing;
+}
+
+static int images_report(struct rbi_target *t, struct image_list_priv *lp)
+{
+	Dwfl *dwfl;
+
+	lp->callbacks = image_callbacks;
+	/* The standard path, then debug files inside the sysroot or the
+	   target's root (a container) found by build-id. */
+	{
+		char buf[3 * PATH_MAX];
+		int len;
+
+		if (t->sysroot)
+			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug:%s/usr/lib/debug",
+				       t->sysroot);
+		else if (t->live && t->pid > 0)
+			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
+				       (int)t->pid);
+		else
+			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug");
+		if (len < 0 || (size_t)len >= sizeof(buf))
+			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug");
+		if (!(lp->debuginfo_path = strdup(buf)))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		lp->callbacks.debuginfo_path = &lp->debuginfo_path;
+	}
+	dwfl = dwfl_begin(&lp->callbacks);
+	if (!dwfl)
+		return rbi_fail(RBI_DWARF, "dwfl_begin: %s", dwfl_errmsg(-1));
+	lp->pub.dwfl = dwfl;
+	dwfl_report_begin(dwfl);
+	for (size_t i = 0; i < lp->pub.n; i++) {
+		struct rbi_image *img = &lp->pub.v[i];
+		struct image_priv *p = &lp->priv[i];
+		void **ud;
+
+		if (p->low >= img->end)
+			p->low = img->start;
+		img->mod = dwfl_report_module(dwfl, img->name, p->low, img->end);
+		if (!img->mod) {
+			rbi_diag_add(&t->diag, "%s: libdwfl refused it: %s", img->name,
+				     dwfl_errmsg(-1));
+			continue;
+		}
+		dwfl_module_info(img->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = p;
+	}
+	if (dwfl_report_end(dwfl, NULL, NULL) != 0)
+		return rbi_fail(RBI_DWARF, "dwfl_report_end: %s", dwfl_errmsg(-1));
+	return RBI_OK;
+}
+
+int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
+{
+	struct image_list_priv *lp;
+	const char *first_missing = NULL;
+	size_t missing;
+	int rc;
+
+	if (t->images) {
+		*out = t->images;
+		return RBI_OK;
+	}
+	elf_version(EV_CURRENT);
+	lp = calloc(1, sizeof(*lp));
+	if (!lp)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	rc = images_collect(t, lp);
+	for (size_t i = 0; i < lp->pub.n; i++)
+		lp->priv[i].img = &lp->pub.v[i];     /* v is final now */
+	if (rc == RBI_OK) {
+		missing = images_check_files(t, lp, &first_missing);
+		if (missing == SIZE_MAX)
+			rc = rbi_fail(RBI_NOMEM, "out of memory");
+		else if (missing)
+			rbi_diag_add(&t->diag, "%zu mapped file%s not found (%s%s); "
+				     "reading %s from target memory", missing,
+				     missing > 1 ? "s" : "", first_missing,
+				     missing > 1 ? ", ..." : "",
+				     missing > 1 ? "their symbols" : "its symbols");
+	}
+	if (rc == RBI_OK)
+		rc = images_report(t, lp);
+	if (rc) {
+		rbi_images_free(&lp->pub);
+		return rbi_fail_context(rc, "loading the target's ELF images: ");
+	}
+	t->images = &lp->pub;
+	*out = t->images;
+	return RBI_OK;
+}
+
+/* ---- Symbols ------------------------------------------------------------ */
+
+static struct image_priv *image_priv_of(const struct rbi_image *img)
+{
+	void **ud;
+
+	if (!img || !img->mod)
+		return NULL;
+	dwfl_module_info(img->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	return *ud;
+}
+
+/* Length of NAME without a "@VERSION" / "@@VERSION" suffix (ld writes
+   versioned names into .symtab). */
+static size_t sym_base_len(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	return at ? (size_t)(at - name) : strlen(name);
+}
+
+static uint64_t sym_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;        /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static bool sym_usable(const GElf_Sym *sym, GElf_Word shndx, const char *name)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return name && name[0] && shndx != SHN_UNDEF &&
+	       type != STT_SECTION && type != STT_FILE;
+}
+
+/* Index IMG's symbols by name, once. */
+static int image_index(struct image_priv *p)
+{
+	Dwfl_Module *mod = p->img->mod;
+	int nsyms;
+	size_t nslots = 16;
+	uint32_t *slots;
+
+	if (p->nslots)
+		return RBI_OK;
+	if (p->index_failed)
+		return RBI_ELF;
+	nsyms = dwfl_module_getsymtab(mod);
+	if (nsyms < 0 || (unsigned)nsyms > IMAGE_SYMS_MAX) {
+		p->index_failed = true;
+		return RBI_ELF;
+	}
+	while (nslots < (size_t)nsyms * 2)
+		nslots *= 2;
+	slots = calloc(nslots, sizeof(*slots));
+	if (!slots)
+		return RBI_NOMEM;
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx,
+							    NULL, NULL);
+
+		if (!sym_usable(&sym, shndx, name))
+			continue;
+		size_t h = sym_hash(name, sym_base_len(name)) & (nslots - 1);
+		while (slots[h])
+			h = (h + 1) & (nslots - 1);
+		slots[h] = (uint32_t)i + 1;
+	}
+	p->slots = slots;
+	p->nslots = nslots;
+	return RBI_OK;
+}
+
+int rbi_image_symbol(const struct rbi_image *img, const char *name,
+		     uint64_t *addr, uint64_t *size, bool *is_tls)
+{
+	struct image_priv *p = image_priv_of(img);
+	size_t len, h;
+	int best = -1, best_rank = -1;
+	GElf_Sym best_sym = { 0 };
+	GElf_Addr best_addr = 0;
+	int rc;
+
+	if (!p || !name)
+		return RBI_ITER_END;
+	if ((rc = image_index(p)) != RBI_OK)
+		return rc == RBI_NOMEM ? rbi_fail(rc, "out of memory") : RBI_ITER_END;
+	len = strlen(name);
+	h = sym_hash(name, len) & (p->nslots - 1);
+	/* Every symbol of that name: prefer GLOBAL, then WEAK, then LOCAL;
+	   among equals the first in the table. */
+	for (size_t probes = 0; p->slots[h] && probes < p->nslots; probes++) {
+		int ndx = (int)p->slots[h] - 1;
+		GElf_Sym sym;
+		GElf_Addr a;
+		GElf_Word shndx;
+		const char *s = dwfl_module_getsym_info(img->mod, ndx, &sym, &a, &shndx,
+							 NULL, NULL);
+
+		h = (h + 1) & (p->nslots - 1);
+		if (!s || sym_base_len(s) != len || memcmp(s, name, len) != 0)
+			continue;
+		int bind = GELF_ST_BIND(sym.st_info);
+		int rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 :
+			   bind == STB_GNU_UNIQUE ? 2 : 1;
+		if (s[len] == '@' && s[len + 1] != '@')
+			rank = 0;       /* a non-default version */
+		if (rank > best_rank) {
+			best = ndx;
+			best_rank = rank;
+			best_sym = sym;
+			best_addr = a;
+		}
+	}
+	if (best < 0)
+		return RBI_ITER_END;
+	bool tls = GELF_ST_TYPE(best_sym.st_info) == STT_TLS;
+	if (addr)
+		*addr = tls ? best_sym.st_value : best_addr;
+	if (size)
+		*size = best_sym.st_size;
+	if (is_tls)
+		*is_tls = tls;
+	return RBI_OK;
+}
+
+/* Does IMG's file name look like Ruby's (libruby-3.3.so, ruby3.4, ruby)? */
+static bool image_looks_ruby(const struct rbi_image *img)
+{
+	const char *base = strrchr(img->name, '/');
+
+	base = base ? base + 1 : img->name;
+	return strstr(base, "ruby") != NULL;
+}
+
+const struct rbi_image *rbi_images_find_symbol(struct rbi_image_list *l,
+					       const char *name)
+{
+	if (!l || !name)
+		return NULL;
+	/* Ruby's own images first: the others may be memory copies, which
+	   cost a read of the whole image. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < l->n; i++) {
+			const struct rbi_image *img = &l->v[i];
+
+			if (image_looks_ruby(img) != (pass == 0))
+				continue;
+			if (rbi_image_symbol(img, name, NULL, NULL, NULL) == RBI_OK)
+				return img;
+		}
+	}
+	return NULL;
+}
+
+Dwarf *rbi_image_dwarf(const struct rbi_image *img, Dwarf_Addr *bias)
+{
+	Dwarf_Addr b = 0;
+	Dwarf *dw;
+
+	if (!img || !img->mod)
+		return NULL;
+	dw = dwfl_module_getdwarf(img->mod, &b);
+	if (dw && bias)
+		*bias = b;
+	return dw;
+}

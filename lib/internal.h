@@ -1,0 +1,200 @@
+/* internal.h: what the layers of libruby-introspect share.  Not installed.
+ *
+ * Layers, bottom up (each calls only those below it):
+ *   util/   errors, warnings, small helpers
+ *   mem/    the target, its backends (live, core, callback) and read cache
+ *   image/  loaded ELF images, symbols, DWARF, code anchors
+ *   layout/ struct layouts as data (DWARF or built-in tables)
+ *   vm/     Ruby: version, VM, threads, frames, heap
+ */
+#ifndef RBI_INTERNAL_H
+#define RBI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <elfutils/libdwfl.h>
+
+#include "ruby-introspect.h"
+
+#define RBI_EXPORT __attribute__((visibility("default")))
+#define RBI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define RBI_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- util/error.c ------------------------------------------------------- */
+
+/* Record STATUS with a formatted explanation for rbi_errmsg(); returns
+   STATUS so callers can write `return rbi_fail(RBI_PERM, "...", ...)`. */
+int rbi_fail(int status, const char *fmt, ...) RBI_PRINTF(2, 3);
+/* Prefix the current explanation with more context ("reading thread 3: ").
+   Returns STATUS unchanged. */
+int rbi_fail_context(int status, const char *fmt, ...) RBI_PRINTF(2, 3);
+
+/* ---- util/diag.c: warnings kept with a target -------------------------- */
+
+struct rbi_diag {
+	char **msgs;
+	size_t n;
+};
+void rbi_diag_add(struct rbi_diag *d, const char *fmt, ...) RBI_PRINTF(2, 3);
+void rbi_diag_free(struct rbi_diag *d);
+
+/* ---- util/buildid.c: GNU build-id notes --------------------------------- */
+
+#define RBI_BUILD_ID_MAX 64
+struct rbi_build_id {
+	uint8_t bytes[RBI_BUILD_ID_MAX];
+	size_t len;             /* 0: none */
+};
+typedef int (*rbi_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len,
+			   size_t *nread);
+/* Build-id of the ELF image whose header is mapped at BASE, read with READ.
+   RBI_OK with id->len == 0 when the image has no build-id note. */
+int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
+			     struct rbi_build_id *id);
+/* Build-id of an ELF file open on FD. */
+int rbi_build_id_from_fd(int fd, struct rbi_build_id *id);
+bool rbi_build_id_equal(const struct rbi_build_id *a, const struct rbi_build_id *b);
+/* Lower-case hex into OUT (at least 2*RBI_BUILD_ID_MAX+1 bytes). */
+void rbi_build_id_hex(const struct rbi_build_id *id, char *out);
+
+/* ---- mem/: the target and its memory ------------------------------------ */
+
+/* A small direct-mapped page cache in front of the backend (mem/cache.c). */
+#define RBI_CACHE_PAGE 4096u
+#define RBI_CACHE_SLOTS 512u
+struct rbi_cache_slot {
+	uint64_t page;          /* page address + 1; 0 = empty */
+	uint32_t valid;         /* bytes valid from the page start */
+	uint8_t data[RBI_CACHE_PAGE];
+};
+struct rbi_cache {
+	struct rbi_cache_slot *slots;   /* RBI_CACHE_SLOTS of them, lazily */
+	uint64_t hits, misses;
+};
+
+/* mem/regions.c: a sorted snapshot of the backend's regions. */
+struct rbi_region_list {
+	struct rbi_region *v;   /* paths owned by the list */
+	size_t n;
+};
+
+struct rbi_image_list;          /* image/ */
+struct rbi_vm;                  /* vm/ */
+
+struct rbi_target {
+	const struct rbi_mem_ops *ops;
+	void *be;
+	pid_t pid;
+	bool live;
+	char *sysroot;
+	struct rbi_cache cache;
+	struct rbi_region_list regions;
+	struct rbi_diag diag;
+	struct rbi_image_list *images;  /* loaded on first use */
+	struct rbi_vm *vm;              /* located on first use */
+};
+
+/* Read exactly LEN bytes or fail with RBI_UNMAPPED/RBI_PARTIAL and an
+   explanation naming ADDR.  Goes through the cache. */
+int rbi_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len);
+int rbi_read_u64(struct rbi_target *t, uint64_t addr, uint64_t *out);
+int rbi_read_u32(struct rbi_target *t, uint64_t addr, uint32_t *out);
+/* Read a NUL-terminated string of at most CAP-1 bytes; RBI_CORRUPT if no
+   NUL within the bound. */
+int rbi_read_cstr(struct rbi_target *t, uint64_t addr, char *out, size_t cap);
+/* rbi_read_fn adapter over a target (CTX is the target). */
+int rbi_target_read_fn(void *ctx, uint64_t addr, void *buf, size_t len,
+		       size_t *nread);
+
+void rbi_cache_clear(struct rbi_cache *c);
+void rbi_cache_free(struct rbi_cache *c);
+/* Read through the cache; same returns as rbi_mem_ops.read. */
+int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
+		   size_t *nread);
+
+/* The target's regions, loaded on first use (refresh drops them). */
+int rbi_regions(struct rbi_target *t, const struct rbi_region_list **out);
+void rbi_region_list_free(struct rbi_region_list *l);
+/* The region containing ADDR, or NULL. */
+const struct rbi_region *rbi_region_find(const struct rbi_region_list *l,
+					 uint64_t addr);
+
+/* Open a file the target maps: via ops->open_file, else sysroot/PATH, else
+   PATH.  Returns an fd or a negative status (with rbi_fail). */
+int rbi_target_open_file(struct rbi_target *t, const char *path);
+
+/* Backends.  On success *OPS and *BE are set and the caller owns BE. */
+int rbi_mem_live_open(pid_t pid, const struct rbi_mem_ops **ops, void **be);
+int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
+		      struct rbi_diag *diag, pid_t *pid,
+		      const struct rbi_mem_ops **ops, void **be);
+
+/* ---- image/: ELF images, symbols, DWARF, code -------------------------- */
+
+enum rbi_image_origin {
+	RBI_IMAGE_FILE,         /* opened from disk, build-id matches */
+	RBI_IMAGE_MEMORY,       /* rebuilt from the target's own memory */
+};
+
+struct rbi_image {
+	char *name;             /* path as the target names it */
+	char *file;             /* path we opened; NULL for RBI_IMAGE_MEMORY */
+	uint64_t start, end;    /* lowest and highest mapped address */
+	uint64_t bias;          /* load bias: runtime address - ELF vaddr */
+	struct rbi_build_id build_id;   /* as found in target memory */
+	enum rbi_image_origin origin;
+	bool mismatch;          /* the file on disk had another build-id */
+	Dwfl_Module *mod;
+};
+
+struct rbi_image_list {
+	struct rbi_image *v;
+	size_t n;
+	Dwfl *dwfl;
+};
+
+/* The target's images, loaded on first use and owned by the target
+   (t->images; rbi_target_refresh drops them).  *OUT is borrowed. */
+int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out);
+void rbi_images_free(struct rbi_image_list *l);
+/* The image defining symbol NAME (e.g. "ruby_version"), or NULL. */
+const struct rbi_image *rbi_images_find_symbol(struct rbi_image_list *l,
+					       const char *name);
+/* Runtime address and size of symbol NAME in IMG (.dynsym or .symtab,
+   local symbols included).  RBI_ITER_END if absent.  For a TLS symbol
+   *ADDR is its offset in the module's TLS block and *IS_TLS is set. */
+int rbi_image_symbol(const struct rbi_image *img, const char *name,
+		     uint64_t *addr, uint64_t *size, bool *is_tls);
+/* IMG's DWARF (its own or from separate debug info: debuglink,
+   /usr/lib/debug/.build-id, debuginfod), or NULL. */
+Dwarf *rbi_image_dwarf(const struct rbi_image *img, Dwarf_Addr *bias);
+
+/* image/code.c: RIP-relative memory references in machine code. */
+struct rbi_rip_ref {
+	uint64_t insn;          /* address of the instruction */
+	uint64_t target;        /* address it refers to */
+	bool load;              /* true: the instruction accesses memory at
+				   TARGET (mov/cmp/movzx read it, a store
+				   writes it); false: lea takes its address */
+};
+/* Decode at most MAX_INSNS instructions of the function at FUNC (stopping
+   at its first ret or jmp) and list its RIP-relative references. */
+int rbi_code_rip_refs(struct rbi_target *t, uint64_t func, size_t max_insns,
+		      struct rbi_rip_ref *out, size_t max, size_t *n);
+
+/* A direct call (or jmp: a tail call) in machine code. */
+struct rbi_call_ref {
+	uint64_t insn;          /* address of the call */
+	uint64_t target;        /* its destination (maybe a PLT stub) */
+	uint64_t resolved;      /* where the PLT stub at TARGET jumps (its GOT
+				   slot, read from the target; with lazy
+				   binding that may still be the PLT), or
+				   TARGET if it is no PLT stub */
+	bool tail;              /* a jmp, not a call */
+};
+/* Decode like rbi_code_rip_refs and list the direct calls and jumps. */
+int rbi_code_calls(struct rbi_target *t, uint64_t func, size_t max_insns,
+		   struct rbi_call_ref *out, size_t max, size_t *n);
+
+#endif

@@ -1,0 +1,149 @@
+/* layout.h: CRuby struct layouts as data.
+ *
+ * A walker never asks "which Ruby is this?"; it reads l->cfp.iseq.  Every
+ * field the walkers use is listed once in RBI_LAYOUT_FIELDS, which drives
+ * the DWARF reader, the built-in tables (generated: tables/), validation
+ * and `rbinspect layout`.  A field a Ruby does not have is RBI_ABSENT. */
+#ifndef RBI_LAYOUT_H
+#define RBI_LAYOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <elfutils/libdw.h>
+
+#define RBI_ABSENT UINT32_MAX
+
+/* X(group, field, C struct, member path, kind)
+ * kind: OFF = byte offset of the member; SIZE = sizeof(struct);
+ *       BIT = bit offset of a bitfield member. */
+#define RBI_LAYOUT_FIELDS(X)                                                        \
+	X(vm, size,              "rb_vm_struct", "", SIZE)                          \
+	X(vm, gvl_owner,         "rb_vm_struct", "gvl.owner", OFF)                  \
+	X(vm, main_thread,       "rb_vm_struct", "main_thread", OFF)                \
+	X(vm, running_thread,    "rb_vm_struct", "running_thread", OFF)             \
+	X(vm, living_threads,    "rb_vm_struct", "living_threads", OFF)             \
+	X(vm, living_thread_num, "rb_vm_struct", "living_thread_num", OFF)          \
+	X(vm, ractor_set,        "rb_vm_struct", "ractor.set", OFF)                 \
+	X(vm, ractor_cnt,        "rb_vm_struct", "ractor.cnt", OFF)                 \
+	X(vm, ractor_main_ractor, "rb_vm_struct", "ractor.main_ractor", OFF)        \
+	X(vm, ractor_main_thread, "rb_vm_struct", "ractor.main_thread", OFF)        \
+	X(vm, objspace,          "rb_vm_struct", "objspace", OFF)                   \
+	X(vm, gc_objspace,       "rb_vm_struct", "gc.objspace", OFF)                \
+	X(ractor, size,          "rb_ractor_struct", "", SIZE)                      \
+	X(ractor, id,            "rb_ractor_struct", "pub.id", OFF)                 \
+	X(ractor, threads_set,   "rb_ractor_struct", "threads.set", OFF)            \
+	X(ractor, threads_cnt,   "rb_ractor_struct", "threads.cnt", OFF)            \
+	X(ractor, gvl_owner,     "rb_ractor_struct", "threads.gvl.owner", OFF)      \
+	X(ractor, sched_running, "rb_ractor_struct", "threads.sched.running", OFF)  \
+	X(ractor, running_ec,    "rb_ractor_struct", "threads.running_ec", OFF)     \
+	X(ractor, main_thread,   "rb_ractor_struct", "threads.main", OFF)           \
+	X(ractor, vmlr_node,     "rb_ractor_struct", "vmlr_node", OFF)              \
+	X(ractor, name,          "rb_ractor_struct", "name", OFF)                   \
+	X(thread, size,          "rb_thread_struct", "", SIZE)                      \
+	X(thread, vmlt_node,     "rb_thread_struct", "vmlt_node", OFF)              \
+	X(thread, lt_node,       "rb_thread_struct", "lt_node", OFF)                \
+	X(thread, self,          "rb_thread_struct", "self", OFF)                   \
+	X(thread, ractor,        "rb_thread_struct", "ractor", OFF)                 \
+	X(thread, vm,            "rb_thread_struct", "vm", OFF)                     \
+	X(thread, nt,            "rb_thread_struct", "nt", OFF)                     \
+	X(thread, ec,            "rb_thread_struct", "ec", OFF)                     \
+	X(thread, thread_id,     "rb_thread_struct", "thread_id", OFF)              \
+	X(thread, tid,           "rb_thread_struct", "tid", OFF)                    \
+	X(thread, status,        "rb_thread_struct", "status", BIT)                 \
+	X(thread, name,          "rb_thread_struct", "name", OFF)                   \
+	X(thread, root_fiber,    "rb_thread_struct", "root_fiber", OFF)             \
+	X(native_thread, thread_id, "rb_native_thread", "thread_id", OFF)           \
+	X(native_thread, tid,    "rb_native_thread", "tid", OFF)                    \
+	X(ec, size,              "rb_execution_context_struct", "", SIZE)           \
+	X(ec, vm_stack,          "rb_execution_context_struct", "vm_stack", OFF)    \
+	X(ec, vm_stack_size,     "rb_execution_context_struct", "vm_stack_size", OFF) \
+	X(ec, cfp,               "rb_execution_context_struct", "cfp", OFF)         \
+	X(ec, fiber_ptr,         "rb_execution_context_struct", "fiber_ptr", OFF)   \
+	X(ec, thread_ptr,        "rb_execution_context_struct", "thread_ptr", OFF)  \
+	X(cfp, size,             "rb_control_frame_struct", "", SIZE)               \
+	X(cfp, pc,               "rb_control_frame_struct", "pc", OFF)              \
+	X(cfp, sp,               "rb_control_frame_struct", "sp", OFF)              \
+	X(cfp, iseq,             "rb_control_frame_struct", "iseq", OFF)            \
+	X(cfp, self,             "rb_control_frame_struct", "self", OFF)            \
+	X(cfp, ep,               "rb_control_frame_struct", "ep", OFF)              \
+	X(cfp, jit_return,       "rb_control_frame_struct", "jit_return", OFF)      \
+	X(iseq, body,            "rb_iseq_struct", "body", OFF)                     \
+	X(body, iseq_size,       "rb_iseq_constant_body", "iseq_size", OFF)         \
+	X(body, iseq_encoded,    "rb_iseq_constant_body", "iseq_encoded", OFF)      \
+	X(body, pathobj,         "rb_iseq_constant_body", "location.pathobj", OFF)  \
+	X(body, base_label,      "rb_iseq_constant_body", "location.base_label", OFF) \
+	X(body, label,           "rb_iseq_constant_body", "location.label", OFF)    \
+	X(body, first_lineno,    "rb_iseq_constant_body", "location.first_lineno", OFF) \
+	X(body, insns_info_body, "rb_iseq_constant_body", "insns_info.body", OFF)   \
+	X(body, insns_info_positions, "rb_iseq_constant_body", "insns_info.positions", OFF) \
+	X(body, insns_info_size, "rb_iseq_constant_body", "insns_info.size", OFF)   \
+	X(body, succ_index_table, "rb_iseq_constant_body", "insns_info.succ_index_table", OFF) \
+	X(body, parent_iseq,     "rb_iseq_constant_body", "parent_iseq", OFF)       \
+	X(body, local_iseq,      "rb_iseq_constant_body", "local_iseq", OFF)        \
+	X(insn_info, size,       "iseq_insn_info_entry", "", SIZE)                  \
+	X(rstring, len,          "RString", "len", OFF)                             \
+	X(rstring, heap_len,     "RString", "as.heap.len", OFF)                     \
+	X(rstring, heap_ptr,     "RString", "as.heap.ptr", OFF)                     \
+	X(rstring, ary,          "RString", "as.ary", OFF)                          \
+	X(rstring, embed_ary,    "RString", "as.embed.ary", OFF)                    \
+	X(rstring, embed_len,    "RString", "as.embed.len", OFF)                    \
+	X(rarray, heap_len,      "RArray", "as.heap.len", OFF)                      \
+	X(rarray, heap_ptr,      "RArray", "as.heap.ptr", OFF)                      \
+	X(rarray, ary,           "RArray", "as.ary", OFF)                           \
+	X(cme, defined_class,    "rb_method_entry_struct", "defined_class", OFF)    \
+	X(cme, def,              "rb_method_entry_struct", "def", OFF)              \
+	X(cme, called_id,        "rb_method_entry_struct", "called_id", OFF)        \
+	X(cme, owner,            "rb_method_entry_struct", "owner", OFF)            \
+	X(method_def, body,      "rb_method_definition_struct", "body", OFF)        \
+	X(method_def, original_id, "rb_method_definition_struct", "original_id", OFF) \
+	X(svar, cref_or_me,      "vm_svar", "cref_or_me", OFF)                      \
+	X(rclass, classext,      "RClass_and_rb_classext_t", "classext", OFF)       \
+	X(classext, super,       "rb_classext_struct", "super", OFF)                \
+	X(classext, classpath,   "rb_classext_struct", "classpath", OFF)            \
+	X(classext, attached_object, "rb_classext_struct", "as.singleton_class.attached_object", OFF) \
+	X(rclass, super,         "RClass", "super", OFF)
+
+#define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
+
+struct rbi_layout {
+	/* Where the numbers came from: "dwarf" or a table description. */
+	const char *source;
+	int major, minor, min_teeny;    /* what a table is for */
+	RBI_LAYOUT_FIELDS(RBI_LAYOUT_MEMBER_)
+};
+
+struct rbi_layout_field_desc {
+	const char *name;       /* "vm.ractor_main_thread" */
+	const char *c_struct;
+	const char *path;
+	enum { RBI_FIELD_OFF, RBI_FIELD_SIZE, RBI_FIELD_BIT } kind;
+	size_t offset;          /* of the uint32_t in struct rbi_layout */
+};
+
+/* All fields, in RBI_LAYOUT_FIELDS order. */
+extern const struct rbi_layout_field_desc rbi_layout_fields[];
+extern const size_t rbi_layout_field_count;
+
+static inline uint32_t rbi_layout_get(const struct rbi_layout *l, size_t i)
+{
+	return *(const uint32_t *)((const char *)l + rbi_layout_fields[i].offset);
+}
+
+/* The built-in table for MAJOR.MINOR.TEENY: the one of its family with the
+   highest min_teeny <= TEENY; an unknown newer patch release gets the
+   family's latest.  NULL if the family is unknown. */
+const struct rbi_layout *rbi_layout_table(int major, int minor, int teeny);
+
+/* Fill OUT from DWARF (all CUs are searched for each struct).  Fields whose
+   struct or member is missing are RBI_ABSENT.  RBI_NO_LAYOUT if the core
+   structs (VM, thread, control frame) are not described. */
+int rbi_layout_from_dwarf(Dwarf *dw, struct rbi_layout *out);
+
+/* Check internal consistency: every present offset lies inside its
+   struct's size, sizes are sane.  RBI_LAYOUT with the first bad field. */
+int rbi_layout_validate(const struct rbi_layout *l);
+
+/* All built-in tables, NULL-terminated (for `rbinspect layout --list`). */
+extern const struct rbi_layout *const rbi_layout_tables[];
+
+#endif

@@ -1,0 +1,103 @@
+/* cache.c: a direct-mapped page cache in front of live backends.
+ *
+ * Walking Ruby structures means many small reads (a frame, an iseq body, a
+ * string header) that cluster on few pages; one 4 KiB process_vm_readv
+ * costs about as much as an 8-byte one.  Backends whose bytes never change
+ * (RBI_MEM_STATIC: cores) are cheap to read already and bypass it, as do
+ * reads larger than a page (heap pages are read whole, once).  The cache
+ * holds bytes of a moving target, so rbi_target_refresh() clears it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void rbi_cache_clear(struct rbi_cache *c)
+{
+	if (!c->slots)
+		return;
+	for (size_t i = 0; i < RBI_CACHE_SLOTS; i++)
+		c->slots[i].page = 0;
+}
+
+void rbi_cache_free(struct rbi_cache *c)
+{
+	free(c->slots);
+	c->slots = NULL;
+}
+
+/* The slot holding PAGE, filled from the backend if needed; NULL when the
+   backend has no byte of it (the caller then reads directly to get the
+   backend's own status). */
+static struct rbi_cache_slot *cache_page(struct rbi_target *t, uint64_t page)
+{
+	struct rbi_cache *c = &t->cache;
+	struct rbi_cache_slot *s;
+	size_t n = 0;
+
+	if (!c->slots) {
+		c->slots = calloc(RBI_CACHE_SLOTS, sizeof(*c->slots));
+		if (!c->slots)
+			return NULL;
+	}
+	s = &c->slots[(page / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS];
+	if (s->page == page + 1) {
+		c->hits++;
+		return s;
+	}
+	c->misses++;
+	s->page = 0;
+	int rc = t->ops->read(t->be, page, s->data, RBI_CACHE_PAGE, &n);
+	if ((rc != RBI_OK && rc != RBI_PARTIAL) || n == 0)
+		return NULL;
+	s->page = page + 1;
+	s->valid = (uint32_t)n;
+	return s;
+}
+
+int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
+		   size_t *nread)
+{
+	uint8_t *dst = buf;
+	size_t done = 0;
+
+	*nread = 0;
+	if (len == 0)
+		return RBI_OK;
+	if (addr + len < addr)
+		return RBI_UNMAPPED;
+	if ((t->ops->flags & RBI_MEM_STATIC) || len > RBI_CACHE_PAGE)
+		return t->ops->read(t->be, addr, buf, len, nread);
+
+	while (done < len) {
+		uint64_t a = addr + done;
+		uint64_t page = a & ~(uint64_t)(RBI_CACHE_PAGE - 1);
+		size_t off = a - page;
+		struct rbi_cache_slot *s = cache_page(t, page);
+
+		if (!s) {
+			/* Let the backend say why (unmapped, gone, denied). */
+			size_t n = 0;
+			int rc = t->ops->read(t->be, a, dst + done, len - done, &n);
+
+			*nread = done + n;
+			if (rc == RBI_UNMAPPED && done)
+				return RBI_PARTIAL;
+			return rc;
+		}
+		if (off >= s->valid) {
+			*nread = done;
+			return done ? RBI_PARTIAL : RBI_UNMAPPED;
+		}
+		size_t chunk = s->valid - off;
+		if (chunk > len - done)
+			chunk = len - done;
+		memcpy(dst + done, s->data + off, chunk);
+		done += chunk;
+		if (off + chunk < RBI_CACHE_PAGE && done < len) {
+			*nread = done;
+			return RBI_PARTIAL;
+		}
+	}
+	*nread = done;
+	return RBI_OK;
+}

@@ -1,0 +1,1054 @@
+/* core.c: the core-file memory backend.
+ *
+ * Bytes come from the core's PT_LOAD segments (mmapped through libelf,
+ * indexed by address and binary-searched per read).  Bytes a core lacks
+ * inside a file mapping (NT_FILE) come from that file on disk, but only when
+ * its build-id equals the one in the core's copy of the image's ELF header:
+ *   - gdb's gcore writes no PT_LOAD at all for unmodified file mappings
+ *     (text, .rodata), and writes NT_FILE offsets in bytes (page size 1);
+ *   - the kernel writes a PT_LOAD for every mapping, with FileSiz 0 (or one
+ *     page, the ELF header) when it did not dump it, and writes NT_FILE
+ *     offsets in pages (page size 4096).
+ * Core bytes always win over file bytes (a file's .data is pre-relocation).
+ *
+ * Everything is decided at open: files are checked then (so warnings reach
+ * the target's diag, which is only passed to open) and the fds of accepted
+ * files stay open until close.  After open the state is read-only, so reads
+ * from several threads are safe.
+ *
+ * Notes read: NT_PRSTATUS (threads and registers), NT_PRPSINFO (pid),
+ * NT_AUXV (AT_ENTRY, to tell the executable's mappings apart) and NT_FILE.
+ * Every count and offset in them is checked against the note's size. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+
+/* struct elf_prstatus / elf_prpsinfo of 64-bit Linux (all architectures). */
+#define PRSTATUS_PID_OFF    32
+#define PRSTATUS_REG_OFF    112
+#define PRPSINFO_PID_OFF    24
+/* Indices into pr_reg. */
+#define X86_64_NREGS        27  /* struct user_regs_struct */
+#define X86_64_RIP          16
+#define X86_64_RSP          19
+#define X86_64_FS_BASE      21
+#define AARCH64_NREGS       34  /* struct user_pt_regs: x0-x30, sp, pc, pstate */
+#define AARCH64_SP          31
+#define AARCH64_PC          32
+
+/* A PT_LOAD: [vaddr, vaddr + memsz) of which the first filesz bytes are at
+   offset in the core. */
+struct core_seg {
+	uint64_t vaddr, memsz, filesz, offset;
+	uint32_t prot;
+};
+
+/* One NT_FILE entry: [start, end) maps FILE at byte offset OFFSET. */
+struct core_map {
+	uint64_t start, end, offset;
+	size_t file;
+};
+
+/* One distinct file named by NT_FILE. */
+struct core_file {
+	const char *name;       /* as the core names it; points into names */
+	int fd;                 /* open and verified, or -1: never read it */
+	bool is_exe;            /* maps the executable (AT_ENTRY inside) */
+};
+
+struct core {
+	int fd;                 /* the core */
+	Elf *elf;
+	const unsigned char *image;     /* the whole core, borrowed from elf */
+	size_t image_size;
+	const char *path;       /* for messages during open only */
+	uint16_t machine;
+	struct core_seg *segs;  /* sorted by vaddr, disjoint */
+	size_t nsegs;
+	struct core_map *maps;  /* sorted by start, disjoint */
+	size_t nmaps;
+	struct core_file *files;        /* sorted by name, distinct */
+	size_t nfiles;
+	char *names;            /* NT_FILE's string table (owned) */
+	struct rbi_region *regions;     /* sorted by start; paths borrowed
+					   from files[] */
+	size_t nregions;
+	struct rbi_thread_regs *threads;
+	size_t nthreads;
+	char *sysroot;          /* owned copies of the open options */
+	char *exe;
+	uint64_t entry;         /* AT_ENTRY, 0 if unknown */
+	pid_t pid;
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+	return cmp_u64(((const struct core_seg *)a)->vaddr,
+		       ((const struct core_seg *)b)->vaddr);
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	return cmp_u64(((const struct core_map *)a)->start,
+		       ((const struct core_map *)b)->start);
+}
+
+static int region_cmp(const void *a, const void *b)
+{
+	return cmp_u64(((const struct rbi_region *)a)->start,
+		       ((const struct rbi_region *)b)->start);
+}
+
+static int file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct core_file *)a)->name,
+		      ((const struct core_file *)b)->name);
+}
+
+/* A name of NT_FILE and the entry it came from, for merging duplicates. */
+struct name_ix {
+	const char *name;
+	size_t ix;
+};
+
+static int name_ix_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct name_ix *)a)->name,
+		      ((const struct name_ix *)b)->name);
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static int32_t get_i32(const unsigned char *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t seg_prot(uint32_t p_flags)
+{
+	return (p_flags & PF_R ? RBI_PROT_READ : 0) |
+	       (p_flags & PF_W ? RBI_PROT_WRITE : 0) |
+	       (p_flags & PF_X ? RBI_PROT_EXEC : 0);
+}
+
+/* The first segment that ends after ADDR, or NULL.  Segments are sorted and
+   disjoint, so their ends are sorted too. */
+static const struct core_seg *seg_upper(const struct core *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nsegs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->segs[mid].vaddr + c->segs[mid].memsz <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nsegs ? &c->segs[lo] : NULL;
+}
+
+static const struct core_map *map_upper(const struct core *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nmaps ? &c->maps[lo] : NULL;
+}
+
+static struct core_file *file_by_name(const struct core *c, const char *name)
+{
+	struct core_file key = { .name = name };
+
+	if (!c->nfiles)
+		return NULL;
+	return bsearch(&key, c->files, c->nfiles, sizeof(*c->files), file_cmp);
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+/* Up to WANT bytes at ADDR from the file mapped there, if it was accepted.
+   Returns the number of bytes read (0: none). */
+static size_t file_read(const struct core *c, uint64_t addr,
+			unsigned char *dst, size_t want)
+{
+	const struct core_map *m = map_upper(c, addr);
+	const struct core_file *f;
+	uint64_t off;
+	size_t done = 0;
+
+	if (!m || m->start > addr)
+		return 0;
+	f = &c->files[m->file];
+	if (f->fd < 0)
+		return 0;
+	want = (size_t)min_u64(want, m->end - addr);
+	off = m->offset + (addr - m->start);
+	if (off < m->offset || off > (uint64_t)INT64_MAX - want)
+		return 0;
+	while (done < want) {
+		ssize_t n = pread(f->fd, dst + done, want - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	return done;
+}
+
+/* Read LEN bytes at ADDR: from the core's own bytes and, when FILES, from
+   accepted files where the core has none. */
+static int core_read_from(const struct core *c, uint64_t addr, void *buf,
+			  size_t len, size_t *nread, bool files)
+{
+	unsigned char *out = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		uint64_t a = addr + done;
+		size_t want = len - done, n;
+		const struct core_seg *s;
+		uint64_t limit;         /* bytes before core bytes may start */
+
+		if (a < addr)           /* wrapped past the top of memory */
+			break;
+		s = seg_upper(c, a);
+		if (s && s->vaddr <= a) {
+			uint64_t off = a - s->vaddr;
+
+			if (off < s->filesz) {
+				n = (size_t)min_u64(want, s->filesz - off);
+				memcpy(out + done, c->image + s->offset + off, n);
+				done += n;
+				continue;
+			}
+			/* Between filesz and memsz: not in the core. */
+			limit = s->vaddr + s->memsz - a;
+		} else {
+			limit = s ? s->vaddr - a : UINT64_MAX;
+		}
+		if (!files)
+			break;
+		n = file_read(c, a, out + done, (size_t)min_u64(want, limit));
+		if (n == 0)
+			break;
+		done += n;
+	}
+	*nread = done;
+	if (done == len)
+		return RBI_OK;
+	return done ? RBI_PARTIAL : RBI_UNMAPPED;
+}
+
+static int core_read(void *be, uint64_t addr, void *buf, size_t len,
+		     size_t *nread)
+{
+	return core_read_from(be, addr, buf, len, nread, true);
+}
+
+/* rbi_read_fn over the core's own bytes only: what the core says an image
+   looks like, never what a file on disk says. */
+static int core_read_own(void *ctx, uint64_t addr, void *buf, size_t len,
+			 size_t *nread)
+{
+	return core_read_from(ctx, addr, buf, len, nread, false);
+}
+
+/* Whether the core's own bytes cover all of [START, END). */
+static bool core_covers(const struct core *c, uint64_t start, uint64_t end)
+{
+	const struct core_seg *s = seg_upper(c, start);
+	uint64_t cur = start;
+
+	while (s && s < c->segs + c->nsegs && s->vaddr <= cur && cur < end) {
+		uint64_t have = s->vaddr + s->filesz;
+
+		if (have <= cur)
+			break;
+		cur = have;
+		s++;
+	}
+	return cur >= end;
+}
+
+/* ---- other ops ----------------------------------------------------------- */
+
+static int core_region(void *be, size_t index, struct rbi_region *out)
+{
+	const struct core *c = be;
+
+	if (index >= c->nregions)
+		return RBI_ITER_END;
+	*out = c->regions[index];
+	return RBI_OK;
+}
+
+static int core_thread(void *be, size_t index, struct rbi_thread_regs *out)
+{
+	const struct core *c = be;
+
+	if (index >= c->nthreads)
+		return RBI_ITER_END;
+	*out = c->threads[index];
+	return RBI_OK;
+}
+
+/* Open NAME as the core names it: the given executable for the
+   executable's mappings, then SYSROOT/NAME, then NAME.  Returns an fd or
+   -errno of the last attempt. */
+static int open_resolved(const struct core *c, const char *name, bool is_exe)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	int fd;
+
+	if (is_exe && c->exe && (fd = open(c->exe, flags)) >= 0)
+		return fd;
+	if (c->sysroot && name[0] == '/') {
+		size_t n = strlen(c->sysroot) + strlen(name) + 1;
+		char *p = malloc(n);
+
+		if (!p)
+			return -ENOMEM;
+		snprintf(p, n, "%s%s", c->sysroot, name);
+		fd = open(p, flags);
+		free(p);
+		if (fd >= 0)
+			return fd;
+	}
+	fd = open(name, flags);
+	return fd >= 0 ? fd : -errno;
+}
+
+static int core_open_file(void *be, const char *path)
+{
+	const struct core *c = be;
+	const struct core_file *f = file_by_name(c, path);
+	struct stat st;
+	int fd = open_resolved(c, path, f && f->is_exe);
+
+	if (fd < 0)
+		return rbi_fail(fd == -EACCES ? RBI_PERM :
+				fd == -ENOMEM ? RBI_NOMEM : RBI_SYSTEM,
+				"cannot open %s%s%s: %s", path,
+				c->sysroot ? " (sysroot " : "",
+				c->sysroot ? c->sysroot : "", strerror(-fd));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return rbi_fail(RBI_INVAL, "%s is not a regular file", path);
+	}
+	return fd;
+}
+
+static void core_free(struct core *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+	free(c->files);
+	free(c->names);
+	free(c->maps);
+	free(c->segs);
+	free(c->regions);
+	free(c->threads);
+	free(c->sysroot);
+	free(c->exe);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+static void core_close(void *be)
+{
+	core_free(be);
+}
+
+static const struct rbi_mem_ops core_ops = {
+	.version = RBI_MEM_OPS_VERSION,
+	.flags = RBI_MEM_STATIC,
+	.read = core_read,
+	.region = core_region,
+	.thread = core_thread,
+	.open_file = core_open_file,
+	.close = core_close,
+};
+
+/* ---- opening: validation ------------------------------------------------- */
+
+static int fail_not_elf(const char *path, const unsigned char *h, size_t n)
+{
+	static const struct {
+		const char *magic;
+		size_t len;
+		const char *name;
+	} kinds[] = {
+		{ "\x28\xb5\x2f\xfd", 4, "zstd" },
+		{ "\xfd" "7zXZ", 5, "xz" },
+		{ "\x1f\x8b", 2, "gzip" },
+		{ "BZh", 3, "bzip2" },
+		{ "\x04\x22\x4d\x18", 4, "lz4" },
+	};
+
+	if (n == 0)
+		return rbi_fail(RBI_NOT_ELF, "%s is empty, not a core file", path);
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(kinds); i++)
+		if (n >= kinds[i].len && memcmp(h, kinds[i].magic, kinds[i].len) == 0)
+			return rbi_fail(RBI_NOT_ELF, "%s is %s-compressed, not "
+					"an ELF core file: decompress it first",
+					path, kinds[i].name);
+	return rbi_fail(RBI_NOT_ELF, "%s is not an ELF file", path);
+}
+
+static int fail_not_core(Elf *elf, const GElf_Ehdr *eh, const char *path)
+{
+	const char *what;
+
+	switch (eh->e_type) {
+	case ET_EXEC:
+		what = "an executable";
+		break;
+	case ET_DYN: {
+		size_t phnum = 0;
+		GElf_Phdr ph;
+
+		/* A PIE is ET_DYN too; PT_INTERP tells it from a library. */
+		what = "a shared library";
+		if (elf_getphdrnum(elf, &phnum) != 0)
+			phnum = 0;
+		for (size_t i = 0; i < phnum && i < 256; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+				what = "an executable";
+		break;
+	}
+	case ET_REL:
+		what = "an object file";
+		break;
+	default:
+		return rbi_fail(RBI_NOT_CORE, "%s is not a core file (ELF type %u)",
+				path, (unsigned)eh->e_type);
+	}
+	return rbi_fail(RBI_NOT_CORE, "%s is %s, not a core file", path, what);
+}
+
+static int fail_truncated(const char *path, const char *what, uint64_t at,
+			  uint64_t need, uint64_t have)
+{
+	return rbi_fail(RBI_TRUNCATED, "%s: core truncated: %s at 0x%" PRIx64
+			" needs %" PRIu64 " bytes, file has %" PRIu64
+			" (was the dump cut short, e.g. by ulimit -c?)",
+			path, what, at, need, have);
+}
+
+/* Check the program headers against the file and index the PT_LOADs. */
+static int load_segments(struct core *c, const GElf_Ehdr *eh)
+{
+	size_t phnum, i, n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(c->elf, &phnum) != 0)
+		return rbi_fail(RBI_CORRUPT, "%s: bad program header count: %s",
+				c->path, elf_errmsg(-1));
+	if (eh->e_phoff > c->image_size ||
+	    phnum > (c->image_size - eh->e_phoff) / sizeof(Elf64_Phdr))
+		return fail_truncated(c->path, "program header table",
+				      eh->e_phoff,
+				      eh->e_phoff + (uint64_t)phnum * sizeof(Elf64_Phdr),
+				      c->image_size);
+	c->segs = calloc(phnum ? phnum : 1, sizeof(*c->segs));
+	if (!c->segs)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(c->elf, (int)i, &ph))
+			return rbi_fail(RBI_CORRUPT, "%s: program header %zu: %s",
+					c->path, i, elf_errmsg(-1));
+		if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE)
+			continue;
+		if (ph.p_offset > c->image_size ||
+		    ph.p_filesz > c->image_size - ph.p_offset)
+			return fail_truncated(c->path, ph.p_type == PT_LOAD ?
+					      "segment" : "note segment",
+					      ph.p_type == PT_LOAD ? ph.p_vaddr :
+					      ph.p_offset, ph.p_offset + ph.p_filesz,
+					      c->image_size);
+		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
+			continue;
+		if (ph.p_filesz > ph.p_memsz ||
+		    ph.p_memsz > UINT64_MAX - ph.p_vaddr)
+			return rbi_fail(RBI_CORRUPT, "%s: PT_LOAD at 0x%" PRIx64
+					" has bad sizes (file %" PRIu64 ", memory %"
+					PRIu64 ")", c->path, ph.p_vaddr,
+					ph.p_filesz, ph.p_memsz);
+		c->segs[n++] = (struct core_seg){
+			.vaddr = ph.p_vaddr, .memsz = ph.p_memsz,
+			.filesz = ph.p_filesz, .offset = ph.p_offset,
+			.prot = seg_prot(ph.p_flags),
+		};
+	}
+	c->nsegs = n;
+	qsort(c->segs, n, sizeof(*c->segs), seg_cmp);
+	for (i = 1; i < n; i++)
+		if (c->segs[i].vaddr - c->segs[i - 1].vaddr < c->segs[i - 1].memsz)
+			return rbi_fail(RBI_CORRUPT, "%s: PT_LOAD segments at 0x%"
+					PRIx64 " and 0x%" PRIx64 " overlap", c->path,
+					c->segs[i - 1].vaddr, c->segs[i].vaddr);
+	return RBI_OK;
+}
+
+/* ---- opening: notes ------------------------------------------------------ */
+
+static int add_thread(struct core *c, const unsigned char *d, size_t size)
+{
+	struct rbi_thread_regs t = { 0 };
+	struct rbi_thread_regs *v;
+	const unsigned char *regs = d + PRSTATUS_REG_OFF;
+
+	if (size < PRSTATUS_PID_OFF + 4)
+		return rbi_fail(RBI_CORRUPT, "%s: NT_PRSTATUS note too short "
+				"(%zu bytes)", c->path, size);
+	t.tid = get_i32(d + PRSTATUS_PID_OFF);
+	if (c->machine == EM_X86_64 &&
+	    size >= PRSTATUS_REG_OFF + X86_64_NREGS * 8) {
+		t.pc = get_u64(regs + X86_64_RIP * 8);
+		t.sp = get_u64(regs + X86_64_RSP * 8);
+		t.fs_base = get_u64(regs + X86_64_FS_BASE * 8);
+	} else if (c->machine == EM_AARCH64 &&
+		   size >= PRSTATUS_REG_OFF + AARCH64_NREGS * 8) {
+		t.pc = get_u64(regs + AARCH64_PC * 8);
+		t.sp = get_u64(regs + AARCH64_SP * 8);
+	}
+	/* Grow by doubling; the count is bounded by the note segment's size. */
+	if ((c->nthreads & (c->nthreads - 1)) == 0) {
+		size_t cap = c->nthreads ? 2 * c->nthreads : 4;
+
+		v = realloc(c->threads, cap * sizeof(*v));
+		if (!v)
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		c->threads = v;
+	}
+	c->threads[c->nthreads++] = t;
+	return RBI_OK;
+}
+
+static void parse_auxv(struct core *c, const unsigned char *d, size_t size)
+{
+	for (size_t off = 0; size - off >= 16; off += 16) {
+		uint64_t type = get_u64(d + off);
+
+		if (type == AT_NULL)
+			break;
+		if (type == AT_ENTRY)
+			c->entry = get_u64(d + off + 8);
+	}
+}
+
+/* NT_FILE: count, page_size, count x {start, end, page offset}, then count
+   NUL-terminated names. */
+static int parse_nt_file(struct core *c, const unsigned char *d, size_t size)
+{
+	uint64_t count, page_size, i;
+	const unsigned char *names, *p;
+	size_t names_len, left, n = 0;
+	struct name_ix *byname = NULL;
+	int rc = RBI_OK;
+
+	if (size < 16)
+		return rbi_fail(RBI_CORRUPT, "%s: NT_FILE note too short", c->path);
+	count = get_u64(d);
+	page_size = get_u64(d + 8);
+	if (count > (size - 16) / 24)
+		return rbi_fail(RBI_CORRUPT, "%s: NT_FILE claims %" PRIu64
+				" mappings but its note has room for %zu",
+				c->path, count, (size - 16) / 24);
+	if (count == 0)
+		return RBI_OK;
+	if (page_size == 0)
+		return rbi_fail(RBI_CORRUPT, "%s: NT_FILE page size is 0", c->path);
+	names = d + 16 + count * 24;
+	names_len = size - 16 - count * 24;
+	c->names = malloc(names_len + 1);
+	c->maps = calloc(count, sizeof(*c->maps));
+	c->files = calloc(count, sizeof(*c->files));
+	byname = calloc(count, sizeof(*byname));
+	if (!c->names || !c->maps || !c->files || !byname) {
+		rc = rbi_fail(RBI_NOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(c->names, names, names_len);
+	c->names[names_len] = '\0';
+	/* Entry I's name goes to byname[I]; duplicates are merged below. */
+	p = (const unsigned char *)c->names;
+	left = names_len;
+	for (i = 0; i < count; i++) {
+		const unsigned char *e = d + 16 + i * 24;
+		const unsigned char *nul = memchr(p, '\0', left);
+		struct core_map *m = &c->maps[i];
+
+		if (!nul) {
+			rc = rbi_fail(RBI_CORRUPT, "%s: NT_FILE has %" PRIu64
+				      " mappings but only %" PRIu64 " names",
+				      c->path, count, i);
+			goto out;
+		}
+		m->start = get_u64(e);
+		m->end = get_u64(e + 8);
+		if (m->start >= m->end ||
+		    __builtin_mul_overflow(get_u64(e + 16), page_size, &m->offset)) {
+			rc = rbi_fail(RBI_CORRUPT, "%s: NT_FILE mapping %" PRIu64
+				      " is malformed (0x%" PRIx64 "-0x%" PRIx64 ")",
+				      c->path, i, m->start, m->end);
+			goto out;
+		}
+		byname[i] = (struct name_ix){ .name = (const char *)p, .ix = i };
+		left -= (size_t)(nul + 1 - p);
+		p = nul + 1;
+	}
+	/* One core_file per distinct name, sorted by name (file_by_name()
+	   bsearches them); each map points at its name's file. */
+	qsort(byname, count, sizeof(*byname), name_ix_cmp);
+	for (i = 0; i < count; i++) {
+		if (n == 0 || strcmp(c->files[n - 1].name, byname[i].name) != 0)
+			c->files[n++] = (struct core_file){
+				.name = byname[i].name, .fd = -1,
+			};
+		c->maps[byname[i].ix].file = n - 1;
+	}
+	c->nfiles = n;
+	c->nmaps = count;
+	qsort(c->maps, count, sizeof(*c->maps), map_cmp);
+	for (i = 1; i < count; i++)
+		if (c->maps[i].start < c->maps[i - 1].end) {
+			rc = rbi_fail(RBI_CORRUPT, "%s: NT_FILE mappings at 0x%"
+				      PRIx64 " and 0x%" PRIx64 " overlap", c->path,
+				      c->maps[i - 1].start, c->maps[i].start);
+			goto out;
+		}
+out:
+	free(byname);
+	return rc;
+}
+
+static int load_notes(struct core *c)
+{
+	size_t phnum, i;
+	GElf_Phdr ph;
+	bool have_file = false, have_psinfo = false;
+	int rc;
+
+	if (elf_getphdrnum(c->elf, &phnum) != 0)
+		return rbi_fail(RBI_CORRUPT, "%s: bad program headers", c->path);
+	for (i = 0; i < phnum; i++) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t pos = 0, next, name_off, desc_off;
+
+		if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz == 0)
+			continue;
+		data = elf_getdata_rawchunk(c->elf, (int64_t)ph.p_offset, ph.p_filesz,
+					    ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!data)
+			return rbi_fail(RBI_CORRUPT, "%s: unreadable note segment "
+					"at offset 0x%" PRIx64 ": %s", c->path,
+					ph.p_offset, elf_errmsg(-1));
+		while (pos < data->d_size &&
+		       (next = gelf_getnote(data, pos, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *name = (const unsigned char *)data->d_buf + name_off;
+			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+			size_t dsz = nh.n_descsz;
+
+			pos = next;
+			if (nh.n_namesz != 5 || memcmp(name, "CORE", 5) != 0)
+				continue;
+			switch (nh.n_type) {
+			case NT_PRSTATUS:
+				rc = add_thread(c, desc, dsz);
+				if (rc)
+					return rc;
+				if (!have_psinfo && c->nthreads == 1)
+					c->pid = c->threads[0].tid;
+				break;
+			case NT_PRPSINFO:
+				/* The tgid; the first NT_PRSTATUS is only the
+				   thread that dumped. */
+				if (dsz >= PRPSINFO_PID_OFF + 4) {
+					c->pid = get_i32(desc + PRPSINFO_PID_OFF);
+					have_psinfo = true;
+				}
+				break;
+			case NT_AUXV:
+				parse_auxv(c, desc, dsz);
+				break;
+			case NT_FILE:
+				if (have_file)
+					break;
+				have_file = true;
+				rc = parse_nt_file(c, desc, dsz);
+				if (rc)
+					return rc;
+				break;
+			}
+		}
+	}
+	return RBI_OK;
+}
+
+/* ---- opening: the region list ------------------------------------------- */
+
+static uint32_t map_prot(const struct core *c, const struct core_map *m)
+{
+	const struct core_seg *s = seg_upper(c, m->start);
+
+	/* NT_FILE has no permissions: borrow the overlapping PT_LOAD's. */
+	if (s && s->vaddr < m->end)
+		return s->prot;
+	return RBI_PROT_READ;
+}
+
+/* NT_FILE mappings plus the parts of PT_LOADs no NT_FILE entry covers
+   (anonymous memory, stacks, the vdso). */
+static int build_regions(struct core *c)
+{
+	size_t cap = c->nsegs + 2 * c->nmaps, n = 0, i, j = 0;
+
+	c->regions = calloc(cap ? cap : 1, sizeof(*c->regions));
+	if (!c->regions)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	for (i = 0; i < c->nmaps; i++) {
+		const struct core_map *m = &c->maps[i];
+
+		c->regions[n++] = (struct rbi_region){
+			.start = m->start, .end = m->end, .file_offset = m->offset,
+			.prot = map_prot(c, m), .path = c->files[m->file].name,
+		};
+	}
+	for (i = 0; i < c->nsegs; i++) {
+		const struct core_seg *s = &c->segs[i];
+		uint64_t cur = s->vaddr, end = s->vaddr + s->memsz;
+
+		while (j < c->nmaps && c->maps[j].end <= cur)
+			j++;
+		/* Pieces per segment: at most one more than the NT_FILE
+		   entries starting inside it, so N stays within CAP. */
+		for (size_t k = j; k < c->nmaps && c->maps[k].start < end; k++) {
+			if (c->maps[k].start > cur)
+				c->regions[n++] = (struct rbi_region){
+					.start = cur, .end = c->maps[k].start,
+					.prot = s->prot,
+				};
+			if (c->maps[k].end > cur)
+				cur = c->maps[k].end;
+			if (cur >= end)
+				break;
+		}
+		if (cur < end)
+			c->regions[n++] = (struct rbi_region){
+				.start = cur, .end = end, .prot = s->prot,
+			};
+	}
+	qsort(c->regions, n, sizeof(*c->regions), region_cmp);
+	c->nregions = n;
+	return RBI_OK;
+}
+
+/* ---- opening: files on disk --------------------------------------------- */
+
+/* The lowest mapping of file F at file offset 0: where its ELF header is. */
+static const struct core_map *file_header_map(const struct core *c, size_t f)
+{
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (c->maps[i].file == f && c->maps[i].offset == 0)
+			return &c->maps[i];
+	return NULL;
+}
+
+/* Decide whether file F may supply bytes the core lacks; warn when not,
+   or when it cannot be checked. */
+static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
+			size_t *unopened, char *first_unopened, size_t cap)
+{
+	struct core_file *file = &c->files[f];
+	const struct core_map *hdr = file_header_map(c, f);
+	struct rbi_build_id cid = { .len = 0 }, fid = { .len = 0 };
+	char chex[2 * RBI_BUILD_ID_MAX + 1], fhex[2 * RBI_BUILD_ID_MAX + 1];
+	int crc = RBI_UNMAPPED, frc;
+	struct stat st;
+	int fd = open_resolved(c, file->name, file->is_exe);
+
+	if (fd < 0) {
+		if ((*unopened)++ == 0)
+			snprintf(first_unopened, cap, "%s: %s", file->name,
+				 strerror(-fd));
+		return;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		goto reject;            /* devices, sockets: never read */
+	if (hdr)
+		crc = rbi_build_id_from_memory(core_read_own, c, hdr->start, &cid);
+	frc = rbi_build_id_from_fd(fd, &fid);
+	rbi_build_id_hex(&cid, chex);
+	rbi_build_id_hex(&fid, fhex);
+	if (frc != RBI_OK && frc != RBI_NOT_ELF) {
+		rbi_diag_add(diag, "%s: cannot read its build-id (%s); using only "
+			     "what the core holds", file->name, rbi_errmsg());
+		goto reject;
+	}
+	if (crc == RBI_OK) {
+		/* The core holds the image's header. */
+		if (frc == RBI_NOT_ELF) {
+			rbi_diag_add(diag, "%s: not an ELF file on disk, but the core "
+				     "holds an ELF image for it; using only what "
+				     "the core holds", file->name);
+			goto reject;
+		}
+		if (cid.len == 0 && fid.len == 0) {
+			rbi_diag_add(diag, "%s: no build-id in the core or on disk; "
+				     "using the file unchecked", file->name);
+			goto accept;
+		}
+		if (!rbi_build_id_equal(&cid, &fid)) {
+			rbi_diag_add(diag, "%s: build-id on disk %s differs from "
+				     "the core's %s; using only what the core "
+				     "holds", file->name, fid.len ? fhex : "(none)",
+				     cid.len ? chex : "(none)");
+			goto reject;
+		}
+		goto accept;
+	}
+	if (crc == RBI_NOT_ELF) {
+		/* A data file (locale archive, ...): nothing to check, unless
+		   the disk now holds an ELF file where the core has none. */
+		if (frc == RBI_OK) {
+			rbi_diag_add(diag, "%s: an ELF file on disk, but not an "
+				     "ELF image in the core; using only what the "
+				     "core holds", file->name);
+			goto reject;
+		}
+		goto accept;
+	}
+	if (crc != RBI_UNMAPPED) {
+		rbi_diag_add(diag, "%s: cannot read the build-id of the core's "
+			     "image (%s); using only what the core holds",
+			     file->name, rbi_strerror(crc));
+		goto reject;
+	}
+	/* The core has no header page for it: no build-id to compare. */
+	if (frc == RBI_OK)
+		rbi_diag_add(diag, "%s: the core holds no ELF header for it, so "
+			     "its build-id %s cannot be checked; using the file "
+			     "on disk unchecked", file->name,
+			     fid.len ? fhex : "(none)");
+accept:
+	file->fd = fd;
+	return;
+reject:
+	close(fd);
+}
+
+/* Check every file the core lacks some bytes of; other files are never
+   read, so they need not exist. */
+static void verify_files(struct core *c, struct rbi_diag *diag)
+{
+	bool *needed = calloc(c->nfiles ? c->nfiles : 1, sizeof(*needed));
+	char first[PATH_MAX + 128] = "";
+	size_t unopened = 0, i;
+
+	if (!needed) {
+		rbi_diag_add(diag, "out of memory: files on disk not used");
+		return;
+	}
+	for (i = 0; i < c->nmaps; i++)
+		if (!core_covers(c, c->maps[i].start, c->maps[i].end))
+			needed[c->maps[i].file] = true;
+	for (i = 0; i < c->nfiles; i++)
+		if (needed[i])
+			verify_file(c, i, diag, &unopened, first, sizeof(first));
+	if (unopened)
+		rbi_diag_add(diag, "%zu file%s mapped in the core could not be "
+			     "opened (%s%s); bytes the core lacks from %s are "
+			     "unreadable%s", unopened, unopened == 1 ? "" : "s",
+			     first, unopened > 1 ? ", ..." : "",
+			     unopened == 1 ? "it" : "them",
+			     c->sysroot ? "" : " (a sysroot may help)");
+	free(needed);
+}
+
+/* Mark the files mapping AT_ENTRY as the executable; without an auxv, go by
+   the name of the executable given. */
+static void find_exe(struct core *c)
+{
+	const struct core_map *m = c->entry ? map_upper(c, c->entry) : NULL;
+
+	if (m && m->start <= c->entry) {
+		c->files[m->file].is_exe = true;
+		return;
+	}
+	if (!c->exe)
+		return;
+	const char *base = strrchr(c->exe, '/');
+
+	base = base ? base + 1 : c->exe;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const char *b = strrchr(c->files[i].name, '/');
+
+		if (strcmp(b ? b + 1 : c->files[i].name, base) == 0)
+			c->files[i].is_exe = true;
+	}
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+static int copy_opts(struct core *c, const struct rbi_open_opts *opts)
+{
+	if (!opts)
+		return RBI_OK;
+	if (opts->size >= offsetof(struct rbi_open_opts, sysroot) + sizeof(opts->sysroot) &&
+	    opts->sysroot && opts->sysroot[0] &&
+	    !(c->sysroot = strdup(opts->sysroot)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (opts->size >= offsetof(struct rbi_open_opts, exe) + sizeof(opts->exe) &&
+	    opts->exe && opts->exe[0] && !(c->exe = strdup(opts->exe)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	return RBI_OK;
+}
+
+int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
+		      struct rbi_diag *diag, pid_t *pid,
+		      const struct rbi_mem_ops **ops, void **be)
+{
+	struct core *c;
+	unsigned char head[EI_NIDENT];
+	GElf_Ehdr eh;
+	struct stat st;
+	ssize_t n;
+	size_t raw_size = 0;
+	int rc;
+
+	if (!path || !ops || !be)
+		return rbi_fail(RBI_INVAL, "no core file given");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	c->fd = -1;
+	c->path = path;
+	rc = copy_opts(c, opts);
+	if (rc)
+		goto fail;
+	c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (c->fd < 0) {
+		rc = rbi_fail(errno == EACCES ? RBI_PERM : RBI_SYSTEM,
+			      "cannot open core %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fstat(c->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = rbi_fail(RBI_NOT_ELF, "%s is not a regular file", path);
+		goto fail;
+	}
+	do
+		n = pread(c->fd, head, sizeof(head), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		rc = rbi_fail(RBI_SYSTEM, "reading %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if ((size_t)n < SELFMAG || memcmp(head, ELFMAG, SELFMAG) != 0) {
+		rc = fail_not_elf(path, head, (size_t)n);
+		goto fail;
+	}
+	elf_version(EV_CURRENT);
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh)) {
+		rc = (size_t)n < EI_NIDENT || (size_t)st.st_size < sizeof(Elf64_Ehdr) ?
+		     rbi_fail(RBI_TRUNCATED, "%s: core truncated: ELF header needs "
+			      "%zu bytes, file has %lld", path, sizeof(Elf64_Ehdr),
+			      (long long)st.st_size) :
+		     rbi_fail(RBI_NOT_ELF, "%s: bad ELF header: %s", path,
+			      elf_errmsg(-1));
+		goto fail;
+	}
+	if (eh.e_type != ET_CORE) {
+		rc = fail_not_core(c->elf, &eh, path);
+		goto fail;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
+				    ELFDATA2LSB : ELFDATA2MSB)) {
+		rc = rbi_fail(RBI_UNSUPPORTED, "%s: only 64-bit cores of this "
+			      "machine's byte order are supported", path);
+		goto fail;
+	}
+	c->machine = eh.e_machine;
+	c->image = (const unsigned char *)elf_rawfile(c->elf, &raw_size);
+	if (!c->image) {
+		rc = rbi_fail(RBI_ELF, "%s: cannot map the core: %s", path,
+			      elf_errmsg(-1));
+		goto fail;
+	}
+	c->image_size = raw_size < (size_t)st.st_size ? raw_size : (size_t)st.st_size;
+	rc = load_segments(c, &eh);
+	if (rc)
+		goto fail;
+	rc = load_notes(c);
+	if (rc)
+		goto fail;
+	rc = build_regions(c);
+	if (rc)
+		goto fail;
+	find_exe(c);
+	verify_files(c, diag);
+	c->path = NULL;         /* borrowed for messages during open only */
+	if (pid)
+		*pid = c->pid;
+	*ops = &core_ops;
+	*be = c;
+	return RBI_OK;
+fail:
+	core_free(c);
+	return rc;
+}

@@ -1,0 +1,225 @@
+/* target.c: a target is a memory backend plus what we learned from it.
+ * Every read of target memory in the library goes through rbi_read() or
+ * rbi_target_read(), so the cache and error reporting live in one place. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "vm/vm.h"
+
+static void target_free(struct rbi_target *t)
+{
+	if (!t)
+		return;
+	rbi_vm_free(t->vm);
+	rbi_images_free(t->images);
+	rbi_region_list_free(&t->regions);
+	rbi_cache_free(&t->cache);
+	rbi_diag_free(&t->diag);
+	free(t->sysroot);
+	free(t);
+}
+
+static int target_new(const struct rbi_mem_ops *ops, void *be,
+		      const struct rbi_open_opts *opts, struct rbi_target **out)
+{
+	struct rbi_target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	t->ops = ops;
+	t->be = be;
+	if (opts && opts->size >= offsetof(struct rbi_open_opts, sysroot) + sizeof(opts->sysroot) &&
+	    opts->sysroot && !(t->sysroot = strdup(opts->sysroot))) {
+		free(t);
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	}
+	*out = t;
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_target_open_ops(const struct rbi_mem_ops *ops, void *be,
+				   const struct rbi_open_opts *opts,
+				   rbi_target **out)
+{
+	if (!ops || !out || ops->version < 1 || !ops->read || !ops->region)
+		return rbi_fail(RBI_INVAL, "memory backend lacks required members");
+	return target_new(ops, be, opts, out);
+}
+
+RBI_EXPORT int rbi_target_open_pid(pid_t pid, const struct rbi_open_opts *opts,
+				   rbi_target **out)
+{
+	const struct rbi_mem_ops *ops;
+	void *be;
+	int rc;
+
+	if (!out || pid <= 0)
+		return rbi_fail(RBI_INVAL, "invalid process id %d", (int)pid);
+	rc = rbi_mem_live_open(pid, &ops, &be);
+	if (rc)
+		return rc;
+	rc = target_new(ops, be, opts, out);
+	if (rc) {
+		ops->close(be);
+		return rc;
+	}
+	(*out)->pid = pid;
+	(*out)->live = true;
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_target_open_core(const char *path,
+				    const struct rbi_open_opts *opts,
+				    rbi_target **out)
+{
+	const struct rbi_mem_ops *ops;
+	struct rbi_diag diag = { 0 };
+	pid_t pid = 0;
+	void *be;
+	int rc;
+
+	if (!path || !out)
+		return rbi_fail(RBI_INVAL, "no core file given");
+	rc = rbi_mem_core_open(path, opts, &diag, &pid, &ops, &be);
+	if (rc) {
+		rbi_diag_free(&diag);
+		return rc;
+	}
+	rc = target_new(ops, be, opts, out);
+	if (rc) {
+		ops->close(be);
+		rbi_diag_free(&diag);
+		return rc;
+	}
+	(*out)->pid = pid;
+	(*out)->diag = diag;
+	return RBI_OK;
+}
+
+RBI_EXPORT void rbi_target_close(rbi_target *t)
+{
+	if (!t)
+		return;
+	if (t->ops && t->ops->close)
+		t->ops->close(t->be);
+	target_free(t);
+}
+
+RBI_EXPORT pid_t rbi_target_pid(const rbi_target *t)
+{
+	return t ? t->pid : 0;
+}
+
+RBI_EXPORT const char *rbi_target_warning(const rbi_target *t, size_t index)
+{
+	if (!t || index >= t->diag.n)
+		return NULL;
+	return t->diag.msgs[index];
+}
+
+RBI_EXPORT int rbi_target_refresh(rbi_target *t)
+{
+	if (!t)
+		return rbi_fail(RBI_INVAL, "no target");
+	if (t->ops->flags & RBI_MEM_STATIC)
+		return RBI_OK;
+	rbi_cache_clear(&t->cache);
+	rbi_region_list_free(&t->regions);
+	rbi_vm_free(t->vm);
+	t->vm = NULL;
+	rbi_images_free(t->images);
+	t->images = NULL;
+	if (t->ops->refresh)
+		t->ops->refresh(t->be);
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_target_read(rbi_target *t, uint64_t addr, void *buf,
+			       size_t len, size_t *nread)
+{
+	size_t dummy;
+
+	if (!t || (!buf && len))
+		return rbi_fail(RBI_INVAL, "invalid read");
+	return rbi_cache_read(t, addr, buf, len, nread ? nread : &dummy);
+}
+
+int rbi_target_read_fn(void *ctx, uint64_t addr, void *buf, size_t len,
+		       size_t *nread)
+{
+	return rbi_cache_read(ctx, addr, buf, len, nread);
+}
+
+int rbi_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len)
+{
+	size_t n = 0;
+	int rc = rbi_cache_read(t, addr, buf, len, &n);
+
+	if (rc == RBI_OK)
+		return RBI_OK;
+	if (rc == RBI_PARTIAL || rc == RBI_UNMAPPED)
+		return rbi_fail(rc, "cannot read %zu bytes at 0x%" PRIx64
+				" (%zu readable)", len, addr, n);
+	return rc;
+}
+
+int rbi_read_u64(struct rbi_target *t, uint64_t addr, uint64_t *out)
+{
+	return rbi_read(t, addr, out, sizeof(*out));
+}
+
+int rbi_read_u32(struct rbi_target *t, uint64_t addr, uint32_t *out)
+{
+	return rbi_read(t, addr, out, sizeof(*out));
+}
+
+int rbi_read_cstr(struct rbi_target *t, uint64_t addr, char *out, size_t cap)
+{
+	size_t n = 0;
+	int rc;
+
+	if (cap == 0)
+		return rbi_fail(RBI_INVAL, "no room for a string");
+	/* One read of the whole bound: a string may end just before an
+	   unmapped page, so a partial read is fine if it holds the NUL. */
+	rc = rbi_cache_read(t, addr, out, cap - 1, &n);
+	if (rc != RBI_OK && rc != RBI_PARTIAL)
+		return rbi_fail(rc, "cannot read string at 0x%" PRIx64, addr);
+	if (!memchr(out, '\0', n)) {
+		out[n < cap ? n : cap - 1] = '\0';
+		return rbi_fail(RBI_CORRUPT, "string at 0x%" PRIx64
+				" not terminated within %zu bytes", addr, cap - 1);
+	}
+	return RBI_OK;
+}
+
+int rbi_target_open_file(struct rbi_target *t, const char *path)
+{
+	int fd;
+
+	if (t->ops->open_file)
+		return t->ops->open_file(t->be, path);
+	if (t->sysroot && path[0] == '/') {
+		size_t n = strlen(t->sysroot) + strlen(path) + 1;
+		char *p = malloc(n);
+
+		if (!p)
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		snprintf(p, n, "%s%s", t->sysroot, path);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		free(p);
+		if (fd >= 0)
+			return fd;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return rbi_fail(errno == EACCES ? RBI_PERM : RBI_SYSTEM,
+				"cannot open %s: %s", path, strerror(errno));
+	return fd;
+}

@@ -1,0 +1,176 @@
+/* escape.c: terminal-safe text and a small JSON writer. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "out/out.h"
+
+/* Length of the valid UTF-8 sequence at S (max LEN bytes) encoding a
+   printable character, or 0. */
+static size_t utf8_char(const unsigned char *s, size_t len)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 && s[0] != 0x7f;
+	if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; }
+	else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; }
+	else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; }
+	else
+		return 0;
+	if (n > len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates, C1 controls, beyond Unicode. */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff || (cp >= 0x80 && cp < 0xa0))
+		return 0;
+	return n;
+}
+
+void rbi_out_text(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_char(p + i, len - i);
+
+		if (n && p[i] != '\\') {
+			fwrite(p + i, 1, n, f);
+			i += n;
+			continue;
+		}
+		switch (p[i]) {
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		case 0x1b: fputs("\\e", f); break;
+		default: fprintf(f, "\\x%02x", p[i]); break;
+		}
+		i++;
+	}
+}
+
+void rbi_out_text_cstr(FILE *f, const char *s)
+{
+	rbi_out_text(f, s, strlen(s));
+}
+
+void rbi_json_init(struct rbi_json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+}
+
+static void json_sep(struct rbi_json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (j->need_comma[j->depth])
+		fputc(',', j->f);
+	j->need_comma[j->depth] = true;
+}
+
+static void json_open(struct rbi_json *j, char c)
+{
+	json_sep(j);
+	fputc(c, j->f);
+	if (j->depth + 1 < RBI_JSON_DEPTH)
+		j->depth++;
+	j->need_comma[j->depth] = false;
+}
+
+static void json_close(struct rbi_json *j, char c)
+{
+	fputc(c, j->f);
+	if (j->depth > 0)
+		j->depth--;
+	if (j->depth == 0)
+		fputc('\n', j->f);
+}
+
+void rbi_json_object(struct rbi_json *j) { json_open(j, '{'); }
+void rbi_json_array(struct rbi_json *j) { json_open(j, '['); }
+void rbi_json_end_object(struct rbi_json *j) { json_close(j, '}'); }
+void rbi_json_end_array(struct rbi_json *j) { json_close(j, ']'); }
+
+static void json_string(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_char(p + i, len - i);
+
+		if (n && p[i] != '"' && p[i] != '\\') {
+			fwrite(p + i, 1, n, f);
+			i += n;
+			continue;
+		}
+		switch (p[i]) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		/* Invalid UTF-8 and controls: keep the byte value visible. */
+		default: fprintf(f, "\\u%04x", p[i]); break;
+		}
+		i++;
+	}
+	fputc('"', f);
+}
+
+void rbi_json_key(struct rbi_json *j, const char *key)
+{
+	json_sep(j);
+	json_string(j->f, key, strlen(key));
+	fputc(':', j->f);
+	j->after_key = true;
+}
+
+void rbi_json_str(struct rbi_json *j, const char *s, size_t len)
+{
+	json_sep(j);
+	json_string(j->f, s, len);
+}
+
+void rbi_json_cstr(struct rbi_json *j, const char *s)
+{
+	if (!s) {
+		rbi_json_null(j);
+		return;
+	}
+	rbi_json_str(j, s, strlen(s));
+}
+
+void rbi_json_int(struct rbi_json *j, int64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "%" PRId64, v);
+}
+
+void rbi_json_addr(struct rbi_json *j, uint64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "\"0x%" PRIx64 "\"", v);
+}
+
+void rbi_json_bool(struct rbi_json *j, bool v)
+{
+	json_sep(j);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void rbi_json_null(struct rbi_json *j)
+{
+	json_sep(j);
+	fputs("null", j->f);
+}

@@ -1,0 +1,37 @@
+/* out.h: safe rendering of target-controlled text (names, paths) for the
+ * terminal and JSON.  Target strings are untrusted: control characters
+ * and invalid bytes are escaped, never passed through. */
+#ifndef RBI_OUT_H
+#define RBI_OUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Write LEN bytes of S for a terminal: printable UTF-8 as is, everything
+   else as \n, \t, \e, \xNN. */
+void rbi_out_text(FILE *f, const char *s, size_t len);
+void rbi_out_text_cstr(FILE *f, const char *s);
+
+/* A streaming JSON writer.  Nesting is bounded by RBI_JSON_DEPTH. */
+#define RBI_JSON_DEPTH 32
+struct rbi_json {
+	FILE *f;
+	int depth;
+	bool need_comma[RBI_JSON_DEPTH];
+	bool after_key;
+};
+void rbi_json_init(struct rbi_json *j, FILE *f);
+void rbi_json_object(struct rbi_json *j);
+void rbi_json_array(struct rbi_json *j);
+void rbi_json_end_object(struct rbi_json *j);
+void rbi_json_end_array(struct rbi_json *j);
+void rbi_json_key(struct rbi_json *j, const char *key);
+void rbi_json_str(struct rbi_json *j, const char *s, size_t len);
+void rbi_json_cstr(struct rbi_json *j, const char *s);  /* NULL: null */
+void rbi_json_int(struct rbi_json *j, int64_t v);
+void rbi_json_addr(struct rbi_json *j, uint64_t v);     /* "0x..." */
+void rbi_json_bool(struct rbi_json *j, bool v);
+void rbi_json_null(struct rbi_json *j);
+
+#endif

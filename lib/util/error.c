@@ -1,0 +1,63 @@
+/* error.c: status texts and the per-thread explanation of the last failure.
+ *
+ * Every fallible call returns a status; the one that first detects a
+ * failure also records a sentence for rbi_errmsg().  Callers further up may
+ * prefix it with context ("opening core x: ...") via rbi_fail_context(). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define RBI_ERRMSG_MAX 512
+
+/* Per thread, so concurrent targets on different threads don't clobber
+   each other's explanations. */
+static _Thread_local char errmsg[RBI_ERRMSG_MAX];
+
+RBI_EXPORT const char *rbi_strerror(int status)
+{
+	switch (status) {
+#define RBI_STATUS_CASE_(name, num, msg) case (num): return (msg);
+	RBI_STATUS_LIST(RBI_STATUS_CASE_)
+#undef RBI_STATUS_CASE_
+	}
+	return "unknown error";
+}
+
+RBI_EXPORT const char *rbi_errmsg(void)
+{
+	return errmsg;
+}
+
+int rbi_fail(int status, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+	errno = saved;
+	return status;
+}
+
+int rbi_fail_context(int status, const char *fmt, ...)
+{
+	char prefix[RBI_ERRMSG_MAX];
+	char old[RBI_ERRMSG_MAX];
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, errmsg, sizeof(old));
+	old[sizeof(old) - 1] = '\0';
+	if (!old[0])
+		snprintf(old, sizeof(old), "%s", rbi_strerror(status));
+	snprintf(errmsg, sizeof(errmsg), "%s%s", prefix, old);
+	errno = saved;
+	return status;
+}

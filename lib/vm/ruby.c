@@ -1,0 +1,346 @@
+/* ruby.c: which Ruby a target runs, and where its VM is.
+ *
+ * The VM is found from ruby_current_vm_ptr when a symbol names it (2.x-3.2
+ * export it; DWARF builds keep it in .symtab).  Debian's stripped 3.3+ hide
+ * it, so then small exported functions that load it are disassembled
+ * (reference: ruby-internals.md §1.3).  Every candidate, however found, must
+ * pass the same structural validation: its main thread points back at it
+ * and its thread lists close. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/vm.h"
+
+RBI_EXPORT const char *rbi_addr_source_name(rbi_addr_source s)
+{
+	switch (s) {
+	case RBI_ADDR_SYMBOL: return "symbol";
+	case RBI_ADDR_DWARF: return "dwarf";
+	case RBI_ADDR_CODE: return "code";
+	default: return "none";
+	}
+}
+
+void rbi_vm_free(struct rbi_vm *vm)
+{
+	free(vm);
+}
+
+static int read_symbol_string(struct rbi_target *t, const struct rbi_image *img,
+			      const char *name, char *out, size_t cap)
+{
+	uint64_t addr, size;
+	bool tls;
+	int rc = rbi_image_symbol(img, name, &addr, &size, &tls);
+
+	if (rc == RBI_ITER_END)
+		return rbi_fail(RBI_NOT_RUBY, "%s has no symbol %s", img->name, name);
+	if (rc)
+		return rc;
+	return rbi_read_cstr(t, addr, out, cap);
+}
+
+static int read_version(struct rbi_target *t, struct rbi_vm *vm)
+{
+	struct rbi_ruby_info *info = &vm->info;
+	int rc = read_symbol_string(t, vm->image, "ruby_version", info->version,
+				    sizeof(info->version));
+
+	if (rc)
+		return rbi_fail_context(rc, "reading the Ruby version: ");
+	if (sscanf(info->version, "%d.%d.%d", &info->major, &info->minor,
+		   &info->teeny) != 3 || info->major < 1 || info->major > 99)
+		return rbi_fail(RBI_CORRUPT, "ruby_version in %s reads \"%.31s\", not "
+				"a version", vm->image->name, info->version);
+	/* The description is informative only; a core may lack its page. */
+	if (read_symbol_string(t, vm->image, "ruby_description", info->description,
+			       sizeof(info->description)))
+		info->description[0] = '\0';
+	return RBI_OK;
+}
+
+static int choose_layout(struct rbi_vm *vm)
+{
+	const struct rbi_ruby_info *info = &vm->info;
+	const struct rbi_layout *table =
+		rbi_layout_table(info->major, info->minor, info->teeny);
+	Dwarf_Addr bias;
+	Dwarf *dw = rbi_image_dwarf(vm->image, &bias);
+
+	/* DWARF describes this very build, so it wins over any table. */
+	if (dw && rbi_layout_from_dwarf(dw, &vm->dwarf_layout) == RBI_OK &&
+	    rbi_layout_validate(&vm->dwarf_layout) == RBI_OK) {
+		vm->layout = &vm->dwarf_layout;
+		snprintf(vm->layout_desc, sizeof(vm->layout_desc), "dwarf of %s",
+			 vm->image->file ? vm->image->file : vm->image->name);
+		return RBI_OK;
+	}
+	if (!table) {
+		char id[2 * RBI_BUILD_ID_MAX + 1];
+
+		rbi_build_id_hex(&vm->image->build_id, id);
+		return rbi_fail(RBI_NO_LAYOUT, "Ruby %s is not known to this rbinspect "
+				"and %s has no DWARF: install its debug info (e.g. "
+				"/usr/lib/debug/.build-id/%.2s/%s.debug from the "
+				"distribution's -dbgsym or -debuginfo package), or set "
+				"DEBUGINFOD_URLS", info->version, vm->image->name,
+				id, id[0] ? id + 2 : "BUILDID");
+	}
+	vm->layout = table;
+	snprintf(vm->layout_desc, sizeof(vm->layout_desc), "%s", table->source);
+	return RBI_OK;
+}
+
+struct count {
+	uint64_t vm;
+	unsigned threads, ractors;
+	const struct rbi_layout *l;
+};
+
+static int count_thread(struct rbi_target *t, uint64_t th, void *arg)
+{
+	struct count *c = arg;
+	uint64_t thvm;
+	int rc = rbi_read_u64(t, th + c->l->thread_vm, &thvm);
+
+	if (rc)
+		return rc;
+	if (thvm != c->vm)
+		return rbi_fail(RBI_CORRUPT, "thread 0x%" PRIx64 " belongs to VM 0x%"
+				PRIx64 ", not 0x%" PRIx64, th, thvm, c->vm);
+	c->threads++;
+	return RBI_OK;
+}
+
+static int count_ractor(struct rbi_target *t, uint64_t r, void *arg)
+{
+	struct count *c = arg;
+
+	c->ractors++;
+	return rbi_list_walk(t, r + c->l->ractor_threads_set, c->l->thread_lt_node,
+			     RBI_THREADS_MAX, count_thread, c);
+}
+
+/* Is VMADDR a live rb_vm_t?  Its main thread must point back at it, and
+   its ractor and thread lists must close.  Counts threads on the way. */
+static int validate_vm(struct rbi_target *t, struct rbi_vm *vm, uint64_t vmaddr)
+{
+	const struct rbi_layout *l = vm->layout;
+	struct count c = { .vm = vmaddr, .l = l };
+	uint64_t main_th, th_vm, main_r = 0;
+	int rc;
+
+	if (vmaddr == 0 || (vmaddr & 7))
+		return rbi_fail(RBI_NO_VM, "VM pointer 0x%" PRIx64 " is not aligned", vmaddr);
+	bool ractors = l->vm_ractor_main_thread != RBI_ABSENT;
+	rc = rbi_read_u64(t, vmaddr + (ractors ? l->vm_ractor_main_thread
+						 : l->vm_main_thread), &main_th);
+	if (!rc)
+		rc = rbi_read_u64(t, main_th + l->thread_vm, &th_vm);
+	if (rc)
+		return rc;
+	if (th_vm != vmaddr)
+		return rbi_fail(RBI_NO_VM, "0x%" PRIx64 " is not the VM: its main "
+				"thread does not point back", vmaddr);
+	if (ractors) {
+		uint64_t th_r, r_main;
+
+		if ((rc = rbi_read_u64(t, vmaddr + l->vm_ractor_main_ractor, &main_r)) ||
+		    (rc = rbi_read_u64(t, main_th + l->thread_ractor, &th_r)) ||
+		    (rc = rbi_read_u64(t, main_r + l->ractor_main_thread, &r_main)))
+			return rc;
+		if (th_r != main_r || r_main != main_th)
+			return rbi_fail(RBI_NO_VM, "VM 0x%" PRIx64 ": main ractor and "
+					"main thread disagree", vmaddr);
+		rc = rbi_list_walk(t, vmaddr + l->vm_ractor_set, l->ractor_vmlr_node,
+				   RBI_RACTORS_MAX, count_ractor, &c);
+	} else {
+		c.ractors = 1;
+		rc = rbi_list_walk(t, vmaddr + l->vm_living_threads,
+				   l->thread_vmlt_node, RBI_THREADS_MAX,
+				   count_thread, &c);
+	}
+	if (rc)
+		return rc;
+	if (c.threads == 0)
+		return rbi_fail(RBI_NO_VM, "VM 0x%" PRIx64 " has no threads", vmaddr);
+	vm->info.vm = vmaddr;
+	vm->info.thread_count = c.threads;
+	vm->info.ractor_count = c.ractors;
+	vm->main_thread = main_th;
+	vm->main_ractor = main_r;
+	return RBI_OK;
+}
+
+/* Candidate pointer variable VAR: the VM is *VAR. */
+static int try_vm_var(struct rbi_target *t, struct rbi_vm *vm, uint64_t var)
+{
+	uint64_t vmaddr;
+	int rc = rbi_read_u64(t, var, &vmaddr);
+
+	return rc ? rc : validate_vm(t, vm, vmaddr);
+}
+
+static int locate_vm_by_symbol(struct rbi_target *t, struct rbi_vm *vm)
+{
+	uint64_t addr, size;
+	bool tls;
+
+	if (rbi_image_symbol(vm->image, "ruby_current_vm_ptr", &addr, &size, &tls) ||
+	    tls || try_vm_var(t, vm, addr))
+		return RBI_NO_VM;
+	vm->info.vm_source = RBI_ADDR_SYMBOL;
+	snprintf(vm->vm_via, sizeof(vm->vm_via), "ruby_current_vm_ptr");
+	return RBI_OK;
+}
+
+/* Exported functions whose first instructions load ruby_current_vm_ptr,
+   directly (lea/mov of the variable) or through the GOT. */
+static const char *const vm_anchors[] = {
+	"ruby_vm_at_exit", "rb_gc_count", "rb_gc_get_objspace", "rb_gc_stat",
+	"ruby_vm_destruct",
+};
+#define ANCHOR_INSNS 24
+#define ANCHOR_REFS 16
+
+static int locate_vm_by_code(struct rbi_target *t, struct rbi_vm *vm)
+{
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(vm_anchors); i++) {
+		struct rbi_rip_ref refs[ANCHOR_REFS];
+		uint64_t fn, size, got;
+		size_t n = 0;
+		bool tls;
+
+		if (rbi_image_symbol(vm->image, vm_anchors[i], &fn, &size, &tls) || tls ||
+		    rbi_code_rip_refs(t, fn, ANCHOR_INSNS, refs, ANCHOR_REFS, &n))
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			/* lea: the variable itself.  mov: the variable, or a GOT
+			   slot holding its address. */
+			bool ok = try_vm_var(t, vm, refs[j].target) == RBI_OK;
+
+			if (!ok && refs[j].load && !rbi_read_u64(t, refs[j].target, &got))
+				ok = try_vm_var(t, vm, got) == RBI_OK;
+			if (!ok)
+				continue;
+			vm->info.vm_source = RBI_ADDR_CODE;
+			snprintf(vm->vm_via, sizeof(vm->vm_via), "%s+0x%" PRIx64,
+				 vm_anchors[i], refs[j].insn - fn);
+			return RBI_OK;
+		}
+	}
+	return RBI_NO_VM;
+}
+
+/* The global symbol table (IDs to names): { uint32 last_id; st_table *;
+   VALUE ids; ... } with ids at +16 in every version.  Plausible if last_id
+   is and ids is a T_ARRAY. */
+static bool symbols_plausible(struct rbi_target *t, uint64_t addr)
+{
+	uint32_t last_id;
+	uint64_t ids, flags;
+
+	if (rbi_read_u32(t, addr, &last_id) || last_id == 0 || last_id > (1u << 28) ||
+	    rbi_read_u64(t, addr + 16, &ids) || (ids & 7) || !ids ||
+	    rbi_read_u64(t, ids, &flags))
+		return false;
+	return (flags & 0x1f) == 0x07;
+}
+
+static void locate_symbols(struct rbi_target *t, struct rbi_vm *vm)
+{
+	static const char *const names[] = { "ruby_global_symbols", "global_symbols" };
+	struct rbi_rip_ref refs[ANCHOR_REFS];
+	uint64_t addr, size;
+	size_t n = 0;
+	bool tls;
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(names); i++) {
+		if (rbi_image_symbol(vm->image, names[i], &addr, &size, &tls) || tls ||
+		    !symbols_plausible(t, addr))
+			continue;
+		vm->info.symbols = addr;
+		vm->info.symbols_source = RBI_ADDR_SYMBOL;
+		snprintf(vm->symbols_via, sizeof(vm->symbols_via), "%s", names[i]);
+		return;
+	}
+	/* rb_sym_immortal_count() is "return ruby_global_symbols.last_id". */
+	if (rbi_image_symbol(vm->image, "rb_sym_immortal_count", &addr, &size, &tls) ||
+	    rbi_code_rip_refs(t, addr, ANCHOR_INSNS, refs, ANCHOR_REFS, &n))
+		return;
+	for (size_t j = 0; j < n; j++) {
+		if (!refs[j].load || !symbols_plausible(t, refs[j].target))
+			continue;
+		vm->info.symbols = refs[j].target;
+		vm->info.symbols_source = RBI_ADDR_CODE;
+		snprintf(vm->symbols_via, sizeof(vm->symbols_via),
+			 "rb_sym_immortal_count+0x%" PRIx64, refs[j].insn - addr);
+		return;
+	}
+}
+
+static int vm_find(struct rbi_target *t, struct rbi_vm *vm)
+{
+	struct rbi_image_list *images;
+	int rc = rbi_images_load(t, &images);
+
+	if (rc)
+		return rc;
+	vm->image = rbi_images_find_symbol(images, "ruby_version");
+	if (!vm->image)
+		return rbi_fail(RBI_NOT_RUBY, "not a Ruby process: no loaded image "
+				"defines ruby_version");
+	if ((rc = read_version(t, vm)) || (rc = choose_layout(vm)))
+		return rc;
+	if (locate_vm_by_symbol(t, vm) && locate_vm_by_code(t, vm))
+		return rbi_fail(RBI_NO_VM, "Ruby %s found in %s, but no valid VM: the "
+				"process may still be starting or be shutting down",
+				vm->info.version, vm->image->name);
+	locate_symbols(t, vm);
+
+	struct rbi_ruby_info *info = &vm->info;
+	info->image = vm->image->file ? vm->image->file : vm->image->name;
+	rbi_build_id_hex(&vm->image->build_id, info->build_id);
+	info->vm_via = vm->vm_via;
+	info->symbols_via = vm->symbols_via;
+	info->layout = vm->layout_desc;
+	return RBI_OK;
+}
+
+int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out)
+{
+	struct rbi_vm *vm;
+	int rc;
+
+	if (t->vm) {
+		*out = t->vm;
+		return RBI_OK;
+	}
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	rc = vm_find(t, vm);
+	if (rc) {
+		free(vm);
+		return rc;
+	}
+	t->vm = vm;
+	*out = vm;
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_ruby_info(rbi_target *t, const struct rbi_ruby_info **out)
+{
+	struct rbi_vm *vm;
+	int rc;
+
+	if (!t || !out)
+		return rbi_fail(RBI_INVAL, "no target");
+	rc = rbi_vm_get(t, &vm);
+	if (rc)
+		return rc;
+	*out = &vm->info;
+	return RBI_OK;
+}

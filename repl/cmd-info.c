@@ -1,0 +1,85 @@
+/* cmd-info.c: `info`: which Ruby, where its VM is, and how we know. */
+#include <inttypes.h>
+
+#include "out/out.h"
+#include "rbinspect.h"
+
+static void info_json(struct session *s, const struct rbi_ruby_info *i)
+{
+	struct rbi_json j;
+
+	rbi_json_init(&j, s->out);
+	rbi_json_object(&j);
+	rbi_json_key(&j, "pid"); rbi_json_int(&j, rbi_target_pid(s->target));
+	rbi_json_key(&j, "version"); rbi_json_cstr(&j, i->version);
+	rbi_json_key(&j, "description"); rbi_json_cstr(&j, i->description);
+	rbi_json_key(&j, "libruby"); rbi_json_cstr(&j, i->image);
+	rbi_json_key(&j, "build_id"); rbi_json_cstr(&j, i->build_id);
+	rbi_json_key(&j, "vm"); rbi_json_addr(&j, i->vm);
+	rbi_json_key(&j, "vm_source"); rbi_json_cstr(&j, rbi_addr_source_name(i->vm_source));
+	rbi_json_key(&j, "vm_via"); rbi_json_cstr(&j, i->vm_via);
+	rbi_json_key(&j, "symbols");
+	if (i->symbols)
+		rbi_json_addr(&j, i->symbols);
+	else
+		rbi_json_null(&j);
+	rbi_json_key(&j, "symbols_source");
+	rbi_json_cstr(&j, rbi_addr_source_name(i->symbols_source));
+	rbi_json_key(&j, "symbols_via"); rbi_json_cstr(&j, i->symbols_via);
+	rbi_json_key(&j, "layout"); rbi_json_cstr(&j, i->layout);
+	rbi_json_key(&j, "threads"); rbi_json_int(&j, i->thread_count);
+	rbi_json_key(&j, "ractors"); rbi_json_int(&j, i->ractor_count);
+	rbi_json_key(&j, "warnings");
+	rbi_json_array(&j);
+	for (size_t k = 0; rbi_target_warning(s->target, k); k++)
+		rbi_json_cstr(&j, rbi_target_warning(s->target, k));
+	rbi_json_end_array(&j);
+	rbi_json_end_object(&j);
+}
+
+static void field(FILE *f, const char *name, const char *value)
+{
+	fprintf(f, "%-12s ", name);
+	rbi_out_text_cstr(f, value);
+	fputc('\n', f);
+}
+
+static void info_text(struct session *s, const struct rbi_ruby_info *i)
+{
+	FILE *f = s->out;
+
+	fprintf(f, "%-12s %d\n", "pid", (int)rbi_target_pid(s->target));
+	field(f, "ruby", i->version);
+	field(f, "description", i->description);
+	field(f, "libruby", i->image);
+	field(f, "build-id", i->build_id[0] ? i->build_id : "(none)");
+	fprintf(f, "%-12s 0x%" PRIx64 " (%s: ", "vm", i->vm,
+		rbi_addr_source_name(i->vm_source));
+	rbi_out_text_cstr(f, i->vm_via);
+	fputs(")\n", f);
+	if (i->symbols) {
+		fprintf(f, "%-12s 0x%" PRIx64 " (%s: ", "symbols", i->symbols,
+			rbi_addr_source_name(i->symbols_source));
+		rbi_out_text_cstr(f, i->symbols_via);
+		fputs(")\n", f);
+	} else {
+		field(f, "symbols", "(not found)");
+	}
+	field(f, "layout", i->layout);
+	fprintf(f, "%-12s %u in %u ractor%s\n", "threads", i->thread_count,
+		i->ractor_count, i->ractor_count == 1 ? "" : "s");
+}
+
+int cmd_info(struct session *s, int argc, char **argv)
+{
+	const struct rbi_ruby_info *info;
+	int rc = rbi_ruby_info(s->target, &info);
+
+	if (rc)
+		return report_failure(rc);
+	if (s->json)
+		info_json(s, info);
+	else
+		info_text(s, info);
+	return EXIT_OK;
+}

@@ -1,0 +1,123 @@
+/* main.c: rbinspect's command line: open a target, run one command or a
+ * session of them, and map failures to documented exit codes. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbinspect.h"
+#include "repl.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: rbinspect [OPTIONS] -p PID [COMMAND [ARGS...]]\n"
+	      "       rbinspect [OPTIONS] CORE [EXE] [COMMAND [ARGS...]]\n"
+	      "\n"
+	      "Inspect a running Ruby process or a core file without stopping it.\n"
+	      "With no COMMAND, start an interactive session.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -p, --pid PID       inspect the live process PID\n"
+	      "      --json          machine-readable output\n"
+	      "      --sysroot DIR   find the target's files under DIR (cores from\n"
+	      "                      another machine or a chroot)\n"
+	      "  -h, --help          show this help\n"
+	      "  -V, --version       show the version\n"
+	      "\n"
+	      "Commands:\n", f);
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-8s %-12s %s\n", c->name, c->args, c->help);
+	fputs("\nExit status: 0 ok, 1 error, 2 usage, 3 no such process, 4 permission\n"
+	      "denied, 5 not a Ruby process, 6 bad core file, 7 unknown Ruby version,\n"
+	      "8 Ruby VM not found or inconsistent, 9 process exited.\n", f);
+}
+
+static int parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v <= 0 || v > INT_MAX)
+		return -1;
+	*out = (pid_t)v;
+	return 0;
+}
+
+static void print_warnings(const rbi_target *t)
+{
+	for (size_t i = 0; rbi_target_warning(t, i); i++)
+		fprintf(stderr, "rbinspect: warning: %s\n", rbi_target_warning(t, i));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "sysroot", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rbi_open_opts opts = { .size = sizeof(opts) };
+	struct session s = { .out = stdout };
+	char what[PATH_MAX + 32];
+	pid_t pid = 0;
+	int c, rc;
+
+	/* "+": stop at the first non-option so command arguments are left
+	   alone (rbinspect core bt --max-frames 5). */
+	while ((c = getopt_long(argc, argv, "+p:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pid(optarg, &pid)) {
+				fprintf(stderr, "rbinspect: invalid process id \"%s\"\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j': s.json = true; break;
+		case 's': opts.sysroot = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		case 'V': puts("rbinspect " RBINSPECT_VERSION); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (pid) {
+		snprintf(what, sizeof(what), "process %d", (int)pid);
+		rc = rbi_target_open_pid(pid, &opts, &s.target);
+	} else {
+		if (argc < 1) {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		const char *core = argv[0];
+		argc--;
+		argv++;
+		/* An argument that is not a command is the core's executable. */
+		if (argc > 0 && !command_find(argv[0])) {
+			opts.exe = argv[0];
+			argc--;
+			argv++;
+		}
+		snprintf(what, sizeof(what), "%s", core);
+		rc = rbi_target_open_core(core, &opts, &s.target);
+	}
+	if (rc)
+		return report_failure(rc);
+	s.what = what;
+	print_warnings(s.target);
+
+	if (argc == 0)
+		rc = repl_run(&s);
+	else
+		rc = run_command(&s, argc, argv);
+	rbi_target_close(s.target);
+	return rc;
+}

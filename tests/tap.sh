@@ -1,0 +1,23 @@
+# tap.sh: TAP helpers for integration tests (sourced).
+# Each test script prints "ok N - desc" / "not ok N - desc" / "ok N # SKIP why"
+# lines; tests/run counts them.
+TAP_N=0
+TAP_FAILED=0
+
+ok() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $*"; }
+not_ok() { TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $TAP_N - $*"; }
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
+diag() { sed 's/^/# /' <<<"$*"; }
+
+# is GOT WANT DESC
+is() {
+	if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3"; diag "got:  $1"; diag "want: $2"; fi
+}
+
+# check DESC CMD...: ok if CMD succeeds
+check() {
+	local desc=$1; shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+tap_done() { echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]; }

@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# test-rubies.sh — fetch and build the real CRuby interpreters the tests run against.
+#
+# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--list]
+#   --binaries  Debian's own (stripped) Rubies, each unpacked into a root dir used with chroot
+#               or tools/run-in-ns.sh:  deb-2.7 (bullseye ruby2.7), deb-3.1 (bookworm ruby3.1),
+#               deb-3.3 (trixie ruby3.3), deb-3.4 (sid + experimental ruby3.4).
+#   --dwarf     Builds of Debian's source packages of the same four Rubies with full DWARF and
+#               .symtab (not stripped), installed under dwarf-X.Y and run directly on the host.
+#               About 8 minutes in total on 2 cores; run under nice.
+#   --list      Print the Rubies that are ready (see format below). Never downloads or builds.
+#   (none)      --binaries then --dwarf.
+#
+# Cache: ${RBI_RUBIES:-$HOME/.cache/rbinspect/rubies}. Every Ruby gets a stamp file (.rbi-stamp,
+# holding its RUBY_VERSION) only after it has been verified to run, so a second run with
+# everything present does nothing and finishes at once. Delete a dir to redo it.
+#
+# --list output format (consumed by the tests; keep it stable). One line per ready Ruby,
+# four fields separated by single spaces (so the cache path must not contain whitespace):
+#
+#   KIND VERSION ROOT RUBYCMD
+#
+#   KIND     "deb" (Debian binary in a root dir) or "dwarf" (source build with DWARF)
+#   VERSION  RUBY_VERSION of that Ruby, e.g. 3.3.8
+#   ROOT     absolute path: the root dir (deb) or the install prefix (dwarf)
+#   RUBYCMD  deb:   "chroot:/usr/bin/ruby"  = run `chroot ROOT /usr/bin/ruby ARGS...`
+#                   (or `tools/run-in-ns.sh ROOT /usr/bin/ruby ARGS...`); program files must
+#                   be copied under ROOT (e.g. ROOT/tmp/...) and named by their in-root path.
+#            dwarf: absolute path of bin/ruby, run directly on the host.
+#
+# example:
+#   deb 3.3.8 /root/.cache/rbinspect/rubies/deb-3.3 chroot:/usr/bin/ruby
+#   dwarf 3.3.8 /root/.cache/rbinspect/rubies/dwarf-3.3 /root/.cache/rbinspect/rubies/dwarf-3.3/bin/ruby
+#
+# The Debian mirror is read from this machine's apt configuration (never hard-coded); apt runs
+# with private state under $RBI_RUBIES/.apt and never touches the system's apt configuration.
+set -euo pipefail
+
+RBI_RUBIES=${RBI_RUBIES:-$HOME/.cache/rbinspect/rubies}
+STAMP=.rbi-stamp
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+# Which Debian suites carry each Ruby. 3.4 lives in experimental only, and its libruby needs
+# sid's libc6/libssl, so both suites are listed.
+declare -A BIN_SUITES=(
+	[2.7]="bullseye"
+	[3.1]="bookworm"
+	[3.3]="trixie"
+	[3.4]="sid experimental"
+)
+# Source package specs for `apt-get source`. The mirror's current ruby3.4 source (3.4.11)
+# returns 404; 3.4.5-1~exp1 is the newest one that downloads.
+declare -A SRC_SPEC=(
+	[2.7]="ruby2.7/bullseye"
+	[3.1]="ruby3.1/bookworm"
+	[3.3]="ruby3.3/trixie"
+	[3.4]="ruby3.4=3.4.5-1~exp1"
+)
+VERSIONS=(2.7 3.1 3.3 3.4)
+# Runtime closure of /usr/bin/rubyX.Y and libruby (DT_NEEDED), plus libgcc-s1 which glibc
+# loads for pthread cancellation unwinding. Enough for Thread, Queue, Mutex, ObjectSpace, json.
+RUNTIME_PKGS="libc6 libgcc-s1 libcrypt1 libgmp10 zlib1g"
+BUILD_DEPS="gcc make autoconf libssl-dev libyaml-dev libffi-dev zlib1g-dev libgmp-dev"
+# Smoke test every Ruby must pass before it is stamped.
+SMOKE='q = Queue.new; m = Mutex.new
+t = Thread.new { m.synchronize { q.pop } }
+Thread.pass until t.status == "sleep"; q << 1; t.join
+GC.start; n = ObjectSpace.count_objects[:TOTAL]; c = ObjectSpace.each_object(Class).count
+raise "ObjectSpace" unless n > 0 && c > 0
+print RUBY_VERSION'
+
+log() { printf '%s\n' "test-rubies: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# First archive URI in the machine's apt configuration whose path ends in /debian (so not
+# debian-security, debian-debug, or a third-party repository). Reads one-line `deb` entries and
+# deb822 `URIs:` fields in apt's own order: sources.list, then sources.list.d in lexical order.
+find_mirror() {
+	local f files=() uri
+	[[ -f /etc/apt/sources.list ]] && files+=(/etc/apt/sources.list)
+	for f in /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+		[[ -f $f ]] && files+=("$f")
+	done
+	[[ ${#files[@]} -gt 0 ]] || die "no apt sources found"
+	uri=$(for f in $(printf '%s\n' "${files[@]}" | sort); do
+		case $f in
+		*.sources) awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f" ;;
+		*) sed -E 's/\[[^]]*\]//' "$f" | awk '$1 == "deb" || $1 == "deb-src" { print $2 }' ;;
+		esac
+	done | sed 's:/*$::' | grep -E '^[a-z+]+://[^ ]*/debian$' | head -n 1) || true
+	[[ -n $uri ]] || die "no Debian archive (URI ending in /debian) in the apt configuration"
+	printf '%s\n' "$uri"
+}
+
+# Options for a private apt state in dir $1; sets the global APTO array. The empty status
+# file keeps the host's installed packages out of resolution, and the expired sid/experimental
+# Release files need Check-Valid-Until=false. Running as the _apt user would fail to write
+# into a root-only cache dir, hence Sandbox::User=root.
+apt_opts() {
+	local a=$1
+	APTO=(-o "Dir::Etc::sourcelist=$a/sources.list" -o "Dir::Etc::sourceparts=$a/empty"
+		-o "Dir::Etc::preferencesparts=$a/empty" -o "Dir::Etc::preferences=$a/empty/none"
+		-o "Dir::State::Lists=$a/lists" -o "Dir::State::status=$a/status"
+		-o "Dir::Cache=$a/cache" -o Debug::NoLocking=1 -o APT::Get::List-Cleanup=0
+		-o Acquire::Check-Valid-Until=false -o APT::Sandbox::User=root)
+}
+
+# Create the private apt state in $1 with the sources.list lines on stdin, and update it.
+# Callers piping into it must call apt_opts themselves afterwards (subshell).
+apt_setup() {
+	local a=$1
+	mkdir -p "$a/empty" "$a/lists/partial" "$a/cache/archives/partial"
+	cat > "$a/sources.list"
+	: > "$a/status"
+	apt_opts "$a"
+	apt-get "${APTO[@]}" -qq update >&2
+}
+
+# Unpack Debian's rubyX.Y into the root dir $2 without running maintainer scripts.
+fetch_binary() {
+	local v=$1 root=$2 mirror=$3 a d s
+	a=$RBI_RUBIES/.apt/deb-$v
+	rm -rf "$root" "$a"
+	for s in ${BIN_SUITES[$v]}; do
+		echo "deb [signed-by=$KEYRING] $mirror $s main"
+	done | apt_setup "$a"
+	apt_opts "$a"  # apt_setup ran in the pipeline's subshell
+	mkdir -p "$a/debs"
+	(cd "$a/debs" && apt-get "${APTO[@]}" -qq download "ruby$v" "libruby$v" $RUNTIME_PKGS)
+	mkdir -p "$root/usr/bin" "$root/usr/lib" "$root/usr/lib64" "$root/usr/sbin" "$root/proc"
+	mkdir -p -m 1777 "$root/tmp"
+	# merged-/usr: PT_INTERP is /lib64/ld-linux-x86-64.so.2, and bullseye's libc6 ships /lib.
+	for d in bin lib lib64 sbin; do ln -s "usr/$d" "$root/$d"; done
+	for d in "$a"/debs/*.deb; do
+		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$root"
+	done
+	ln -sf "ruby$v" "$root/usr/bin/ruby"
+	rm -rf "$a"  # ~30 MB of lists and .debs per root; refetching takes seconds
+}
+
+# Run the smoke test in a root; print RUBY_VERSION.
+smoke_binary() {
+	chroot "$1" /usr/bin/ruby -e "$SMOKE"
+}
+
+do_binaries() {
+	local v root mirror="" ver
+	for v in "${VERSIONS[@]}"; do
+		root=$RBI_RUBIES/deb-$v
+		[[ -s $root/$STAMP ]] && continue
+		[[ -n $mirror ]] || mirror=$(find_mirror)
+		log "deb-$v: downloading ruby$v from ${BIN_SUITES[$v]} ($mirror)"
+		fetch_binary "$v" "$root" "$mirror"
+		ver=$(smoke_binary "$root") || die "deb-$v: smoke test failed in $root"
+		echo "$ver" > "$root/$STAMP"
+		log "deb-$v: ruby $ver ready in $root ($(du -sh "$root" | cut -f1))"
+	done
+}
+
+# Install missing build dependencies with the system apt (packages only, config untouched).
+ensure_build_deps() {
+	local missing=() p
+	for p in $BUILD_DEPS; do
+		dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	command -v dpkg-source > /dev/null || missing+=(dpkg-dev)
+	[[ ${#missing[@]} -eq 0 ]] && return
+	log "installing build dependencies: ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends "${missing[@]}"
+}
+
+# apt-get source (patches applied by dpkg-source) into $RBI_RUBIES/.src; print the tree's path.
+fetch_source() {
+	local v=$1 mirror=$2 a=$RBI_RUBIES/.apt/src srcdir s dir
+	srcdir=$RBI_RUBIES/.src/$v
+	if [[ ! -f $a/.updated ]]; then
+		for s in bullseye bookworm trixie experimental; do
+			echo "deb-src [signed-by=$KEYRING] $mirror $s main"
+		done | apt_setup "$a"
+		touch "$a/.updated"  # one update serves all four builds
+	fi
+	apt_opts "$a"
+	rm -rf "$srcdir" && mkdir -p "$srcdir"
+	(cd "$srcdir" && apt-get "${APTO[@]}" -qq source "${SRC_SPEC[$v]}" > /dev/null)
+	dir=$(find "$srcdir" -mindepth 1 -maxdepth 1 -type d -name "ruby$v-*" | head -n 1)
+	[[ -n $dir && -f $dir/configure ]] || die "dwarf-$v: no source tree in $srcdir"
+	# A release tarball ships the generated parser, so neither bison nor a base ruby is needed.
+	[[ -f $dir/parse.c ]] || log "dwarf-$v: warning: no generated parse.c; build may need bison"
+	# Debian's patches edit configure.ac (as Debian's build, we regenerate with autoconf);
+	# the Makefile would otherwise try the same in the middle of make, after configure ran.
+	if [[ $dir/configure.ac -nt $dir/configure ]]; then
+		(cd "$dir" && autoconf -o configure) >&2 || die "dwarf-$v: autoconf failed"
+	fi
+	printf '%s\n' "$dir"
+}
+
+# Configure and make (out of tree) under nice; $3 is the install prefix.
+build_source() {
+	local v=$1 src=$2 prefix=$3 b extra=()
+	b=$RBI_RUBIES/.build/$v
+	# Ruby 2.7's openssl extension does not build against OpenSSL 3 (the host's).
+	[[ $v == 2.7 ]] && extra+=(--with-out-ext=openssl)
+	rm -rf "$b" "$prefix" && mkdir -p "$b"
+	(
+		cd "$b"
+		nice -n 19 "$src/configure" --prefix="$prefix" --enable-shared --disable-install-doc \
+			optflags=-O2 debugflags=-g "${extra[@]}" > configure.log 2>&1
+		nice -n 19 make -j2 > make.log 2>&1
+		install_built "$v" > install.log 2>&1
+	) || die "dwarf-$v: build failed, see $b/*.log"
+}
+
+# `make install`, which never strips. For 2.7 on the bookworm host the gem step fails (the
+# default gems need the openssl extension that was left out), so rbinstall.rb is told to skip
+# its "gem" install type (default and bundled gems): the interpreter, libruby, the standard
+# library, extensions and headers are all still installed. INSTRUBY_ARGS is common.mk's own
+# definition plus that one option.
+install_built() {
+	if [[ $1 == 2.7 ]]; then
+		nice -n 19 make install-nodoc INSTRUBY_ARGS='$(SCRIPT_ARGS) --data-mode=$(INSTALL_DATA_MODE)
+			--prog-mode=$(INSTALL_PROG_MODE) --installed-list $(INSTALLED_LIST)
+			--mantype="$(MANTYPE)" --exclude=gem'
+	else
+		nice -n 19 make install
+	fi
+}
+
+# Fetch, build, verify and stamp one DWARF Ruby.
+dwarf_one() {
+	local v=$1 mirror=$2 prefix src ver
+	prefix=$RBI_RUBIES/dwarf-$v
+	log "dwarf-$v: fetching source ${SRC_SPEC[$v]}"
+	src=$(fetch_source "$v" "$mirror")
+	log "dwarf-$v: building $(basename "$src") into $prefix"
+	SECONDS=0
+	build_source "$v" "$src" "$prefix"
+	ver=$("$prefix/bin/ruby" -e "$SMOKE") || die "dwarf-$v: smoke test failed"
+	check_dwarf "$v" "$prefix"
+	echo "$ver" > "$prefix/$STAMP"
+	rm -rf "$RBI_RUBIES/.build/$v" "$RBI_RUBIES/.src/$v" # 100-300 MB each
+	log "dwarf-$v: ruby $ver ready in $prefix (${SECONDS}s, $(du -sh "$prefix" | cut -f1))"
+}
+
+do_dwarf() {
+	local v mirror="" failed=()
+	for v in "${VERSIONS[@]}"; do
+		[[ -s $RBI_RUBIES/dwarf-$v/$STAMP ]] && continue
+		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
+		# One failed build must not stop the others. Run it as a background job and wait: in
+		# a `||` list bash would switch off `set -e` inside the function.
+		dwarf_one "$v" "$mirror" &
+		wait $! || failed+=("$v")
+	done
+	[[ ${#failed[@]} -eq 0 ]] || die "DWARF builds failed: ${failed[*]}"
+}
+
+# The point of these builds: libruby must keep .symtab and DWARF.
+check_dwarf() {
+	local lib
+	lib=$(find "$2/lib" -maxdepth 1 -name "libruby.so.$1*" -type f | head -n 1)
+	[[ -n $lib ]] || die "dwarf-$1: no libruby.so.$1* in $2/lib"
+	readelf -S -W "$lib" | grep -q '\.symtab' || die "dwarf-$1: $lib has no .symtab"
+	readelf -S -W "$lib" | grep -q '\.debug_info' || die "dwarf-$1: $lib has no DWARF"
+}
+
+do_list() {
+	local v d
+	for v in "${VERSIONS[@]}"; do
+		d=$RBI_RUBIES/deb-$v
+		[[ -s $d/$STAMP ]] && echo "deb $(< "$d/$STAMP") $d chroot:/usr/bin/ruby"
+	done
+	for v in "${VERSIONS[@]}"; do
+		d=$RBI_RUBIES/dwarf-$v
+		[[ -s $d/$STAMP ]] && echo "dwarf $(< "$d/$STAMP") $d $d/bin/ruby"
+	done
+	return 0
+}
+
+usage() {
+	sed -n '3,12s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+main() {
+	local bin=0 dwarf=0 list=0 arg
+	for arg in "$@"; do
+		case $arg in
+		--binaries) bin=1 ;;
+		--dwarf) dwarf=1 ;;
+		--list) list=1 ;;
+		*) usage ;;
+		esac
+	done
+	[[ $# -eq 0 ]] && bin=1 dwarf=1
+	mkdir -p "$RBI_RUBIES"
+	RBI_RUBIES=$(cd "$RBI_RUBIES" && pwd -P)
+	[[ $bin -eq 1 ]] && do_binaries
+	[[ $dwarf -eq 1 ]] && do_dwarf
+	[[ $list -eq 1 ]] && do_list
+	return 0
+}
+
+main "$@"
