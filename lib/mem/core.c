@@ -16,6 +16,12 @@
  * files stay open until close.  After open the state is read-only, so reads
  * from several threads are safe.
  *
+ * The build-id a file must have is read from the core's own bytes at the
+ * file's first mapping of offset 0 (its ELF header; the kernel and gcore
+ * both dump that page by default, coredump_filter bit 4).  Without it the
+ * file is used unchecked, with a warning.  gcore dumps mappings of deleted
+ * files whole; for the kernel, "X (deleted)" is also looked up as X.
+ *
  * Notes read: NT_PRSTATUS (threads and registers), NT_PRPSINFO (pid),
  * NT_AUXV (AT_ENTRY, to tell the executable's mappings apart) and NT_FILE.
  * Every count and offset in them is checked against the note's size. */
@@ -337,45 +343,73 @@ static int core_thread(void *be, size_t index, struct rbi_thread_regs *out)
 	return RBI_OK;
 }
 
-/* Open NAME as the core names it: the given executable for the
-   executable's mappings, then SYSROOT/NAME, then NAME.  Returns an fd or
-   -errno of the last attempt. */
-static int open_resolved(const struct core *c, const char *name, bool is_exe)
+#define DELETED_MARK " (deleted)"
+
+/* open(PREFIX + the first LEN bytes of NAME); -errno on failure. */
+static int open_joined(const char *prefix, const char *name, size_t len)
 {
 	const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	size_t plen = prefix ? strlen(prefix) : 0;
+	char *p = malloc(plen + len + 1);
 	int fd;
 
-	if (is_exe && c->exe && (fd = open(c->exe, flags)) >= 0)
-		return fd;
-	if (c->sysroot && name[0] == '/') {
-		size_t n = strlen(c->sysroot) + strlen(name) + 1;
-		char *p = malloc(n);
+	if (!p)
+		return -ENOMEM;
+	if (plen)
+		memcpy(p, prefix, plen);
+	memcpy(p + plen, name, len);
+	p[plen + len] = '\0';
+	fd = open(p, flags);
+	if (fd < 0)
+		fd = -errno;
+	free(p);
+	return fd;
+}
 
-		if (!p)
-			return -ENOMEM;
-		snprintf(p, n, "%s%s", c->sysroot, name);
-		fd = open(p, flags);
-		free(p);
-		if (fd >= 0)
+/* Open NAME as the core names it (an absolute path): the given executable
+   first for the executable's mappings, then SYSROOT/NAME, then NAME.  A
+   name the kernel marked " (deleted)" is tried without the mark too (a
+   library upgraded under a running process): the build-id check decides
+   whether what is there now is what was mapped.  Returns an fd or -errno. */
+static int open_resolved(const struct core *c, const char *name, bool is_exe)
+{
+	size_t len = strlen(name), mark = strlen(DELETED_MARK);
+	size_t lens[2] = { len, len };
+	int fd = -ENOENT;
+
+	if (is_exe && c->exe && (fd = open_joined(NULL, c->exe, strlen(c->exe))) >= 0)
+		return fd;
+	if (name[0] != '/')     /* "anon_inode:[...]" and the like */
+		return -ENOENT;
+	if (len > mark && strcmp(name + len - mark, DELETED_MARK) == 0)
+		lens[1] = len - mark;
+	for (size_t i = 0; i < 2 && (i == 0 || lens[1] != lens[0]); i++) {
+		if (c->sysroot && (fd = open_joined(c->sysroot, name, lens[i])) >= 0)
+			return fd;
+		if ((fd = open_joined(NULL, name, lens[i])) >= 0)
 			return fd;
 	}
-	fd = open(name, flags);
-	return fd >= 0 ? fd : -errno;
+	return fd;
 }
 
 static int core_open_file(void *be, const char *path)
 {
 	const struct core *c = be;
-	const struct core_file *f = file_by_name(c, path);
+	const struct core_file *f;
 	struct stat st;
-	int fd = open_resolved(c, path, f && f->is_exe);
+	int fd;
 
+	if (!path)
+		return rbi_fail(RBI_INVAL, "no file name");
+	f = file_by_name(c, path);
+	fd = open_resolved(c, path, f && f->is_exe);
 	if (fd < 0)
 		return rbi_fail(fd == -EACCES ? RBI_PERM :
 				fd == -ENOMEM ? RBI_NOMEM : RBI_SYSTEM,
-				"cannot open %s%s%s: %s", path,
+				"cannot open %s%s%s%s: %s", path,
 				c->sysroot ? " (sysroot " : "",
-				c->sysroot ? c->sysroot : "", strerror(-fd));
+				c->sysroot ? c->sysroot : "",
+				c->sysroot ? ")" : "", strerror(-fd));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return rbi_fail(RBI_INVAL, "%s is not a regular file", path);
@@ -492,7 +526,10 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 	size_t phnum, i, n = 0;
 	GElf_Phdr ph;
 
-	if (elf_getphdrnum(c->elf, &phnum) != 0)
+	/* libelf quietly clamps the count to what fits in the file: check
+	   the header's own count (unless it overflowed into section 0). */
+	phnum = eh->e_phnum;
+	if (phnum == PN_XNUM && elf_getphdrnum(c->elf, &phnum) != 0)
 		return rbi_fail(RBI_CORRUPT, "%s: bad program header count: %s",
 				c->path, elf_errmsg(-1));
 	if (eh->e_phoff > c->image_size ||
@@ -808,6 +845,20 @@ static const struct core_map *file_header_map(const struct core *c, size_t f)
 	return NULL;
 }
 
+/* Files never found on disk (shared memory, memfd, devices): not worth
+   a warning when they cannot be opened. */
+static bool pseudo_file(const char *name)
+{
+	static const char *const prefixes[] = { "/dev/", "/memfd:", "/SYSV" };
+
+	if (name[0] != '/')
+		return true;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(prefixes); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 /* Decide whether file F may supply bytes the core lacks; warn when not,
    or when it cannot be checked. */
 static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
@@ -822,7 +873,7 @@ static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
 	int fd = open_resolved(c, file->name, file->is_exe);
 
 	if (fd < 0) {
-		if ((*unopened)++ == 0)
+		if (!pseudo_file(file->name) && (*unopened)++ == 0)
 			snprintf(first_unopened, cap, "%s: %s", file->name,
 				 strerror(-fd));
 		return;
@@ -896,9 +947,12 @@ reject:
 static void verify_files(struct core *c, struct rbi_diag *diag)
 {
 	bool *needed = calloc(c->nfiles ? c->nfiles : 1, sizeof(*needed));
-	char first[PATH_MAX + 128] = "";
+	char first[PATH_MAX + 128] = "", saved[512];
 	size_t unopened = 0, i;
 
+	/* The build-id helpers explain their failures, but here a failure is
+	   only a warning: leave the caller's rbi_errmsg() as it was. */
+	snprintf(saved, sizeof(saved), "%s", rbi_errmsg());
 	if (!needed) {
 		rbi_diag_add(diag, "out of memory: files on disk not used");
 		return;
@@ -917,6 +971,7 @@ static void verify_files(struct core *c, struct rbi_diag *diag)
 			     unopened == 1 ? "it" : "them",
 			     c->sysroot ? "" : " (a sysroot may help)");
 	free(needed);
+	rbi_fail(RBI_OK, "%s", saved);
 }
 
 /* Mark the files mapping AT_ENTRY as the executable; without an auxv, go by
@@ -924,6 +979,7 @@ static void verify_files(struct core *c, struct rbi_diag *diag)
 static void find_exe(struct core *c)
 {
 	const struct core_map *m = c->entry ? map_upper(c, c->entry) : NULL;
+	const char *base;
 
 	if (m && m->start <= c->entry) {
 		c->files[m->file].is_exe = true;
@@ -931,8 +987,7 @@ static void find_exe(struct core *c)
 	}
 	if (!c->exe)
 		return;
-	const char *base = strrchr(c->exe, '/');
-
+	base = strrchr(c->exe, '/');
 	base = base ? base + 1 : c->exe;
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const char *b = strrchr(c->files[i].name, '/');

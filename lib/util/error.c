@@ -47,6 +47,7 @@ int rbi_fail_context(int status, const char *fmt, ...)
 {
 	char prefix[RBI_ERRMSG_MAX];
 	char old[RBI_ERRMSG_MAX];
+	size_t plen, olen;
 	int saved = errno;
 	va_list ap;
 
@@ -57,7 +58,14 @@ int rbi_fail_context(int status, const char *fmt, ...)
 	old[sizeof(old) - 1] = '\0';
 	if (!old[0])
 		snprintf(old, sizeof(old), "%s", rbi_strerror(status));
-	snprintf(errmsg, sizeof(errmsg), "%s%s", prefix, old);
+	/* PREFIX then OLD, cut to fit. */
+	plen = strlen(prefix);
+	olen = strlen(old);
+	if (olen > sizeof(errmsg) - 1 - plen)
+		olen = sizeof(errmsg) - 1 - plen;
+	memcpy(errmsg, prefix, plen);
+	memcpy(errmsg + plen, old, olen);
+	errmsg[plen + olen] = '\0';
 	errno = saved;
 	return status;
 }

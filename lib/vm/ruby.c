@@ -61,6 +61,27 @@ static int read_version(struct rbi_target *t, struct rbi_vm *vm)
 	return RBI_OK;
 }
 
+/* The version-dependent values that are not offsets (vm.h).  Sources:
+   special_consts.h (Qnil), fl_type.h (FL_SINGLETON), id.h via bindgen and
+   otel (tLAST_OP_ID: 164 in 2.6, 168 in 2.7-3.0, 169 in 3.1-3.3, 170 in
+   3.4, 171 in 4.0), rarray.h (embedded length bits), vm_core.h
+   (first_lineno), vm_backtrace.c (labels). */
+static void set_constants(struct rbi_vm *vm)
+{
+	struct rbi_vm_consts *k = &vm->k;
+
+	k->qnil = rbi_vm_ge(vm, 3, 2) ? 0x04 : 0x08;
+	k->fl_singleton = 1ull << (rbi_vm_ge(vm, 3, 4) ? 13 : 12);
+	k->tlast_op_id = rbi_vm_ge(vm, 4, 0) ? 171 : rbi_vm_ge(vm, 3, 4) ? 170 :
+			 rbi_vm_ge(vm, 3, 1) ? 169 : rbi_vm_ge(vm, 2, 7) ? 168 : 164;
+	k->rarray_embed_len_mask = rbi_vm_ge(vm, 3, 2) ? 0x7f : 0x3;
+	k->first_lineno_fixnum = !rbi_vm_ge(vm, 3, 2);
+	k->label_skips_rescue_caller = rbi_vm_ge(vm, 3, 4);
+	k->label_qualified = rbi_vm_ge(vm, 3, 4);
+	k->classpath_in_classext = rbi_vm_ge(vm, 3, 3);
+	vm->pthread_tid_off = -2;
+}
+
 static int choose_layout(struct rbi_vm *vm)
 {
 	const struct rbi_ruby_info *info = &vm->info;
@@ -294,6 +315,7 @@ static int vm_find(struct rbi_target *t, struct rbi_vm *vm)
 				"defines ruby_version");
 	if ((rc = read_version(t, vm)) || (rc = choose_layout(vm)))
 		return rc;
+	set_constants(vm);
 	if (locate_vm_by_symbol(t, vm) && locate_vm_by_code(t, vm))
 		return rbi_fail(RBI_NO_VM, "Ruby %s found in %s, but no valid VM: the "
 				"process may still be starting or be shutting down",
@@ -333,7 +355,7 @@ int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out)
 
 RBI_EXPORT int rbi_ruby_info(rbi_target *t, const struct rbi_ruby_info **out)
 {
-	struct rbi_vm *vm;
+	struct rbi_vm *vm = NULL;
 	int rc;
 
 	if (!t || !out)
