@@ -24,15 +24,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 /* Bounds on what target memory may make us do. */
-#define IMAGE_MEM_MAX    (512u << 20)   /* largest in-memory image copied */
+#define IMAGE_MEM_MAX    (256u << 20)   /* largest in-memory image copied */
 #define IMAGE_PHNUM_MAX  256u           /* program headers per image */
 #define IMAGE_SEGS_MAX   4096u          /* regions per image */
-#define IMAGE_SYMS_MAX   (1u << 24)     /* symbols indexed per image */
+#define IMAGE_SYMS_MAX   (1u << 22)     /* symbols indexed per image */
+#define IMAGE_END_SLACK  (64u << 10)    /* largest page size we expect */
 #define IMAGE_READ_CHUNK (1u << 20)     /* bytes per read of a memory image */
 
 /* One region of an image: where file offset OFF..OFF+LEN is mapped. */
@@ -46,6 +48,8 @@ struct image_priv {
 	struct rbi_target *t;
 	struct rbi_image *img;
 	uint64_t low;           /* address reported to libdwfl */
+	uint64_t limit;         /* end of its PT_LOADs: later regions of the
+				   same path beyond are other mappings */
 	struct image_seg *segs;
 	size_t nsegs;
 	uint8_t *mem;           /* memory image handed to libdwfl (elf_memory) */
@@ -78,14 +82,17 @@ static const Dwfl_Callbacks image_callbacks = {
 /* ---- ELF header in target memory --------------------------------------- */
 
 /* Read and check the ELF header at BASE and find the load bias (runtime
-   address - ELF vaddr) and the low address libdwfl expects for the module
-   (where its first PT_LOAD, aligned down, is mapped). */
+   address - ELF vaddr), the low address libdwfl expects for the module
+   (where its first PT_LOAD, aligned down, is mapped) and where its last
+   PT_LOAD ends. */
 static int image_header(struct rbi_target *t, uint64_t base, uint64_t *bias,
-			uint64_t *low)
+			uint64_t *low, uint64_t *limit)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
 	size_t n = 0;
+	bool first = true;
+	uint64_t hi = 0;
 
 	if (rbi_target_read_fn(t, base, &eh, sizeof(eh), &n) != RBI_OK)
 		return RBI_UNMAPPED;
@@ -102,6 +109,12 @@ static int image_header(struct rbi_target *t, uint64_t base, uint64_t *bias,
 			return RBI_UNMAPPED;
 		if (ph.p_type != PT_LOAD)
 			continue;
+		if (ph.p_memsz > (1ull << 40) || ph.p_vaddr > (1ull << 56))
+			return RBI_NOT_ELF;
+		if (ph.p_vaddr + ph.p_memsz > hi)
+			hi = ph.p_vaddr + ph.p_memsz;
+		if (!first)
+			continue;
 		/* The first PT_LOAD maps file offset 0 (it holds the ELF
 		   header), so BASE is its page-aligned vaddr plus the bias. */
 		uint64_t align = ph.p_align;
@@ -109,9 +122,14 @@ static int image_header(struct rbi_target *t, uint64_t base, uint64_t *bias,
 			align = 4096;
 		*bias = base - (ph.p_vaddr - ph.p_offset);
 		*low = *bias + (ph.p_vaddr & ~(align - 1));
-		return RBI_OK;
+		first = false;
 	}
-	return RBI_NOT_ELF;
+	if (first)
+		return RBI_NOT_ELF;
+	*limit = *bias + hi + IMAGE_END_SLACK;
+	if (*limit < base)
+		*limit = UINT64_MAX;
+	return RBI_OK;
 }
 
 /* ---- Memory images ------------------------------------------------------ */
@@ -164,27 +182,14 @@ static int image_copy_memory(struct image_priv *p)
 		}
 	}
 
-	/* Section headers lie past the mapped part in almost every file; an
-	   ELF pointing outside its buffer is one libelf may refuse.  Drop them
-	   unless they and their contents are all in the copy (the vDSO). */
+	/* Section headers lie past the mapped part of almost every file, and
+	   what memory holds of sections may be relocated or zeroed (.bss):
+	   drop them, so that libdwfl reads only .dynsym via PT_DYNAMIC.  This
+	   also keeps libelf/libdw away from section data a target controls. */
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
-	bool keep = eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) &&
-		    eh->e_shnum > 0 && eh->e_shoff <= size &&
-		    (size - eh->e_shoff) / sizeof(Elf64_Shdr) >= eh->e_shnum &&
-		    eh->e_shoff % 8 == 0;
-	for (size_t i = 0; keep && i < eh->e_shnum; i++) {
-		Elf64_Shdr sh;
-
-		memcpy(&sh, buf + eh->e_shoff + i * sizeof(sh), sizeof(sh));
-		if (sh.sh_type != SHT_NOBITS &&
-		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
-			keep = false;
-	}
-	if (!keep) {
-		eh->e_shoff = 0;
-		eh->e_shnum = 0;
-		eh->e_shstrndx = SHN_UNDEF;
-	}
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = SHN_UNDEF;
 	p->mem = buf;
 	p->memsize = size;
 	return RBI_OK;
@@ -192,18 +197,39 @@ static int image_copy_memory(struct image_priv *p)
 
 /* ---- libdwfl callbacks -------------------------------------------------- */
 
-/* Where the path we opened really is, for libdwfl's debuglink search. */
-static char *fd_path(int fd, const char *fallback)
+/* A path in our namespace naming the file open on FD, which the backend
+   opened for NAME: for libdwfl's debuglink search and for people.  The
+   kernel's name for FD is not always it: for a file of another mount
+   namespace (a container) it is the path inside that namespace, which
+   here may name another file.  So each candidate must be FD's inode. */
+static char *file_path(struct rbi_target *t, int fd, const char *name)
 {
-	char link[64], path[PATH_MAX];
+	char link[64], path[PATH_MAX], cand[PATH_MAX + 64];
+	struct stat fst, st;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0 || path[0] != '/')
-		return strdup(fallback);
-	path[n] = '\0';
-	return strdup(path);
+	path[n > 0 ? n : 0] = '\0';
+	if (fstat(fd, &fst) != 0)
+		return strdup(path[0] == '/' ? path : name);
+	for (int i = 0; i < 4; i++) {
+		int len = -1;
+
+		if (i == 0 && path[0] == '/')
+			len = snprintf(cand, sizeof(cand), "%s", path);
+		else if (i == 1 && t->live && t->pid > 0 && name[0] == '/')
+			len = snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)t->pid, name);
+		else if (i == 2 && t->sysroot && name[0] == '/')
+			len = snprintf(cand, sizeof(cand), "%s%s", t->sysroot, name);
+		else if (i == 3)
+			len = snprintf(cand, sizeof(cand), "%s", name);
+		if (len < 0 || (size_t)len >= sizeof(cand))
+			continue;
+		if (stat(cand, &st) == 0 && st.st_dev == fst.st_dev && st.st_ino == fst.st_ino)
+			return strdup(cand);
+	}
+	return strdup(path[0] == '/' ? path : name);
 }
 
 /* Hand libdwfl the file we checked at load (reopened and checked again:
@@ -233,8 +259,9 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 		img->mismatch = fd >= 0;
 		free(img->file);
 		img->file = NULL;
-		rbi_diag_add(&p->t->diag, "%s changed on disk while being read; "
-			     "using the image in target memory", img->name);
+		rbi_diag_add(&p->t->diag, "%s %s since it was checked; using the "
+			     "image in target memory", img->name,
+			     fd >= 0 ? "changed on disk" : "can no longer be opened");
 	}
 	if (!p->mem && image_copy_memory(p) != RBI_OK)
 		return -1;
@@ -272,16 +299,22 @@ void rbi_images_free(struct rbi_image_list *l)
 	free(lp);
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
+/* Room for one more image in LP (CAP is the room both arrays have). */
+static int images_grow(struct image_list_priv *lp, size_t *cap)
 {
-	if (n < *cap)
-		return RBI_OK;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *nv = realloc(*v, ncap * elem);
+	struct rbi_image *v;
+	struct image_priv *pv;
+	size_t ncap;
 
-	if (!nv)
+	if (lp->pub.n < *cap)
+		return RBI_OK;
+	ncap = *cap ? *cap * 2 : 16;
+	if (!(v = realloc(lp->pub.v, ncap * sizeof(*v))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	*v = nv;
+	lp->pub.v = v;
+	if (!(pv = realloc(lp->priv, ncap * sizeof(*pv))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	lp->priv = pv;
 	*cap = ncap;
 	return RBI_OK;
 }
@@ -290,7 +323,7 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem)
 static int images_collect(struct rbi_target *t, struct image_list_priv *lp)
 {
 	const struct rbi_region_list *rl;
-	size_t cap = 0, pcap = 0;
+	size_t cap = 0;
 	int rc = rbi_regions(t, &rl);
 
 	if (rc)
@@ -303,27 +336,25 @@ static int images_collect(struct rbi_target *t, struct image_list_priv *lp)
 		if (!r->path || !r->path[0])
 			continue;
 		if (r->file_offset == 0 && (r->prot & RBI_PROT_READ)) {
-			uint64_t bias = 0, low = 0;
+			uint64_t bias = 0, low = 0, limit = 0;
 
-			if (image_header(t, r->start, &bias, &low) != RBI_OK)
+			if (image_header(t, r->start, &bias, &low, &limit) != RBI_OK)
 				continue;       /* a data file, or no header */
-			if ((rc = grow((void **)&lp->pub.v, &cap, lp->pub.n,
-				       sizeof(*lp->pub.v))) ||
-			    (rc = grow((void **)&lp->priv, &pcap, lp->pub.n,
-				       sizeof(*lp->priv))))
+			if ((rc = images_grow(lp, &cap)) != RBI_OK)
 				return rc;
 			img = &lp->pub.v[lp->pub.n];
 			p = &lp->priv[lp->pub.n];
 			*img = (struct rbi_image){ .start = r->start, .end = r->end,
 						   .bias = bias };
-			*p = (struct image_priv){ .t = t, .low = low };
+			*p = (struct image_priv){ .t = t, .low = low, .limit = limit };
 			lp->pub.n++;
 			if (!(img->name = strdup(r->path)))
 				return rbi_fail(RBI_NOMEM, "out of memory");
 		} else {
-			/* The latest image of this path that starts below. */
+			/* The latest image of this path that spans it. */
 			for (size_t j = lp->pub.n; j-- > 0;) {
 				if (lp->pub.v[j].start <= r->start &&
+				    r->start < lp->priv[j].limit &&
 				    !strcmp(lp->pub.v[j].name, r->path)) {
 					img = &lp->pub.v[j];
 					p = &lp->priv[j];
@@ -348,13 +379,11 @@ static int images_collect(struct rbi_target *t, struct image_list_priv *lp)
 	return RBI_OK;
 }
 
-/* Decide where each image's bytes come from.  Returns how many files
-   could not be opened (FIRST_MISSING names one). */
-static size_t images_check_files(struct rbi_target *t, struct image_list_priv *lp,
-				 const char **first_missing)
+/* Decide where each image's bytes come from.  *MISSING counts the files
+   that could not be opened (FIRST_MISSING names one). */
+static int images_check_files(struct rbi_target *t, struct image_list_priv *lp,
+			      size_t *missing, const char **first_missing)
 {
-	size_t missing = 0;
-
 	for (size_t i = 0; i < lp->pub.n; i++) {
 		struct rbi_image *img = &lp->pub.v[i];
 		struct rbi_build_id fid = { .len = 0 };
@@ -367,7 +396,7 @@ static size_t images_check_files(struct rbi_target *t, struct image_list_priv *l
 		img->origin = RBI_IMAGE_MEMORY;
 		fd = rbi_target_open_file(t, img->name);
 		if (fd < 0) {
-			if (!missing++)
+			if (!(*missing)++)
 				*first_missing = img->name;
 			continue;
 		}
@@ -375,10 +404,10 @@ static size_t images_check_files(struct rbi_target *t, struct image_list_priv *l
 		    (rbi_build_id_from_fd(fd, &fid) == RBI_OK &&
 		     rbi_build_id_equal(&fid, &img->build_id))) {
 			img->origin = RBI_IMAGE_FILE;
-			img->file = fd_path(fd, img->name);
+			img->file = file_path(t, fd, img->name);
 			close(fd);
 			if (!img->file)
-				return SIZE_MAX;
+				return rbi_fail(RBI_NOMEM, "out of memory");
 			continue;
 		}
 		close(fd);
@@ -390,7 +419,7 @@ static size_t images_check_files(struct rbi_target *t, struct image_list_priv *l
 			     "using the image in target memory", img->name,
 			     fid.len ? fhex : "(none)", mhex);
 	}
-	return missing;
+	return RBI_OK;
 }
 
 static int images_report(struct rbi_target *t, struct image_list_priv *lp)
@@ -401,7 +430,7 @@ static int images_report(struct rbi_target *t, struct image_list_priv *lp)
 	/* The standard path, then debug files inside the sysroot or the
 	   target's root (a container) found by build-id. */
 	{
-		char buf[3 * PATH_MAX];
+		char buf[PATH_MAX + 64];
 		int len;
 
 		if (t->sysroot)
@@ -448,7 +477,7 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 {
 	struct image_list_priv *lp;
 	const char *first_missing = NULL;
-	size_t missing;
+	size_t missing = 0;
 	int rc;
 
 	if (t->images) {
@@ -463,10 +492,8 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 	for (size_t i = 0; i < lp->pub.n; i++)
 		lp->priv[i].img = &lp->pub.v[i];     /* v is final now */
 	if (rc == RBI_OK) {
-		missing = images_check_files(t, lp, &first_missing);
-		if (missing == SIZE_MAX)
-			rc = rbi_fail(RBI_NOMEM, "out of memory");
-		else if (missing)
+		rc = images_check_files(t, lp, &missing, &first_missing);
+		if (rc == RBI_OK && missing)
 			rbi_diag_add(&t->diag, "%zu mapped file%s not found (%s%s); "
 				     "reading %s from target memory", missing,
 				     missing > 1 ? "s" : "", first_missing,
