@@ -6,7 +6,7 @@
 #
 # usage: [RBI_NS_PIDFILE=FILE] tools/run-in-ns.sh ROOT CMD [ARGS...]
 #   e.g. RBI_NS_PIDFILE=/tmp/p tools/run-in-ns.sh ~/.cache/rbinspect/rubies/deb-3.3 \
-#            /usr/bin/ruby /tmp/threads.rb &
+#            /usr/bin/ruby /tmp/programs/threads.rb &
 #
 # Prints nothing of its own; CMD's stdin/stdout/stderr and exit status pass through.
 # CMD and its files are named by their paths inside ROOT. Needs root (CAP_SYS_ADMIN).
@@ -14,10 +14,11 @@
 # Finding the host pid of CMD:
 #   - If RBI_NS_PIDFILE is set, the host pid of CMD (pid 1 inside) is written to that file
 #     (atomically, via rename) as soon as it exists; wait for the file to appear.
-#   - Otherwise: this script execs unshare, so the caller's $! is unshare's pid; CMD is the
-#     child of that pid whose /proc/CHILD/status has two pids on its NSpid: line.
-# Killing the script's pid ($!) kills CMD too (unshare --kill-child). CMD receives SIGTERM from
-# the host normally (Ruby installs a handler, so pid-1 signal filtering does not bite).
+#   - Otherwise: CMD is the grandchild of this script (script > unshare > CMD); it is the
+#     process whose /proc/PID/status NSpid: line has two pids, the second being 1.
+# Stopping: SIGTERM/SIGINT/SIGHUP to this script's pid are forwarded to CMD as SIGTERM (unshare
+# itself ignores them); SIGTERM to CMD's host pid works directly too (Ruby handles it, so the
+# pid-1 signal filtering does not drop it); SIGKILL of unshare kills CMD (--kill-child).
 set -euo pipefail
 
 die() { printf 'run-in-ns.sh: %s\n' "$*" >&2; exit 2; }
@@ -25,54 +26,65 @@ die() { printf 'run-in-ns.sh: %s\n' "$*" >&2; exit 2; }
 # Host pid of the namespaced child of $1: the child whose NSpid has two entries (host, ns).
 ns_child_of() {
 	local parent=$1 c
-	for c in $(cat "/proc/$parent/task/$parent/children" 2>/dev/null); do
+	for c in $(cat "/proc/$parent/task/$parent/children" 2> /dev/null); do
 		awk '$1 == "NSpid:" && NF == 3 { found = 1 } END { exit !found }' \
-			"/proc/$c/status" 2>/dev/null && { echo "$c"; return 0; }
+			"/proc/$c/status" 2> /dev/null && { echo "$c"; return 0; }
 	done
 	return 1
 }
 
-# Background helper: poll until unshare (which will be this pid after exec) has forked CMD,
-# then publish its host pid. Gives up after ~10 s, or as soon as the parent is gone.
-write_pidfile() {
-	local parent=$1 file=$2 i pid
+# Wait (up to ~10 s) until unshare ($1) has forked CMD; print CMD's host pid.
+wait_ns_child() {
+	local parent=$1 i
 	for ((i = 0; i < 1000; i++)); do
-		if pid=$(ns_child_of "$parent"); then
-			echo "$pid" > "$file.tmp.$$" && mv -f "$file.tmp.$$" "$file"
-			return 0
-		fi
+		ns_child_of "$parent" && return 0
 		[[ -d /proc/$parent ]] || return 1
 		sleep 0.01
 	done
 	return 1
 }
 
+CHILD="" # host pid of CMD once known
+
+forward_term() {
+	[[ -n $CHILD ]] || CHILD=$(ns_child_of "$UNSHARE") || true
+	[[ -n $CHILD ]] && kill -TERM "$CHILD" 2> /dev/null
+	return 0
+}
+
 main() {
 	[[ $# -ge 2 ]] || die "usage: run-in-ns.sh ROOT CMD [ARGS...]"
-	local root
+	local root rc=0
 	root=$(realpath -e "$1") || die "no such root: $1"
 	shift
 	[[ -d $root/proc ]] || die "$root does not look like a root dir (no proc/)"
 	mkdir -p "$root/.oldroot"
-	if [[ -n ${RBI_NS_PIDFILE:-} ]]; then
-		rm -f "$RBI_NS_PIDFILE"
-		# The helper must not hold the caller's stdout open (a caller reading CMD's output
-		# through a pipe would otherwise wait for it).
-		write_pidfile $$ "$RBI_NS_PIDFILE" < /dev/null > /dev/null 2>&1 &
-	fi
+	[[ -n ${RBI_NS_PIDFILE:-} ]] && rm -f "$RBI_NS_PIDFILE"
 	# Inside: make mounts private so nothing leaks to the host, bind ROOT onto itself (pivot_root
 	# needs a mount point), mount a proc of the new pid namespace, pivot, exec CMD as pid 1.
 	# Every tool must run before pivot_root: afterwards PATH and the dynamic loader resolve in
 	# ROOT, which has no mount(8). So the old root stays mounted at /.oldroot (harmless here).
 	# shellcheck disable=SC2016  # expanded by the inner sh
-	exec unshare --mount --pid --fork --kill-child sh -c '
+	unshare --mount --pid --fork --kill-child sh -c '
 		set -e
 		mount --make-rprivate /
 		mount --bind "$0" "$0"
 		mount -t proc proc "$0/proc"
 		cd "$0"
 		pivot_root . .oldroot
-		exec "$@"' "$root" "$@"
+		exec "$@"' "$root" "$@" &
+	UNSHARE=$!
+	trap forward_term TERM INT HUP
+	if CHILD=$(wait_ns_child "$UNSHARE") && [[ -n ${RBI_NS_PIDFILE:-} ]]; then
+		echo "$CHILD" > "$RBI_NS_PIDFILE.tmp.$$"
+		mv -f "$RBI_NS_PIDFILE.tmp.$$" "$RBI_NS_PIDFILE"
+	fi
+	# A trapped signal interrupts wait (status > 128); keep waiting until unshare is gone.
+	while true; do
+		wait "$UNSHARE" && rc=0 || rc=$?
+		[[ -d /proc/$UNSHARE ]] || break
+	done
+	exit "$rc"
 }
 
 main "$@"

@@ -48,13 +48,14 @@ declare -A BIN_SUITES=(
 	[3.3]="trixie"
 	[3.4]="sid experimental"
 )
-# Source package specs for `apt-get source`. The mirror's current ruby3.4 source (3.4.11)
-# returns 404; 3.4.5-1~exp1 is the newest one that downloads.
+# Source package specs for `apt-get source`, tried in order. The mirror's current ruby3.4
+# source (3.4.11) returns 404; 3.4.5-1~exp1 is the newest one that downloads. The mirror keeps
+# only current versions, so if that pin disappears, fall back to whatever experimental has.
 declare -A SRC_SPEC=(
 	[2.7]="ruby2.7/bullseye"
 	[3.1]="ruby3.1/bookworm"
 	[3.3]="ruby3.3/trixie"
-	[3.4]="ruby3.4=3.4.5-1~exp1"
+	[3.4]="ruby3.4=3.4.5-1~exp1 ruby3.4/experimental"
 )
 VERSIONS=(2.7 3.1 3.3 3.4)
 # Runtime closure of /usr/bin/rubyX.Y and libruby (DT_NEEDED), plus libgcc-s1 which glibc
@@ -166,22 +167,27 @@ ensure_build_deps() {
 	command -v dpkg-source > /dev/null || missing+=(dpkg-dev)
 	[[ ${#missing[@]} -eq 0 ]] && return
 	log "installing build dependencies: ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends "${missing[@]}"
+	DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends "${missing[@]}" \
+		> /dev/null
 }
 
 # apt-get source (patches applied by dpkg-source) into $RBI_RUBIES/.src; print the tree's path.
 fetch_source() {
-	local v=$1 mirror=$2 a=$RBI_RUBIES/.apt/src srcdir s dir
+	local v=$1 mirror=$2 a=$RBI_RUBIES/.apt/src srcdir s spec dir
 	srcdir=$RBI_RUBIES/.src/$v
-	if [[ ! -f $a/.updated ]]; then
+	# One update serves all builds of a run; stale lists would name files the mirror dropped.
+	if [[ -z $(find "$a/.updated" -mmin -60 2> /dev/null) ]]; then
 		for s in bullseye bookworm trixie experimental; do
 			echo "deb-src [signed-by=$KEYRING] $mirror $s main"
 		done | apt_setup "$a"
-		touch "$a/.updated"  # one update serves all four builds
+		touch "$a/.updated"
 	fi
 	apt_opts "$a"
-	rm -rf "$srcdir" && mkdir -p "$srcdir"
-	(cd "$srcdir" && apt-get "${APTO[@]}" -qq source "${SRC_SPEC[$v]}" > /dev/null)
+	for spec in ${SRC_SPEC[$v]}; do
+		rm -rf "$srcdir" && mkdir -p "$srcdir"
+		(cd "$srcdir" && apt-get "${APTO[@]}" -qq source "$spec" > /dev/null) && break
+		log "dwarf-$v: apt-get source $spec failed"
+	done
 	dir=$(find "$srcdir" -mindepth 1 -maxdepth 1 -type d -name "ruby$v-*" | head -n 1)
 	[[ -n $dir && -f $dir/configure ]] || die "dwarf-$v: no source tree in $srcdir"
 	# A release tarball ships the generated parser, so neither bison nor a base ruby is needed.
@@ -213,13 +219,13 @@ build_source() {
 # `make install`, which never strips. For 2.7 on the bookworm host the gem step fails (the
 # default gems need the openssl extension that was left out), so rbinstall.rb is told to skip
 # its "gem" install type (default and bundled gems): the interpreter, libruby, the standard
-# library, extensions and headers are all still installed. INSTRUBY_ARGS is common.mk's own
-# definition plus that one option.
+# library, extensions and headers are all still installed. The option is appended from a
+# makefile fragment: a command-line INSTRUBY_ARGS= override would also land in MAKEFLAGS,
+# which rbinstall.rb receives inside a quoted argument that the shell then cannot parse.
 install_built() {
 	if [[ $1 == 2.7 ]]; then
-		nice -n 19 make install-nodoc INSTRUBY_ARGS='$(SCRIPT_ARGS) --data-mode=$(INSTALL_DATA_MODE)
-			--prog-mode=$(INSTALL_PROG_MODE) --installed-list $(INSTALLED_LIST)
-			--mantype="$(MANTYPE)" --exclude=gem'
+		printf 'include GNUmakefile\nINSTRUBY_ARGS += --exclude=gem\n' > rbi-install.mk
+		nice -n 19 make -f rbi-install.mk install-nodoc
 	else
 		nice -n 19 make install
 	fi
@@ -294,6 +300,12 @@ main() {
 	[[ $# -eq 0 ]] && bin=1 dwarf=1
 	mkdir -p "$RBI_RUBIES"
 	RBI_RUBIES=$(cd "$RBI_RUBIES" && pwd -P)
+	# Concurrent runs (several test suites at once) wait for each other instead of unpacking
+	# or building into the same dirs; --list alone never waits.
+	if [[ $bin -eq 1 || $dwarf -eq 1 ]]; then
+		exec 9> "$RBI_RUBIES/.lock"
+		flock 9
+	fi
 	[[ $bin -eq 1 ]] && do_binaries
 	[[ $dwarf -eq 1 ]] && do_dwarf
 	[[ $list -eq 1 ]] && do_list

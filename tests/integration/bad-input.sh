@@ -1,0 +1,94 @@
+# bad-input.sh: every kind of bad input gets one clear line on stderr and
+# its own documented exit code; never a crash or a hang.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+
+# expect DESC CODE PATTERN CMD...: exit code CODE, exactly one stderr line
+# matching PATTERN, no sanitizer report.
+expect() {
+	local desc=$1 code=$2 pat=$3 rc lines
+	shift 3
+	timeout 60 "$@" >"$RB_TMP/out" 2>"$RB_TMP/err"
+	rc=$?
+	lines=$(grep -c . "$RB_TMP/err")
+	if [ "$rc" -eq "$code" ] && [ "$lines" -eq 1 ] && grep -qE "$pat" "$RB_TMP/err"; then
+		ok "$desc"
+	else
+		not_ok "$desc (exit $rc, want $code)"
+		diag "$(head -5 "$RB_TMP/err")"
+	fi
+}
+
+# A pid that surely does not exist: one we started and reaped.
+sh -c 'exit 0' & gone=$!; wait $gone
+expect "no such pid" 3 "no such process: $gone" "$RBINSPECT" -p "$gone" info
+expect "pid 0 is a usage error" 2 "invalid process id" "$RBINSPECT" -p 0 info
+
+sleep 300 & notruby=$!; RB_PIDS+=("$notruby")
+expect "a pid that is not Ruby" 5 "not a Ruby process" "$RBINSPECT" -p "$notruby" info
+
+# A zombie: the child exits and its parent (now sleep) never reaps it.
+sh -c 'sleep 0 & echo $! > '"$RB_TMP"'/zpid; exec sleep 300' & RB_PIDS+=($!)
+for _ in $(seq 50); do
+	[ -s "$RB_TMP/zpid" ] && grep -q '^State:.*Z' "/proc/$(cat "$RB_TMP/zpid")/status" 2>/dev/null && break
+	sleep 0.1
+done
+expect "a zombie" 9 "zombie" "$RBINSPECT" -p "$(cat "$RB_TMP/zpid")" info
+
+printf 'not an ELF file\n' > "$RB_TMP/text"
+expect "a file that is not ELF" 6 "not an ELF file" "$RBINSPECT" "$RB_TMP/text" info
+expect "an ELF that is not a core" 6 "not a core" "$RBINSPECT" /bin/true info
+expect "a missing core file" 1 "No such file" "$RBINSPECT" "$RB_TMP/none" info
+
+read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
+if [ -z "${root:-}" ]; then
+	skip "no test Ruby: run tools/test-rubies.sh"
+	tap_done; exit
+fi
+
+# Permission: a root-owned Ruby inspected as nobody.
+ruby_start "$kind" "$root" "$cmd" simple.rb
+cp "$RBINSPECT" "$RB_TMP/rbinspect"; chmod 755 "$RB_TMP" "$RB_TMP/rbinspect"
+expect "EPERM says how to fix it" 4 "CAP_SYS_PTRACE" \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$RB_TMP/rbinspect" -p "$RB_PID" info
+
+# A truncated core.
+core=$(core_of "$RB_PID")
+truncate -s $(( $(stat -c %s "$core") / 2 )) "$core"
+expect "a truncated core" 6 "truncated" "$RBINSPECT" "$core" info
+rm -f "$core"
+
+# A core whose libruby on disk has another build-id: say so, and still
+# answer from what the core holds (a core carrying file-backed mappings).
+core=$(core_of "$RB_PID" --with-file-mappings)
+lib=$(readlink -f "$(ls "$root"/usr/lib/x86_64-linux-gnu/libruby-*.so.*.* | head -1)")
+mkdir -p "$RB_TMP/sysroot$(dirname "$lib")"
+fake=$RB_TMP/sysroot$lib
+cp "$lib" "$fake"
+# Flip one byte of the build-id note's descriptor.
+bid=$(readelf -n "$fake" | awk '/Build ID/ { print $3; exit }')
+off=$(python3 -c 'import sys; print(open(sys.argv[1], "rb").read().index(bytes.fromhex(sys.argv[2])))' "$fake" "$bid")
+printf '\xee' | dd of="$fake" bs=1 seek="$off" conv=notrunc status=none
+"$RBINSPECT" --sysroot "$RB_TMP/sysroot" "$core" info >"$RB_TMP/out" 2>"$RB_TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'build-id' "$RB_TMP/err" && grep -q "ruby *$ver" "$RB_TMP/out"; then
+	ok "binary mismatch is reported and the core's own bytes are used"
+else
+	not_ok "binary mismatch (exit $rc)"; diag "$(cat "$RB_TMP/err")"
+fi
+rm -f "$core"
+
+# An unknown Ruby version with no DWARF: the same Ruby with its version
+# string patched, in a copy of its root.
+fakeroot=$RB_TMP/fakeroot
+cp -a "$root" "$fakeroot"
+flib=$fakeroot${lib#"$root"}
+# ruby_version lives in a read-only segment, where file offset == address.
+voff=$(nm -D "$flib" | awk '$3 == "ruby_version" { print $1 }')
+printf '9.9.0%*s' $(( ${#ver} - 5 )) '' | tr ' ' 0 |
+	dd of="$flib" bs=1 seek=$((16#$voff)) conv=notrunc status=none
+RUBYOPT=--disable-gems ruby_start deb "$fakeroot" "$cmd" simple.rb
+expect "an unknown Ruby version says how to supply DWARF" 7 "DWARF|debug info" \
+	"$RBINSPECT" -p "$RB_PID" info
+tap_done

@@ -1,0 +1,79 @@
+# bt.sh: `rbinspect bt` and `threads` on every test Ruby (Debian's stripped
+# binaries and DWARF builds), live and from a core, against the target's
+# own Thread#backtrace_locations (testdata/programs/threads.rb with a
+# 10,000-frame thread; tests/bt-check.py compares).  Also: --max-frames,
+# one thread by number, text output, and a thread spinning with the GVL.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+check_py=$here/tests/bt-check.py
+
+# wait_parked PID: until every task of PID sleeps (state S), so the truth
+# writer is back in its recorded call (see testdata/programs/lib/truth.rb).
+wait_parked() {
+	local st
+	for _ in $(seq 1 100); do
+		st=$(for s in /proc/"$1"/task/*/stat; do sed 's/.*) //' "$s" | cut -d' ' -f1; done 2>/dev/null | sort -u)
+		[ "$st" = S ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# compare LABEL JSON: bt --json output against the running program's truth.
+compare() {
+	local out
+	if out=$(python3 "$check_py" "$RB_TRUTH" "$2" 2>&1); then
+		ok "$1: every thread and frame matches the target's own backtrace"
+	else
+		not_ok "$1: frames differ from the target's own backtrace"; diag "$out"
+	fi
+}
+
+while read -r kind ver root cmd; do
+	if ! DEPTH=10000 ruby_start "$kind" "$root" "$cmd" threads.rb; then
+		not_ok "$kind $ver: program did not start"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
+	start=$(date +%s%N)
+	"$RBINSPECT" --json -p "$RB_PID" bt >"$RB_TMP/live.json"
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	compare "$kind $ver live" "$RB_TMP/live.json"
+	check "$kind $ver live: 10,000-frame stack in ${ms} ms (< 5 s)" test "$ms" -lt 5000
+
+	"$RBINSPECT" --json -p "$RB_PID" threads >"$RB_TMP/threads.json"
+	is "$(jq '.threads | length' "$RB_TMP/threads.json")" \
+		"$(awk -F'\t' '$1 == "thread"' "$RB_TRUTH" | wc -l)" "$kind $ver: threads lists every thread"
+	is "$(jq '[.threads[] | select(.main)] | length' "$RB_TMP/threads.json")" 1 \
+		"$kind $ver: one main thread"
+
+	deep=$(jq '[.threads[] | .name] | index("deep") + 1' "$RB_TMP/live.json")
+	"$RBINSPECT" -p "$RB_PID" bt "$deep" --max-frames 3 >"$RB_TMP/deep.txt"
+	is "$(wc -l <"$RB_TMP/deep.txt")" 5 "$kind $ver: bt N --max-frames 3 prints header, 3 frames, marker"
+	want=$(awk -F'\t' '$1 == "frame" && $2 == "deep" && $3 == 1 { print $5 ":" $6 }' "$RB_TRUTH")
+	if sed -n 3p "$RB_TMP/deep.txt" | grep -qF "$want:in '"; then
+		ok "$kind $ver: text frame is path:line:in 'label'"
+	else
+		not_ok "$kind $ver: text frame is path:line:in 'label'"; diag "$(cat "$RB_TMP/deep.txt")"
+	fi
+
+	core=$(core_of "$RB_PID")
+	"$RBINSPECT" --json "$core" bt >"$RB_TMP/core.json"
+	compare "$kind $ver core" "$RB_TMP/core.json"
+	rm -f "$core"
+	kill -9 "$RB_PID"
+
+	# A thread spinning in Ruby code: walked (retried if its stack moves),
+	# and at most one GVL holder.
+	if ruby_start "$kind" "$root" "$cmd" spin.rb; then
+		for _ in 1 2 3 4 5; do "$RBINSPECT" --json -p "$RB_PID" bt >"$RB_TMP/spin.json" || break; done
+		is "$(jq -r '.threads[] | select(.name == "spinner") | .status' "$RB_TMP/spin.json")" \
+			runnable "$kind $ver: the spinner is runnable"
+		check "$kind $ver: at most one GVL holder" \
+			test "$(jq '[.threads[] | select(.gvl)] | length' "$RB_TMP/spin.json")" -le 1
+		kill -9 "$RB_PID"
+	else
+		not_ok "$kind $ver: spin.rb did not start"
+	fi
+done < <(rubies_list)
+tap_done

@@ -1,0 +1,73 @@
+# rubies.sh: start real Ruby programs for integration tests (sourced after
+# tap.sh).  The Rubies come from tools/test-rubies.sh --list.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RBINSPECT=${RBINSPECT:-$here/build-test/repl/rbinspect}
+RB_TMP=$(mktemp -d /tmp/rbi-test.XXXXXX)
+RB_PIDS=()
+
+rubies_cleanup() {
+	local p
+	disown -a 2>/dev/null
+	for p in "${RB_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$RB_TMP"
+}
+trap rubies_cleanup EXIT
+
+# Lines "KIND VERSION ROOT RUBYCMD", one per ready Ruby.
+rubies_list() { bash "$here/tools/test-rubies.sh" --list; }
+
+# ruby_start KIND ROOT RUBYCMD PROGRAM [MODE] — start PROGRAM (a path under
+# testdata/programs) and wait for its "READY pid" line.  MODE "ns" runs it
+# in its own mount+pid namespace (like a container).  Sets RB_PID (host
+# pid) and RB_TRUTH (the truth file it wrote, as seen from the host).
+ruby_start() {
+	local kind=$1 root=$2 cmd=$3 prog=$4 mode=${5:-} out dir name
+	name=$(basename "$prog" .rb)
+	out=$RB_TMP/$name.$RANDOM.out
+	if [ "$kind" = deb ]; then
+		dir=$root/tmp/rbi-programs
+		mkdir -p "$dir"
+		cp -r "$here/testdata/programs/." "$dir/"
+		local truth_in=/tmp/rbi-programs/$name.$$.$RANDOM.truth
+		RB_TRUTH=$root$truth_in
+		if [ "$mode" = ns ]; then
+			RBI_TRUTH=$truth_in RBI_NS_PIDFILE=$out.pid \
+				"$here/tools/run-in-ns.sh" "$root" /usr/bin/ruby \
+				"/tmp/rbi-programs/$name.rb" >"$out" 2>&1 &
+		else
+			RBI_TRUTH=$truth_in chroot "$root" /usr/bin/ruby \
+				"/tmp/rbi-programs/$name.rb" >"$out" 2>&1 &
+		fi
+	else
+		RB_TRUTH=$RB_TMP/$name.$RANDOM.truth
+		RBI_TRUTH=$RB_TRUTH "$cmd" "$here/testdata/programs/$name.rb" >"$out" 2>&1 &
+	fi
+	local launcher=$!
+	disown "$launcher" 2>/dev/null || true
+	RB_PIDS+=("$launcher")
+	for _ in $(seq 1 300); do
+		grep -q '^READY' "$out" 2>/dev/null && break
+		sleep 0.1
+	done
+	if ! grep -q '^READY' "$out"; then
+		diag "$(cat "$out")"
+		return 1
+	fi
+	if [ "$mode" = ns ]; then
+		for _ in $(seq 1 50); do [ -s "$out.pid" ] && break; sleep 0.1; done
+		RB_PID=$(cat "$out.pid")
+	else
+		RB_PID=$launcher
+	fi
+	RB_PIDS+=("$RB_PID")
+}
+
+# core_of PID — a core of the running PID (gcore; the process keeps going).
+core_of() {
+	local core=$RB_TMP/core.$1.$RANDOM
+	bash "$here/tools/make-core.sh" "$1" "$core" "${@:2}" >/dev/null 2>&1 || return 1
+	echo "$core"
+}
+
+# truth_get KEY — the value of "KEY<TAB>value" from the truth file.
+truth_get() { awk -F'\t' -v k="$1" '$1 == k { print $2; exit }' "$RB_TRUTH"; }
