@@ -210,6 +210,121 @@ struct rbi_ruby_info {
    message says how to supply DWARF), RBI_NO_VM, RBI_CORRUPT. */
 int rbi_ruby_info(rbi_target *t, const struct rbi_ruby_info **out);
 
+/* ---- Threads ------------------------------------------------------------- */
+
+/* enum rb_thread_status, in Ruby's own numbering. */
+typedef enum {
+	RBI_THREAD_RUNNABLE = 0,        /* running or ready to run */
+	RBI_THREAD_STOPPED = 1,         /* sleeping with a timeout */
+	RBI_THREAD_STOPPED_FOREVER = 2, /* sleeping until woken (join, Queue#pop) */
+	RBI_THREAD_KILLED = 3,          /* finished or being killed */
+} rbi_thread_status;
+
+/* "runnable", "stopped", "stopped_forever", "killed"; "unknown" otherwise. */
+const char *rbi_thread_status_name(rbi_thread_status s);
+
+/* One Ruby thread, as rbi_thread_foreach() found it.  The struct and its
+   strings are valid only during the callback; copy what you keep. */
+struct rbi_thread {
+	unsigned number;        /* 1, 2, ... in the order Ruby lists threads,
+				   ractor after ractor; stable while the
+				   target's thread set does not change */
+	uint64_t thread;        /* the rb_thread_t */
+	uint64_t self;          /* the Thread object (a VALUE) */
+	uint64_t ractor;        /* its rb_ractor_t; 0 before Ruby 3.0 */
+	uint32_t ractor_id;     /* Ractor id (1 = main ractor); 0 before 3.0 */
+	uint64_t ec;            /* th->ec: the execution context running on the
+				   thread now (its current fiber's); 0 if none */
+	uint64_t pthread;       /* native pthread_t; 0 if unknown */
+	int32_t tid;            /* kernel thread id; 0 if unknown (a thread
+				   not started, or M:N without its own) */
+	rbi_thread_status status;
+	const char *name;       /* Thread#name, raw bytes (untrusted: escape
+				   before printing); NULL if nil or unreadable */
+	int main;               /* non-zero: the VM's main thread */
+	int gvl;                /* non-zero: holds its ractor's GVL now */
+	int error;              /* RBI_OK, or why the thread could not be read;
+				   then only NUMBER, THREAD and ERROR_MSG are
+				   valid */
+	const char *error_msg;  /* explanation when ERROR != RBI_OK, else "" */
+};
+
+/* Callback for each thread.  Returning non-zero stops the walk and makes
+   rbi_thread_foreach() return that value. */
+typedef int (*rbi_thread_fn)(const struct rbi_thread *th, void *arg);
+
+/* Call FN for every Ruby thread of every ractor of T's VM.  A thread that
+   cannot be read is still passed, with ERROR set.  Returns RBI_OK after the
+   last thread, FN's non-zero return, or an error when the VM or its thread
+   lists cannot be read (RBI_CORRUPT: a list that does not close).  FN may
+   call rbi_frame_foreach() on the thread it is given. */
+int rbi_thread_foreach(rbi_target *t, rbi_thread_fn fn, void *arg);
+
+/* ---- Frames -------------------------------------------------------------- */
+
+typedef enum {
+	RBI_FRAME_RUBY = 1,     /* Ruby code (an iseq) */
+	RBI_FRAME_CFUNC = 2,    /* a method written in C */
+} rbi_frame_kind;
+
+/* The control frame's type (VM_FRAME_MAGIC_* in its environment flags). */
+typedef enum {
+	RBI_FRAME_TYPE_UNKNOWN = 0,
+	RBI_FRAME_TYPE_METHOD, RBI_FRAME_TYPE_BLOCK, RBI_FRAME_TYPE_CLASS, RBI_FRAME_TYPE_TOP,
+	RBI_FRAME_TYPE_CFUNC, RBI_FRAME_TYPE_IFUNC, RBI_FRAME_TYPE_EVAL,
+	RBI_FRAME_TYPE_RESCUE, RBI_FRAME_TYPE_DUMMY,
+} rbi_frame_type;
+
+/* "method", "block", "class", "top", "cfunc", "ifunc", "eval", "rescue",
+   "dummy"; "unknown" otherwise. */
+const char *rbi_frame_type_name(rbi_frame_type type);
+
+/* One frame of a Ruby backtrace, innermost first, exactly the frames the
+   target's own Thread#backtrace_locations would list.  Valid only during
+   the callback, strings included; copy what you keep.  Strings are raw
+   target bytes (untrusted: escape before printing); NULL when unknown. */
+struct rbi_frame {
+	size_t index;           /* 0 = the innermost frame (running now) */
+	rbi_frame_kind kind;
+	rbi_frame_type type;
+	const char *label;      /* as Ruby 3.4 prints it, whatever the target's
+				   version: "Foo::Bar#baz", "Foo.baz", "block in
+				   Foo#bar", "block (2 levels) in <main>",
+				   "Kernel#sleep".  On Ruby 3.2 class names are
+				   not read (they hide in object shapes), so
+				   methods are unqualified there ("baz", "block
+				   in bar", "sleep").  NULL if unreadable (Ruby
+				   prints "unknown method") */
+	const char *own_label;  /* the label the target itself prints in
+				   caller_locations: "baz", "block in bar",
+				   "sleep" up to Ruby 3.3; LABEL from 3.4 */
+	const char *base_label; /* the bare method name: "baz", "sleep" */
+	const char *path;       /* source file (an iseq's path); for a C frame
+				   that of the nearest Ruby frame below it, as
+				   Ruby reports it.  NULL if none */
+	int line;               /* source line of PATH; 0 if unknown */
+	uint64_t cfp;           /* the rb_control_frame_t */
+	uint64_t iseq;          /* its rb_iseq_t (Ruby frames), else 0 */
+	uint64_t pc;            /* its pc (Ruby frames), else 0 */
+	uint64_t cme;           /* the rb_callable_method_entry_t running, 0 if
+				   none (top-level code, class bodies) */
+	uint64_t self;          /* the receiver (a VALUE) */
+};
+
+/* Callback for each frame.  Returning non-zero stops the walk and makes
+   rbi_frame_foreach() return that value. */
+typedef int (*rbi_frame_fn)(const struct rbi_frame *frame, void *arg);
+
+/* Call FN for the frames of thread TH (as passed to an rbi_thread_fn, or a
+   copy of it: its THREAD, EC and STATUS are used), innermost first, at most MAX_FRAMES of them (0: all; the
+   walk is always bounded by the thread's VM stack).  A thread that is
+   starting or finishing has no frames: RBI_OK without any call.  Returns
+   RBI_OK after the last frame, FN's non-zero return, or an error for this
+   thread (RBI_CORRUPT: a frame that makes no sense, e.g. a live thread's
+   stack changing under the walk; frames before it were delivered). */
+int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
+		      size_t max_frames, rbi_frame_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

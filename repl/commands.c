@@ -6,6 +6,8 @@
 
 const struct command commands[] = {
 	{ "info", "", "Ruby version, libruby, VM address and where each was found", cmd_info },
+	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads },
+	{ "bt", "[all|N] [--max-frames N]", "Ruby backtrace of every thread, or of thread N", cmd_bt },
 	{ "help", "[COMMAND]", "list commands, or describe one", cmd_help },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -47,12 +47,6 @@ static int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
-static void print_warnings(const rbi_target *t)
-{
-	for (size_t i = 0; rbi_target_warning(t, i); i++)
-		fprintf(stderr, "rbinspect: warning: %s\n", rbi_target_warning(t, i));
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -112,7 +106,6 @@ int main(int argc, char **argv)
 	if (rc)
 		return report_failure(rc);
 	s.what = what;
-	print_warnings(s.target);
 
 	if (argc == 0)
 		rc = repl_run(&s);

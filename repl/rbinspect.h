@@ -27,6 +27,7 @@ struct session {
 	const char *what;       /* "process 1234" or the core's path */
 	bool json;
 	FILE *out;
+	size_t warnings_shown;  /* rbi_target_warning() index already printed */
 };
 
 struct command {
@@ -45,6 +46,14 @@ int report_failure(int status);
 int exit_code_for(int status);
 
 int cmd_info(struct session *s, int argc, char **argv);
+int cmd_threads(struct session *s, int argc, char **argv);
+int cmd_bt(struct session *s, int argc, char **argv);
+
+struct rbi_json;
+/* A thread's number, identity and state as JSON object members, and as the
+   one-line text header `bt` prints (cmd-threads.c). */
+void thread_json_fields(struct rbi_json *j, const struct rbi_thread *th);
+void thread_header_text(FILE *f, const struct rbi_thread *th);
 int cmd_help(struct session *s, int argc, char **argv);
 
 #endif

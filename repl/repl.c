@@ -11,15 +11,30 @@
 
 #define REPL_ARGS_MAX 64
 
+/* Warnings appear as the library learns things (opening the target,
+   loading its images), so show the new ones after every command. */
+static void print_new_warnings(struct session *s)
+{
+	const char *w;
+
+	while ((w = rbi_target_warning(s->target, s->warnings_shown))) {
+		fprintf(stderr, "rbinspect: warning: %s\n", w);
+		s->warnings_shown++;
+	}
+}
+
 int run_command(struct session *s, int argc, char **argv)
 {
 	const struct command *c = command_find(argv[0]);
+	int rc;
 
 	if (!c) {
 		fprintf(stderr, "rbinspect: unknown command \"%s\"; try \"help\"\n", argv[0]);
 		return EXIT_USAGE;
 	}
-	return c->run(s, argc, argv);
+	rc = c->run(s, argc, argv);
+	print_new_warnings(s);
+	return rc;
 }
 
 static int split_words(char *line, char **argv, int max)
@@ -58,6 +73,7 @@ int repl_run(struct session *s)
 {
 	bool tty = isatty(STDIN_FILENO);
 	char *argv[REPL_ARGS_MAX];
+	bool ran = false;
 	int rc = EXIT_OK;
 
 	rl_readline_name = "rbinspect";
@@ -84,8 +100,14 @@ int repl_run(struct session *s)
 			free(line);
 			break;
 		}
-		if (argc > 0)
+		if (argc > 0) {
+			/* A live process moved on since the last command: read it
+			   afresh (a no-op for cores). */
+			if (ran)
+				rbi_target_refresh(s->target);
 			rc = run_command(s, argc, argv);
+			ran = true;
+		}
 		fflush(s->out);
 		free(line);
 	}

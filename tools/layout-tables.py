@@ -11,15 +11,51 @@ layout change, never per release.
 
 DWARF of a real build wins over the CSV: pass `--dwarf VERSION=FILE` (files
 written by `rbinspect layout --dump LIBRUBY`) and that release's values
-come from DWARF, with every disagreement reported on stderr.
+come from DWARF, with every disagreement reported on stderr.  Dumps kept
+in lib/layout/tables/dwarf/VERSION.layout (beside LAYOUT_H's tables/) are
+always applied, so the plain command below keeps them.
 
 usage: layout-tables.py CSV LAYOUT_H [--dwarf 3.3.8=FILE ...] > builtin.c
 """
 import csv
+import glob
+import os
 import re
 import sys
 
 ABSENT = None
+
+# Fields the CSV does not carry, with their value for a range of families
+# (inclusive).  DWARF of a real build (--dwarf, tables/dwarf/) still wins,
+# and disagreements are reported.
+#   rb_iseq_constant_body.type: `enum iseq_type type` is the body's first
+#     member in 2.6-4.0 (vm_core.h; DWARF of 2.7.4, 3.1.2, 3.3.8, 3.4.5).
+#   rb_method_definition_struct.type: BITFIELD(rb_method_type_t, type,
+#     VM_METHOD_TYPE_MINIMUM_BITS) is the struct's first member, bits 0-3
+#     (method.h 2.6-4.0).
+#   RClass.ptr, rb_classext_struct.iv_tbl: up to 3.1 struct RClass is
+#     { basic, super, rb_classext_t *ptr, ... } and the classext starts
+#     { st_table *iv_index_tbl; st_table *iv_tbl; ... } (internal.h 2.6,
+#     internal/class.h 3.0-3.1; DWARF of 2.7.4 and 3.1.2).  3.1 built with
+#     USE_RVARGC embeds the classext instead: its DWARF has no ptr.
+DEFAULTS = {
+    ("rb_iseq_constant_body", "type"): ("2.6", "4.0", 0),
+    ("rb_method_definition_struct", "type"): ("2.6", "4.0", 0),
+    ("RClass", "ptr"): ("2.6", "3.1", 24),
+    ("rb_classext_struct", "iv_tbl"): ("2.6", "3.1", 8),
+}
+
+
+def family(v):
+    return tuple(int(x) for x in v.split(".")[:2])
+
+
+def default_for(key, v):
+    d = DEFAULTS.get(key)
+    if d and family(d[0]) <= family(v) <= family(d[1]):
+        return d[2]
+    return ABSENT
+
 
 
 def layout_fields(header):
@@ -76,6 +112,9 @@ def main():
     fields = layout_fields(args[1])
     versions, table = read_csv(args[0])
     dwarf = {}
+    kept = os.path.join(os.path.dirname(args[1]), "tables", "dwarf", "*.layout")
+    for path in sorted(glob.glob(kept)):
+        dwarf[os.path.basename(path)[:-len(".layout")]] = read_dump(path)
     rest = args[2:]
     while rest:
         if rest[0] != "--dwarf" or len(rest) < 2:
@@ -86,8 +125,12 @@ def main():
 
     def values_for(v):
         vals, src = [], "offsets of %s from its headers" % v
+        known = table.get(v, {})
         for g, f, st, path, kind in fields:
-            vals.append(table.get(v, {}).get((st, path), ABSENT))
+            val = known.get((st, path), ABSENT)
+            if val is ABSENT:
+                val = default_for((st, path), v)
+            vals.append(val)
         if v in dwarf:
             src = "DWARF of a %s build" % v
             for i, (g, f, st, path, kind) in enumerate(fields):

@@ -68,6 +68,7 @@
 	X(cfp, ep,               "rb_control_frame_struct", "ep", OFF)              \
 	X(cfp, jit_return,       "rb_control_frame_struct", "jit_return", OFF)      \
 	X(iseq, body,            "rb_iseq_struct", "body", OFF)                     \
+	X(body, type,            "rb_iseq_constant_body", "type", OFF)              \
 	X(body, iseq_size,       "rb_iseq_constant_body", "iseq_size", OFF)         \
 	X(body, iseq_encoded,    "rb_iseq_constant_body", "iseq_encoded", OFF)      \
 	X(body, pathobj,         "rb_iseq_constant_body", "location.pathobj", OFF)  \
@@ -94,9 +95,12 @@
 	X(cme, def,              "rb_method_entry_struct", "def", OFF)              \
 	X(cme, called_id,        "rb_method_entry_struct", "called_id", OFF)        \
 	X(cme, owner,            "rb_method_entry_struct", "owner", OFF)            \
+	X(method_def, type,      "rb_method_definition_struct", "type", BIT)        \
 	X(method_def, body,      "rb_method_definition_struct", "body", OFF)        \
 	X(method_def, original_id, "rb_method_definition_struct", "original_id", OFF) \
 	X(svar, cref_or_me,      "vm_svar", "cref_or_me", OFF)                      \
+	X(rclass, ptr,           "RClass", "ptr", OFF)                              \
+	X(classext, iv_tbl,      "rb_classext_struct", "iv_tbl", OFF)               \
 	X(rclass, classext,      "RClass_and_rb_classext_t", "classext", OFF)       \
 	X(classext, super,       "rb_classext_struct", "super", OFF)                \
 	X(classext, classpath,   "rb_classext_struct", "classpath", OFF)            \

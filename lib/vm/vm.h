@@ -10,6 +10,21 @@
 #define RBI_RACTORS_MAX 4096
 #define RBI_THREADS_MAX 65536
 
+/* Values that are not struct offsets but still change between Ruby
+   versions: special constants, flag bits, enum values.  Set once from the
+   version (rbi_vm_get), so walkers read vm->k.qnil, never a version. */
+struct rbi_vm_consts {
+	uint64_t qnil;                  /* 0x08 (<= 3.1), 0x04 (3.2+) */
+	uint64_t fl_singleton;          /* FL_USER0 (<= 3.3), FL_USER1 (3.4+) */
+	uint32_t tlast_op_id;           /* last operator ID (enum ruby_method_ids) */
+	uint32_t rarray_embed_len_mask; /* after >> 15: 0x3 (<= 3.1), 0x7f (3.2+) */
+	bool first_lineno_fixnum;       /* location.first_lineno is a Fixnum (<= 3.1) */
+	bool label_skips_rescue_caller; /* 3.4+ backtraces drop the method frame
+					   under a rescue/ensure frame */
+	bool label_qualified;           /* 3.4+ labels are "Class#meth" */
+	bool classpath_in_classext;     /* 3.3+: RCLASS_EXT(c)->classpath */
+};
+
 struct rbi_vm {
 	struct rbi_ruby_info info;
 	const struct rbi_image *image;  /* libruby or the static ruby */
@@ -19,6 +34,14 @@ struct rbi_vm {
 	char vm_via[64], symbols_via[64];
 	uint64_t main_ractor;           /* 0 before 3.0 */
 	uint64_t main_thread;
+	struct rbi_vm_consts k;
+	/* glibc's struct pthread.tid offset (from _thread_db_pthread_tid) for
+	   Rubies that keep only a pthread_t: -1 unknown, -2 not looked up. */
+	int64_t pthread_tid_off;
+	/* IDs of the hidden class ivars __classpath__ and __attached__ (<= 3.1
+	   class names, class.c), looked up once; 0 if there are none. */
+	bool class_ids_looked_up;
+	uint64_t id_classpath, id_attached;
 };
 
 /* Find Ruby and its VM in T (cached in t->vm).  rbi_ruby_info()'s work. */
@@ -40,5 +63,101 @@ typedef int (*rbi_list_fn)(struct rbi_target *t, uint64_t elem, void *arg);
    node's prev does not point back. */
 int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
 		  size_t max, rbi_list_fn fn, void *arg);
+
+/* ---- Ruby objects (string.c) ------------------------------------------- */
+
+/* T_xxx and imemo types we look at (ruby_value_type, imemo_type: the same
+   2.6-4.0). */
+enum {
+	RBI_T_CLASS = 0x02, RBI_T_MODULE = 0x03, RBI_T_STRING = 0x05,
+	RBI_T_ARRAY = 0x07, RBI_T_DATA = 0x0c, RBI_T_IMEMO = 0x1a,
+	RBI_T_ICLASS = 0x1c, RBI_T_MASK = 0x1f,
+};
+enum {
+	RBI_IMEMO_CREF = 1, RBI_IMEMO_SVAR = 2, RBI_IMEMO_IFUNC = 4,
+	RBI_IMEMO_MENT = 6, RBI_IMEMO_ISEQ = 7,
+};
+#define RBI_FL_USHIFT 12
+#define RBI_IMEMO_TYPE(flags) (((flags) >> RBI_FL_USHIFT) & 0xf)
+
+/* Is V a pointer to a heap object (not an immediate, false or nil)? */
+static inline bool rbi_vm_heap_p(const struct rbi_vm *vm, uint64_t v)
+{
+	return v != 0 && (v & 7) == 0 && v != vm->k.qnil;
+}
+/* RBasic.flags of the heap object V (RBI_CORRUPT if V is no object). */
+int rbi_vm_obj_flags(struct rbi_target *t, const struct rbi_vm *vm,
+		     uint64_t v, uint64_t *flags);
+/* Longest string we copy out of the target. */
+#define RBI_STRING_MAX (1u << 20)
+/* The bytes of String V into BUF (CAP >= 1; NUL-terminated, cut to CAP-1
+   bytes; *LEN, if not NULL, gets the copied length).  RBI_CORRUPT if V is
+   not a plausible String. */
+int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		  char *buf, size_t cap, size_t *len);
+/* Array V: its length and the address of its first element. */
+int rbi_vm_array(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		 uint64_t *len, uint64_t *elems);
+/* Element I of array V (RBI_CORRUPT past the end). */
+int rbi_vm_array_at(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		    uint64_t i, uint64_t *out);
+
+/* ---- IDs (symbol.c) ----------------------------------------------------- */
+
+/* The name of ID into BUF (NUL-terminated, cut to CAP-1).  RBI_NO_VM if
+   the symbol table was not found, RBI_CORRUPT for an unknown ID. */
+int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
+		   char *buf, size_t cap);
+/* The ID named NAME (an ID interned while Ruby boots: the scan is bounded).
+   RBI_ITER_END if there is none. */
+int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
+		     const char *name, uint64_t *id);
+
+/* ---- Classes (class.c) -------------------------------------------------- */
+
+/* Ruby 3.4's gen_method_name: "Path#NAME" for an instance method of a
+   named class or module OWNER, "Path.NAME" for a singleton method, else
+   NAME alone.  Always succeeds (falls back to NAME); *QUALIFIED tells. */
+void rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
+			uint64_t owner, const char *name, char *buf, size_t cap,
+			bool *qualified);
+
+/* ---- ISeqs (iseq.c) ----------------------------------------------------- */
+
+enum rbi_iseq_type {
+	RBI_ISEQ_TOP, RBI_ISEQ_METHOD, RBI_ISEQ_BLOCK, RBI_ISEQ_CLASS,
+	RBI_ISEQ_RESCUE, RBI_ISEQ_ENSURE, RBI_ISEQ_EVAL, RBI_ISEQ_MAIN,
+	RBI_ISEQ_PLAIN,
+};
+
+/* What we use of an rb_iseq_t and its constant body. */
+struct rbi_iseq {
+	uint64_t addr;
+	uint32_t type;                  /* enum rbi_iseq_type */
+	uint32_t iseq_size;             /* in VALUEs */
+	uint64_t iseq_encoded;
+	uint64_t pathobj, label, base_label;
+	int first_lineno;
+	uint64_t insns_info, positions, succ_index_table;
+	uint32_t insns_info_size;
+	uint64_t parent_iseq, local_iseq;
+};
+
+/* Read and check the iseq at ADDR (an imemo_iseq with a sane body). */
+int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
+		  struct rbi_iseq *out);
+/* Its path (pathobj, or pathobj[0]) into BUF. */
+int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
+		  const struct rbi_iseq *is, char *buf, size_t cap);
+/* The source line of the instruction before PC (what Ruby reports for a
+   frame whose pc is PC); 0 if the iseq has no line table.  RBI_CORRUPT if
+   PC is outside the iseq. */
+int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
+		  const struct rbi_iseq *is, uint64_t pc, int *line);
+/* Ruby 3.4's calculate_iseq_label for IS run by a method of OWNER (0 if
+   none): "Foo#bar", "block in Foo#bar", "block (2 levels) in <main>". */
+int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,
+		     const struct rbi_iseq *is, uint64_t owner,
+		     char *buf, size_t cap);
 
 #endif

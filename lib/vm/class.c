@@ -1,0 +1,153 @@
+/* class.c: class and module names, for Ruby 3.4-style method labels.
+ *
+ * Port of vm_backtrace.c (3.4) rb_gen_method_name: "Foo::Bar#baz" for an
+ * instance method, "Foo::Bar.baz" for a singleton method of a class or
+ * module, plain "baz" otherwise (anonymous owners, temporary names).
+ *
+ * Where the permanent class path lives (variable.c classname):
+ *  - 3.3+: RCLASS_EXT(klass)->classpath (the classext is embedded after
+ *    struct RClass), and the singleton's attached object beside it;
+ *  - up to 3.1: the hidden ivars __classpath__ and __attached__ in the
+ *    class's ivar table (RCLASS_EXT(klass)->iv_tbl, an st_table);
+ *  - 3.2 keeps class ivars in object shapes (the shape tree has to be
+ *    walked to find an ivar's index): not reachable cheaply, so 3.2
+ *    labels fall back to the unqualified method name, as rbspy and the
+ *    OpenTelemetry profiler do for everything before 3.3. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vm/vm.h"
+
+#define CLASSPATH_MAX 512
+
+/* st_table (st.c, 2.6-3.x): entries_start, entries_bound, entries; an
+   entry is { hash, key, record }, deleted if hash is RESERVED_HASH_VAL. */
+#define ST_ENTRIES_START 32
+#define ST_ENTRIES_BOUND 40
+#define ST_ENTRIES 48
+#define ST_HEADER 56
+#define ST_ENTRY_WORDS 3
+#define ST_RESERVED_HASH (~(uint64_t)0)
+/* Class ivar tables hold a handful of entries. */
+#define ST_ENTRIES_MAX 4096
+#define ST_CHUNK 64
+
+/* The hidden class ivar ID of KLASS (<= 3.1) into *OUT. */
+static bool class_ivar(struct rbi_target *t, const struct rbi_vm *vm,
+		       uint64_t klass, uint64_t id, uint64_t *out)
+{
+	const struct rbi_layout *l = vm->layout;
+	uint64_t ext, tbl, hdr[ST_HEADER / 8], e[ST_CHUNK * ST_ENTRY_WORDS];
+	uint64_t start, bound;
+
+	if (!id || l->rclass_ptr == RBI_ABSENT || l->classext_iv_tbl == RBI_ABSENT ||
+	    rbi_read_u64(t, klass + l->rclass_ptr, &ext) || !ext || (ext & 7) ||
+	    rbi_read_u64(t, ext + l->classext_iv_tbl, &tbl) || !tbl || (tbl & 7) ||
+	    rbi_read(t, tbl, hdr, sizeof(hdr)))
+		return false;
+	start = hdr[ST_ENTRIES_START / 8];
+	bound = hdr[ST_ENTRIES_BOUND / 8];
+	if (bound < start || bound - start > ST_ENTRIES_MAX || !hdr[ST_ENTRIES / 8])
+		return false;
+	for (uint64_t i = start; i < bound; i += ST_CHUNK) {
+		uint64_t n = bound - i < ST_CHUNK ? bound - i : ST_CHUNK;
+
+		if (rbi_read(t, hdr[ST_ENTRIES / 8] + i * ST_ENTRY_WORDS * 8, e,
+			     n * ST_ENTRY_WORDS * 8))
+			return false;
+		for (uint64_t j = 0; j < n; j++) {
+			const uint64_t *ent = e + j * ST_ENTRY_WORDS;
+
+			if (ent[0] != ST_RESERVED_HASH && ent[1] == id) {
+				*out = ent[2];
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
+{
+	if (vm->class_ids_looked_up)
+		return;
+	vm->class_ids_looked_up = true;
+	if (vm->layout->rclass_ptr == RBI_ABSENT || vm->k.classpath_in_classext)
+		return;
+	if (rbi_vm_id_lookup(t, vm, "__classpath__", &vm->id_classpath))
+		vm->id_classpath = 0;
+	if (rbi_vm_id_lookup(t, vm, "__attached__", &vm->id_attached))
+		vm->id_attached = 0;
+}
+
+/* The permanent class path of class or module KLASS into BUF; false if it
+   has none we can read.  rb_mod_name0 also reports whether the path is
+   permanent (classext->permanent_classpath, a bitfield the offset tables
+   lack); a temporary path is always built by make_temporary_path as
+   "#<Class:0x...>::Name", so its "#<" prefix tells the same. */
+static bool class_path(struct rbi_target *t, struct rbi_vm *vm,
+		       uint64_t klass, char *buf, size_t cap)
+{
+	const struct rbi_layout *l = vm->layout;
+	uint64_t path;
+	size_t len;
+
+	if (!vm->k.classpath_in_classext) {
+		/* Up to 3.1 a path under __classpath__ is always permanent. */
+		class_ids(t, vm);
+		return class_ivar(t, vm, klass, vm->id_classpath, &path) &&
+		       rbi_vm_heap_p(vm, path) &&
+		       !rbi_vm_string(t, vm, path, buf, cap, &len) && len > 0;
+	}
+	if (l->rclass_classext == RBI_ABSENT || l->classext_classpath == RBI_ABSENT)
+		return false;
+	if (rbi_read_u64(t, klass + l->rclass_classext + l->classext_classpath, &path) ||
+	    !rbi_vm_heap_p(vm, path) ||
+	    rbi_vm_string(t, vm, path, buf, cap, &len) || len == 0)
+		return false;
+	return strncmp(buf, "#<", 2) != 0;
+}
+
+static bool class_or_module(struct rbi_target *t, const struct rbi_vm *vm,
+			    uint64_t v, uint64_t *flags)
+{
+	if (rbi_vm_obj_flags(t, vm, v, flags))
+		return false;
+	return (*flags & RBI_T_MASK) == RBI_T_CLASS || (*flags & RBI_T_MASK) == RBI_T_MODULE;
+}
+
+void rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
+			uint64_t owner, const char *name, char *buf, size_t cap,
+			bool *qualified)
+{
+	const struct rbi_layout *l = vm->layout;
+	char path[CLASSPATH_MAX];
+	uint64_t flags, attached;
+	char sep = '#';
+
+	*qualified = false;
+	snprintf(buf, cap, "%s", name);
+	if (!owner || !class_or_module(t, vm, owner, &flags))
+		return;
+	/* RCLASS_SINGLETON_P: only a T_CLASS carries FL_SINGLETON. */
+	if ((flags & RBI_T_MASK) == RBI_T_CLASS && (flags & vm->k.fl_singleton)) {
+		if (!vm->k.classpath_in_classext) {
+			class_ids(t, vm);
+			if (!class_ivar(t, vm, owner, vm->id_attached, &attached))
+				return;
+		} else if (l->rclass_classext == RBI_ABSENT ||
+			   l->classext_attached_object == RBI_ABSENT ||
+			   rbi_read_u64(t, owner + l->rclass_classext +
+					l->classext_attached_object, &attached)) {
+			return;
+		}
+		if (!class_or_module(t, vm, attached, &flags))
+			return;
+		owner = attached;
+		sep = '.';
+	}
+	if (!class_path(t, vm, owner, path, sizeof(path)))
+		return;
+	snprintf(buf, cap, "%s%c%s", path, sep, name);
+	*qualified = true;
+}

@@ -1,0 +1,231 @@
+/* thread.c: every Ruby thread of every ractor, and who each one is
+ * (ruby-internals.md §2).
+ *
+ * Lists: 2.x vm->living_threads; 3.0+ vm->ractor.set, then each ractor's
+ * threads.set.  The GVL holder: 2.x vm->gvl.owner, 3.0-3.1 the ractor's
+ * threads.gvl.owner, 3.2+ its threads.sched.running.  The kernel tid:
+ * 3.1 th->tid, 3.2+ th->nt->tid; older Rubies keep only the pthread_t, and
+ * glibc's struct pthread holds the tid at an offset glibc itself exports
+ * for libthread_db (GLIBC_PRIVATE _thread_db_pthread_tid = {bit size,
+ * count, offset}). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vm/vm.h"
+
+#define THREAD_NAME_MAX 256
+/* Largest rb_thread_t we read in one go (3.4: 472 bytes). */
+#define THREAD_STRUCT_MAX 4096
+
+RBI_EXPORT const char *rbi_thread_status_name(rbi_thread_status s)
+{
+	switch (s) {
+	case RBI_THREAD_RUNNABLE: return "runnable";
+	case RBI_THREAD_STOPPED: return "stopped";
+	case RBI_THREAD_STOPPED_FOREVER: return "stopped_forever";
+	case RBI_THREAD_KILLED: return "killed";
+	default: return "unknown";
+	}
+}
+
+struct walk {
+	struct rbi_target *t;
+	struct rbi_vm *vm;
+	rbi_thread_fn fn;
+	void *arg;
+	unsigned number;
+	uint64_t ractor;
+	uint32_t ractor_id;
+	uint64_t gvl_owner;
+	bool stopped;           /* FN returned non-zero ... */
+	int fn_rc;              /* ... this */
+};
+
+/* glibc's offset of struct pthread.tid, looked up once per VM. */
+static int64_t pthread_tid_offset(struct rbi_target *t, struct rbi_vm *vm)
+{
+	struct rbi_image_list *images;
+	const struct rbi_image *libc;
+	uint32_t desc[3];               /* bit size, count, offset */
+	uint64_t addr, size;
+	bool tls;
+
+	if (vm->pthread_tid_off != -2)
+		return vm->pthread_tid_off;
+	vm->pthread_tid_off = -1;
+	if (rbi_images_load(t, &images) ||
+	    !(libc = rbi_images_find_symbol(images, "_thread_db_pthread_tid")) ||
+	    rbi_image_symbol(libc, "_thread_db_pthread_tid", &addr, &size, &tls) || tls ||
+	    rbi_read(t, addr, desc, sizeof(desc)))
+		return -1;
+	if (desc[0] == 32 && desc[1] == 1 && desc[2] < 65536)
+		vm->pthread_tid_off = desc[2];
+	return vm->pthread_tid_off;
+}
+
+static uint64_t field_u64(const uint8_t *b, uint32_t size, uint32_t off)
+{
+	uint64_t v = 0;
+
+	if (off != RBI_ABSENT && off + 8 <= size)
+		memcpy(&v, b + off, 8);
+	return v;
+}
+
+static void native_identity(struct walk *w, const uint8_t *b, uint32_t size,
+			    struct rbi_thread *th)
+{
+	const struct rbi_layout *l = w->vm->layout;
+	int32_t tid = 0;
+
+	if (l->thread_nt != RBI_ABSENT) {                       /* 3.2+ */
+		uint64_t nt = field_u64(b, size, l->thread_nt);
+
+		/* M:N threads (3.3+) may have no native thread of their own. */
+		if (nt && !(nt & 7)) {
+			if (l->native_thread_thread_id != RBI_ABSENT)
+				rbi_read_u64(w->t, nt + l->native_thread_thread_id,
+					     &th->pthread);
+			if (l->native_thread_tid != RBI_ABSENT &&
+			    !rbi_read(w->t, nt + l->native_thread_tid, &tid, sizeof(tid)))
+				th->tid = tid;
+		}
+	} else {
+		th->pthread = field_u64(b, size, l->thread_thread_id);
+		if (l->thread_tid != RBI_ABSENT && l->thread_tid + 4 <= size) {
+			memcpy(&tid, b + l->thread_tid, 4);             /* 3.1 */
+			th->tid = tid;
+		}
+	}
+	if (th->tid <= 0 && th->pthread && !(th->pthread & 7)) {
+		int64_t off = pthread_tid_offset(w->t, w->vm);
+
+		if (off >= 0 && !rbi_read(w->t, th->pthread + (uint64_t)off, &tid, sizeof(tid)))
+			th->tid = tid;
+	}
+	if (th->tid < 0)
+		th->tid = 0;
+}
+
+/* Fill TH from the rb_thread_t at ADDR; on failure TH->error is set. */
+static void read_thread(struct walk *w, uint64_t addr, struct rbi_thread *th,
+			char *name, size_t name_cap)
+{
+	const struct rbi_layout *l = w->vm->layout;
+	const uint32_t offs[] = {
+		l->thread_self, l->thread_vm, l->thread_ec, l->thread_nt,
+		l->thread_thread_id, l->thread_tid, l->thread_name,
+		l->thread_status / 8,
+	};
+	uint8_t b[THREAD_STRUCT_MAX];
+	uint32_t size = 0, unit;
+	uint64_t vm, namev;
+	int rc;
+
+	/* Read what we use, not sizeof(rb_thread_t): its tail (root_jmpbuf,
+	   name) depends on the build's configuration. */
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(offs); i++)
+		if (offs[i] != RBI_ABSENT && offs[i] != RBI_ABSENT / 8 && offs[i] + 8 > size)
+			size = offs[i] + 8;
+	if (size > sizeof(b) || l->thread_ec == RBI_ABSENT || l->thread_vm == RBI_ABSENT ||
+	    l->thread_status == RBI_ABSENT) {
+		th->error = rbi_fail(RBI_LAYOUT, "no rb_thread_t layout");
+		return;
+	}
+	if ((rc = rbi_read(w->t, addr, b, size))) {
+		th->error = rc;
+		return;
+	}
+	vm = field_u64(b, size, l->thread_vm);
+	if (vm != w->vm->info.vm) {
+		th->error = rbi_fail(RBI_CORRUPT, "thread 0x%" PRIx64 " belongs to VM "
+				     "0x%" PRIx64 ", not 0x%" PRIx64, addr, vm,
+				     w->vm->info.vm);
+		return;
+	}
+	th->self = field_u64(b, size, l->thread_self);
+	th->ec = field_u64(b, size, l->thread_ec);
+	th->ractor = w->ractor;
+	th->ractor_id = w->ractor_id;
+	/* BITFIELD(enum rb_thread_status, status, 2): its bit offset. */
+	memcpy(&unit, b + l->thread_status / 8, 4);
+	th->status = (rbi_thread_status)((unit >> (l->thread_status % 8)) & 3);
+	th->main = addr == w->vm->main_thread;
+	th->gvl = w->gvl_owner && addr == w->gvl_owner;
+	native_identity(w, b, size, th);
+	namev = field_u64(b, size, l->thread_name);
+	if (rbi_vm_heap_p(w->vm, namev) &&
+	    rbi_vm_string(w->t, w->vm, namev, name, name_cap, NULL) == RBI_OK)
+		th->name = name;
+}
+
+static int thread_cb(struct rbi_target *t, uint64_t addr, void *arg)
+{
+	struct walk *w = arg;
+	char name[THREAD_NAME_MAX], err[256];
+	struct rbi_thread th = {
+		.number = ++w->number,
+		.thread = addr,
+		.error_msg = "",
+	};
+	int rc;
+
+	read_thread(w, addr, &th, name, sizeof(name));
+	/* Our own copy: FN's failing calls replace rbi_errmsg(). */
+	if (th.error) {
+		snprintf(err, sizeof(err), "%s", rbi_errmsg());
+		th.error_msg = err;
+	}
+	rc = w->fn(&th, w->arg);
+	if (rc) {
+		w->stopped = true;
+		w->fn_rc = rc;
+	}
+	return rc ? 1 : RBI_OK;
+}
+
+static int ractor_cb(struct rbi_target *t, uint64_t r, void *arg)
+{
+	struct walk *w = arg;
+	const struct rbi_layout *l = w->vm->layout;
+	uint32_t owner_off = l->ractor_gvl_owner != RBI_ABSENT ? l->ractor_gvl_owner
+							      : l->ractor_sched_running;
+	int rc;
+
+	w->ractor = r;
+	w->ractor_id = 0;
+	w->gvl_owner = 0;
+	if (l->ractor_id != RBI_ABSENT)
+		rbi_read_u32(t, r + l->ractor_id, &w->ractor_id);
+	if (owner_off != RBI_ABSENT)
+		rbi_read_u64(t, r + owner_off, &w->gvl_owner);
+	rc = rbi_list_walk(t, r + l->ractor_threads_set, l->thread_lt_node,
+			   RBI_THREADS_MAX, thread_cb, w);
+	return rc;
+}
+
+RBI_EXPORT int rbi_thread_foreach(rbi_target *t, rbi_thread_fn fn, void *arg)
+{
+	struct walk w = { .t = t, .fn = fn, .arg = arg };
+	const struct rbi_layout *l;
+	int rc;
+
+	if (!t || !fn)
+		return rbi_fail(RBI_INVAL, "no target or callback");
+	if ((rc = rbi_vm_get(t, &w.vm)))
+		return rc;
+	l = w.vm->layout;
+	if (l->vm_ractor_set != RBI_ABSENT) {
+		rc = rbi_list_walk(t, w.vm->info.vm + l->vm_ractor_set, l->ractor_vmlr_node,
+				   RBI_RACTORS_MAX, ractor_cb, &w);
+	} else {
+		if (l->vm_gvl_owner != RBI_ABSENT)
+			rbi_read_u64(t, w.vm->info.vm + l->vm_gvl_owner, &w.gvl_owner);
+		rc = rbi_list_walk(t, w.vm->info.vm + l->vm_living_threads,
+				   l->thread_vmlt_node, RBI_THREADS_MAX, thread_cb, &w);
+	}
+	if (w.stopped)
+		return w.fn_rc;
+	return rc ? rbi_fail_context(rc, "listing threads: ") : RBI_OK;
+}

@@ -1,0 +1,187 @@
+/* cmd-bt.c: `bt [all|N] [--max-frames N]`: Ruby backtraces, one block per
+ * thread, each frame as Ruby 3.4 prints it: path:line:in 'label'. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/out.h"
+#include "rbinspect.h"
+
+struct bt_ctx {
+	struct session *s;
+	struct rbi_json j;
+	unsigned want;          /* thread number, 0: all */
+	size_t max;             /* frames per thread, 0: all */
+	size_t count;           /* frames of the current thread */
+	bool truncated;
+	unsigned shown;
+};
+
+static int frame_text(const struct rbi_frame *f, void *arg)
+{
+	struct bt_ctx *c = arg;
+	FILE *out = c->s->out;
+
+	if (c->max && c->count == c->max) {
+		c->truncated = true;
+		return 1;
+	}
+	c->count++;
+	rbi_out_text_cstr(out, f->path ? f->path : "(unknown)");
+	if (f->line)
+		fprintf(out, ":%d", f->line);
+	if (f->label) {
+		fputs(":in '", out);
+		rbi_out_text_cstr(out, f->label);
+		fputs("'\n", out);
+	} else {
+		fputs(":in unknown method\n", out);
+	}
+	return 0;
+}
+
+static int frame_json(const struct rbi_frame *f, void *arg)
+{
+	struct bt_ctx *c = arg;
+	struct rbi_json *j = &c->j;
+
+	if (c->max && c->count == c->max) {
+		c->truncated = true;
+		return 1;
+	}
+	c->count++;
+	rbi_json_object(j);
+	rbi_json_key(j, "index"); rbi_json_int(j, (int64_t)f->index);
+	rbi_json_key(j, "kind"); rbi_json_cstr(j, f->kind == RBI_FRAME_CFUNC ? "cfunc" : "ruby");
+	rbi_json_key(j, "type"); rbi_json_cstr(j, rbi_frame_type_name(f->type));
+	rbi_json_key(j, "label"); rbi_json_cstr(j, f->label);
+	rbi_json_key(j, "own_label"); rbi_json_cstr(j, f->own_label);
+	rbi_json_key(j, "base_label"); rbi_json_cstr(j, f->base_label);
+	rbi_json_key(j, "path"); rbi_json_cstr(j, f->path);
+	rbi_json_key(j, "line"); rbi_json_int(j, f->line);
+	rbi_json_key(j, "cfp"); rbi_json_addr(j, f->cfp);
+	rbi_json_key(j, "iseq"); rbi_json_addr(j, f->iseq);
+	rbi_json_key(j, "pc"); rbi_json_addr(j, f->pc);
+	rbi_json_key(j, "cme"); rbi_json_addr(j, f->cme);
+	rbi_json_key(j, "self"); rbi_json_addr(j, f->self);
+	rbi_json_end_object(j);
+	return 0;
+}
+
+static int thread_bt(const struct rbi_thread *th, void *arg)
+{
+	struct bt_ctx *c = arg;
+	FILE *out = c->s->out;
+	int rc = 0;
+
+	if (c->want && th->number != c->want)
+		return 0;
+	c->shown++;
+	c->count = 0;
+	c->truncated = false;
+	if (c->s->json) {
+		rbi_json_object(&c->j);
+		thread_json_fields(&c->j, th);
+		if (!th->error) {
+			rbi_json_key(&c->j, "frames");
+			rbi_json_array(&c->j);
+			/* One more than shown, to know whether there are more. */
+			rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0,
+					       frame_json, c);
+			rbi_json_end_array(&c->j);
+			rbi_json_key(&c->j, "truncated"); rbi_json_bool(&c->j, c->truncated);
+			rbi_json_key(&c->j, "error");
+			rbi_json_cstr(&c->j, rc < 0 ? rbi_errmsg() : NULL);
+		}
+		rbi_json_end_object(&c->j);
+		return 0;
+	}
+	if (c->shown > 1)
+		fputc('\n', out);
+	thread_header_text(out, th);
+	fputs(th->error ? "\n" : ":\n", out);
+	if (th->error)
+		return 0;
+	rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0, frame_text, c);
+	if (c->truncated)
+		fprintf(out, "... more frames (shown: the first %zu)\n", c->max);
+	if (rc < 0) {
+		fputs("error: ", out);
+		rbi_out_text_cstr(out, rbi_errmsg());
+		fputc('\n', out);
+	} else if (c->count == 0) {
+		fputs("(no Ruby frames)\n", out);
+	}
+	return 0;
+}
+
+static int parse_count(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_bt(struct session *s, int argc, char **argv)
+{
+	struct bt_ctx c = { .s = s };
+	bool json = s->json;
+	unsigned long v;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+
+		if (!strcmp(a, "all")) {
+			c.want = 0;
+		} else if (!strcmp(a, "--json")) {
+			s->json = true;
+		} else if (!strcmp(a, "--max-frames") || !strncmp(a, "--max-frames=", 13)) {
+			val = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val || parse_count(val, SIZE_MAX / 2, &v)) {
+				fprintf(stderr, "rbinspect: bt: --max-frames needs a number\n");
+				s->json = json;
+				return EXIT_USAGE;
+			}
+			c.max = v;
+		} else if (!parse_count(a, UINT_MAX, &v) && v > 0) {
+			c.want = (unsigned)v;
+		} else {
+			fprintf(stderr, "rbinspect: bt: unknown argument \"%s\" (usage: bt "
+				"[all|N] [--max-frames N])\n", a);
+			s->json = json;
+			return EXIT_USAGE;
+		}
+	}
+	if (s->json) {
+		rbi_json_init(&c.j, s->out);
+		rbi_json_object(&c.j);
+		rbi_json_key(&c.j, "threads");
+		rbi_json_array(&c.j);
+	}
+	rc = rbi_thread_foreach(s->target, thread_bt, &c);
+	if (s->json) {
+		rbi_json_end_array(&c.j);
+		if (rc) {
+			rbi_json_key(&c.j, "error");
+			rbi_json_cstr(&c.j, rbi_errmsg());
+		}
+		rbi_json_end_object(&c.j);
+	}
+	s->json = json;
+	if (rc)
+		return report_failure(rc);
+	if (c.want && !c.shown) {
+		fprintf(stderr, "rbinspect: bt: no thread %u; see \"threads\"\n", c.want);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}

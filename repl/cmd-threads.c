@@ -1,0 +1,127 @@
+/* cmd-threads.c: `threads`: one line per Ruby thread.  Also the thread
+ * header and JSON fields that `bt` shares. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/out.h"
+#include "rbinspect.h"
+
+void thread_json_fields(struct rbi_json *j, const struct rbi_thread *th)
+{
+	rbi_json_key(j, "number"); rbi_json_int(j, th->number);
+	rbi_json_key(j, "thread"); rbi_json_addr(j, th->thread);
+	if (th->error) {
+		rbi_json_key(j, "error"); rbi_json_cstr(j, th->error_msg);
+		return;
+	}
+	rbi_json_key(j, "self"); rbi_json_addr(j, th->self);
+	rbi_json_key(j, "name"); rbi_json_cstr(j, th->name);
+	rbi_json_key(j, "tid");
+	if (th->tid)
+		rbi_json_int(j, th->tid);
+	else
+		rbi_json_null(j);
+	rbi_json_key(j, "pthread"); rbi_json_addr(j, th->pthread);
+	rbi_json_key(j, "status"); rbi_json_cstr(j, rbi_thread_status_name(th->status));
+	rbi_json_key(j, "main"); rbi_json_bool(j, th->main);
+	rbi_json_key(j, "gvl"); rbi_json_bool(j, th->gvl);
+	rbi_json_key(j, "ractor"); rbi_json_addr(j, th->ractor);
+	rbi_json_key(j, "ractor_id"); rbi_json_int(j, th->ractor_id);
+	rbi_json_key(j, "ec"); rbi_json_addr(j, th->ec);
+}
+
+void thread_header_text(FILE *f, const struct rbi_thread *th)
+{
+	fprintf(f, "Thread %u", th->number);
+	if (th->error) {
+		fprintf(f, " (0x%" PRIx64 "): ", th->thread);
+		rbi_out_text_cstr(f, th->error_msg);
+		return;
+	}
+	if (th->name) {
+		fputs(" \"", f);
+		rbi_out_text_cstr(f, th->name);
+		fputc('"', f);
+	}
+	if (th->main)
+		fputs(" (main)", f);
+	if (th->tid)
+		fprintf(f, " tid %d", (int)th->tid);
+	fprintf(f, " %s", rbi_thread_status_name(th->status));
+	if (th->gvl)
+		fputs(", holds the GVL", f);
+	if (th->ractor_id > 1)
+		fprintf(f, ", ractor %u", th->ractor_id);
+}
+
+struct threads_ctx {
+	struct session *s;
+	struct rbi_json j;
+};
+
+static int thread_line(const struct rbi_thread *th, void *arg)
+{
+	struct threads_ctx *c = arg;
+	FILE *f = c->s->out;
+
+	if (c->s->json) {
+		rbi_json_object(&c->j);
+		thread_json_fields(&c->j, th);
+		rbi_json_end_object(&c->j);
+		return 0;
+	}
+	if (th->error) {
+		fprintf(f, "%4u  0x%-14" PRIx64 " error: ", th->number, th->thread);
+		rbi_out_text_cstr(f, th->error_msg);
+		fputc('\n', f);
+		return 0;
+	}
+	fprintf(f, "%4u  0x%-14" PRIx64 " ", th->number, th->thread);
+	if (th->tid)
+		fprintf(f, "%-8d ", (int)th->tid);
+	else
+		fprintf(f, "%-8s ", "-");
+	fprintf(f, "%-16s %-4s %-3s ", rbi_thread_status_name(th->status),
+		th->main ? "main" : "", th->gvl ? "gvl" : "");
+	if (th->name)
+		rbi_out_text_cstr(f, th->name);
+	fputc('\n', f);
+	return 0;
+}
+
+int cmd_threads(struct session *s, int argc, char **argv)
+{
+	struct threads_ctx c = { .s = s };
+	bool json = s->json;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			s->json = true;
+			continue;
+		}
+		fprintf(stderr, "rbinspect: threads: unknown argument \"%s\"\n", argv[i]);
+		return EXIT_USAGE;
+	}
+	if (s->json) {
+		rbi_json_init(&c.j, s->out);
+		rbi_json_object(&c.j);
+		rbi_json_key(&c.j, "threads");
+		rbi_json_array(&c.j);
+	} else {
+		fprintf(s->out, "%4s  %-16s %-8s %-16s %-4s %-3s %s\n", "#", "THREAD",
+			"TID", "STATUS", "MAIN", "GVL", "NAME");
+	}
+	rc = rbi_thread_foreach(s->target, thread_line, &c);
+	if (s->json) {
+		rbi_json_end_array(&c.j);
+		if (rc) {
+			rbi_json_key(&c.j, "error");
+			rbi_json_cstr(&c.j, rbi_errmsg());
+		}
+		rbi_json_end_object(&c.j);
+	}
+	s->json = json;
+	return rc ? report_failure(rc) : EXIT_OK;
+}
