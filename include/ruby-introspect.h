@@ -164,6 +164,13 @@ void rbi_target_close(rbi_target *t);
 int rbi_target_read(rbi_target *t, uint64_t addr, void *buf, size_t len,
 		    size_t *nread);
 
+/* Read N ranges in one go (one system call for a live process, where the
+   backend has read_batch).  Each IOV gets its own nread and status (RBI_OK,
+   RBI_PARTIAL, RBI_UNMAPPED); the call itself fails only when the target
+   does (RBI_GONE, RBI_PERM).  Bypasses the cache: for many small reads of
+   memory that is read once (profiler samples, heap scans). */
+int rbi_target_read_batch(rbi_target *t, struct rbi_iov *iov, size_t n);
+
 /* Forget everything read from a live target; the next call re-reads. */
 int rbi_target_refresh(rbi_target *t);
 

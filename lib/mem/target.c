@@ -150,6 +150,23 @@ RBI_EXPORT int rbi_target_read(rbi_target *t, uint64_t addr, void *buf,
 	return rbi_cache_read(t, addr, buf, len, nread ? nread : &dummy);
 }
 
+RBI_EXPORT int rbi_target_read_batch(rbi_target *t, struct rbi_iov *iov, size_t n)
+{
+	if (!t || (!iov && n))
+		return rbi_fail(RBI_INVAL, "invalid read");
+	if (t->ops->read_batch)
+		return t->ops->read_batch(t->be, iov, n);
+	for (size_t i = 0; i < n; i++) {
+		iov[i].nread = 0;
+		iov[i].status = t->ops->read(t->be, iov[i].addr, iov[i].buf,
+					     iov[i].len, &iov[i].nread);
+		if (iov[i].status != RBI_OK && iov[i].status != RBI_PARTIAL &&
+		    iov[i].status != RBI_UNMAPPED)
+			return iov[i].status;
+	}
+	return RBI_OK;
+}
+
 int rbi_target_read_fn(void *ctx, uint64_t addr, void *buf, size_t len,
 		       size_t *nread)
 {

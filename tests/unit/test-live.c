@@ -1,0 +1,190 @@
+/* test-live.c: the live backend and the target layer on a real child
+ * process: reads, partial and unmapped reads, batched reads (with and
+ * without process_vm_readv), regions, the cache and refresh, a process
+ * that exits, and pids that are not there.  TAP output. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int ntests, nfailed;
+
+static void check(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	ntests++;
+	if (!cond)
+		nfailed++;
+	printf("%sok %d - ", cond ? "" : "not ", ntests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (!cond && *rbi_errmsg())
+		printf(" (%s)", rbi_errmsg());
+	putchar('\n');
+}
+
+struct child {
+	pid_t pid;
+	int cmd;                /* write a byte: the child bumps its counter */
+	uint64_t base;          /* 3 pages; the middle one unmapped */
+	long page;
+};
+
+/* The child maps three pages, unmaps the middle one, fills the others
+   with a pattern, and then waits for commands. */
+static int child_start(struct child *c)
+{
+	int up[2], down[2];
+
+	c->page = sysconf(_SC_PAGESIZE);
+	if (pipe(up) || pipe(down))
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		uint8_t *p = mmap(NULL, 3 * c->page, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char b;
+
+		munmap(p + c->page, c->page);
+		for (long i = 0; i < c->page; i++) {
+			p[i] = (uint8_t)i;
+			p[2 * c->page + i] = (uint8_t)~i;
+		}
+		uint64_t a = (uintptr_t)p;
+		if (write(up[1], &a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		while (read(down[0], &b, 1) == 1)
+			p[0]++;
+		_exit(0);
+	}
+	close(up[1]);
+	close(down[0]);
+	c->cmd = down[1];
+	return read(up[0], &c->base, sizeof(c->base)) == sizeof(c->base) ? 0 : -1;
+}
+
+static void test_reads(rbi_target *t, const struct child *c, const char *how)
+{
+	uint8_t buf[64], want[64];
+	size_t n = 0;
+	int rc;
+
+	for (int i = 0; i < 64; i++)
+		want[i] = (uint8_t)(i + 16);
+	rc = rbi_target_read(t, c->base + 16, buf, sizeof(buf), &n);
+	check(rc == RBI_OK && n == 64 && !memcmp(buf, want, 64), "%s: read", how);
+	rc = rbi_target_read(t, c->base + c->page - 8, buf, 16, &n);
+	check(rc == RBI_PARTIAL && n == 8, "%s: read into a hole is partial (%zu)", how, n);
+	rc = rbi_target_read(t, c->base + c->page + 8, buf, 16, &n);
+	check(rc == RBI_UNMAPPED && n == 0, "%s: read of a hole is unmapped", how);
+
+	/* Skip byte 0: test_refresh() makes the child change it. */
+	enum { N = 300 };
+	struct rbi_iov iov[N];
+	static uint8_t bufs[N][8];
+	for (int i = 0; i < N; i++) {
+		int page = i % 3;
+		iov[i] = (struct rbi_iov){ .addr = c->base + page * c->page + 8 + i,
+					   .buf = bufs[i], .len = 8 };
+	}
+	rc = rbi_target_read_batch(t, iov, N);
+	bool good = rc == RBI_OK;
+	for (int i = 0; i < N && good; i++) {
+		int page = i % 3;
+		if (page == 1) {
+			good = iov[i].status == RBI_UNMAPPED && iov[i].nread == 0;
+			continue;
+		}
+		good = iov[i].status == RBI_OK && iov[i].nread == 8 &&
+		       bufs[i][0] == (uint8_t)(page ? ~(8 + i) : 8 + i);
+	}
+	check(good, "%s: %d batched reads, a third of them unmapped", how, N);
+}
+
+static void test_regions(rbi_target *t, const struct child *c)
+{
+	const struct rbi_region_list *l;
+	const struct rbi_region *r;
+
+	check(rbi_regions(t, &l) == RBI_OK && l->n > 3, "regions listed");
+	r = rbi_region_find(l, c->base);
+	check(r && r->start == c->base && r->end == c->base + c->page &&
+	      r->prot == (RBI_PROT_READ | RBI_PROT_WRITE) && !r->path,
+	      "the child's first page is one anonymous rw region");
+	check(!rbi_region_find(l, c->base + c->page), "the hole is in no region");
+}
+
+static void test_refresh(rbi_target *t, const struct child *c)
+{
+	uint8_t before = 0xff, cached = 0xff, after = 0xff;
+	char b = 1;
+
+	rbi_target_read(t, c->base, &before, 1, NULL);
+	if (write(c->cmd, &b, 1) != 1)
+		return;
+	usleep(100000);
+	rbi_target_read(t, c->base, &cached, 1, NULL);
+	rbi_target_refresh(t);
+	rbi_target_read(t, c->base, &after, 1, NULL);
+	check(cached == before, "reads are cached until refresh");
+	check(after == (uint8_t)(before + 1), "refresh re-reads a moving target");
+}
+
+int main(void)
+{
+	struct child c;
+	rbi_target *t = NULL;
+	int rc, status;
+
+	if (child_start(&c)) {
+		printf("1..0 # SKIP cannot start a child\n");
+		return 77;
+	}
+	rc = rbi_target_open_pid(c.pid, NULL, &t);
+	check(rc == RBI_OK, "open a live child");
+	if (rc)
+		goto out;
+	check(rbi_target_pid(t) == c.pid, "its pid");
+	test_reads(t, &c, "process_vm_readv");
+	test_regions(t, &c);
+	test_refresh(t, &c);
+	rbi_target_close(t);
+
+	setenv("RBI_NO_PROCESS_VM_READV", "1", 1);
+	rc = rbi_target_open_pid(c.pid, NULL, &t);
+	check(rc == RBI_OK, "open again, /proc/PID/mem only");
+	if (rc == RBI_OK) {
+		test_reads(t, &c, "/proc/PID/mem");
+		rbi_target_close(t);
+	}
+	unsetenv("RBI_NO_PROCESS_VM_READV");
+
+	rc = rbi_target_open_pid(c.pid, NULL, &t);
+	kill(c.pid, SIGKILL);
+	usleep(100000);
+	rc = rbi_target_open_pid(c.pid, NULL, &(rbi_target *){ NULL });
+	check(rc == RBI_ZOMBIE, "an unreaped child is a zombie (%d)", rc);
+	waitpid(c.pid, &status, 0);
+	uint8_t b;
+	rbi_target_refresh(t);
+	rc = rbi_target_read(t, c.base, &b, 1, NULL);
+	check(rc == RBI_GONE, "reading a process that exited says it is gone (%d)", rc);
+	rbi_target_close(t);
+	rc = rbi_target_open_pid(c.pid, NULL, &t);
+	check(rc == RBI_NO_PROCESS, "a reaped pid is no such process (%d)", rc);
+out:
+	kill(c.pid, SIGKILL);
+	printf("1..%d\n", ntests);
+	return nfailed ? 1 : 0;
+}
