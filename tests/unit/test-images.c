@@ -82,21 +82,13 @@ struct ruby {
 	bool dwarf;
 };
 
-/* tools/run-in-ns.sh of the source tree: $RBI_SRCDIR, or the current
-   directory (tests/run runs tests from the top) or its parent (meson test
-   runs them in the build directory, usually inside the source tree). */
-static const char *run_in_ns(void)
+/* A script of the source tree's tools/ (the build passes RBI_SRCDIR). */
+static const char *src_tool(const char *name)
 {
-	const char *src = getenv("RBI_SRCDIR");
-	const char *dirs[] = { src ? src : ".", ".", ".." };
 	static char path[4096];
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(dirs); i++) {
-		snprintf(path, sizeof(path), "%s/tools/run-in-ns.sh", dirs[i]);
-		if (access(path, X_OK) == 0)
-			return path;
-	}
-	return NULL;
+	snprintf(path, sizeof(path), "%s/tools/%s", RBI_SRCDIR, name);
+	return access(path, X_OK) == 0 ? path : NULL;
 }
 
 /* Start NAME's ruby; it prints RUBY_VERSION and sleeps.  deb-X.Y run in a
@@ -106,7 +98,7 @@ static bool ruby_start(const char *dir, struct ruby *rb)
 {
 	char root[4096 + 64], exe[4096 + 96], pidfile[64] = "";
 	const char *script = "$stdout.sync = true; puts RUBY_VERSION; sleep";
-	const char *ns = rb->ns ? run_in_ns() : NULL;
+	const char *ns = rb->ns ? src_tool("run-in-ns.sh") : NULL;
 	bool chrooted;
 	int fds[2];
 	FILE *f;
@@ -595,25 +587,20 @@ static bool has_warning(struct rbi_target *t, const char *needle)
    can only come from the core's own copy of the image. */
 static void test_core(const struct ruby *rb, const struct found *live)
 {
-	char dir[] = "/tmp/rbi-test-images-XXXXXX", core[64], cmd[256], tag[64];
+	char dir[] = "/tmp/rbi-test-images-XXXXXX", core[64], cmd[4352], tag[64];
 	struct rbi_target *t = NULL;
 	const struct rbi_image *img;
 	struct found f = { 0 };
-	FILE *fp;
 
-	if (system("command -v gcore >/dev/null 2>&1") != 0) {
+	if (system("command -v gcore >/dev/null 2>&1") != 0 || !src_tool("make-core.sh")) {
 		diag("%s: no gcore: core tests skipped", rb->name);
 		return;
 	}
 	if (!mkdtemp(dir))
 		return;
-	snprintf(cmd, sizeof(cmd), "/proc/%d/coredump_filter", (int)rb->pid);
-	if ((fp = fopen(cmd, "w"))) {
-		fputs("0x37", fp);
-		fclose(fp);
-	}
-	snprintf(cmd, sizeof(cmd), "gcore -o %s/core %d >/dev/null 2>&1", dir, (int)rb->pid);
-	snprintf(core, sizeof(core), "%s/core.%d", dir, (int)rb->pid);
+	snprintf(core, sizeof(core), "%s/core", dir);
+	snprintf(cmd, sizeof(cmd), "%s %d %s --with-file-mappings >/dev/null 2>&1",
+		 src_tool("make-core.sh"), (int)rb->pid, core);
 	double t0 = now_ms();
 	int rc = system(cmd);
 	double t1 = now_ms();
