@@ -13,7 +13,23 @@ DWARF of a real build wins over the CSV: pass `--dwarf VERSION=FILE` (files
 written by `rbinspect layout --dump LIBRUBY`) and that release's values
 come from DWARF, with every disagreement reported on stderr.  Dumps kept
 in lib/layout/tables/dwarf/VERSION.layout (beside LAYOUT_H's tables/) are
-always applied, so the plain command below keeps them.
+always applied, so the plain command below keeps them.  The dumps are
+written by tools/layout-dump (built with the project): `layout-dump
+LIBRUBY > lib/layout/tables/dwarf/VERSION.layout`.
+
+Later patch releases (the carry-forward rule).  A dump describes one
+release D, but Debian and others ship later patch releases of D's family
+(3.4.11 where the dump is of 3.4.5), and fields the CSV lacks (the heap:
+rb_objspace, heap_page, private to gc.c) would be absent for them.  So for
+every release V after D in D's family (D the latest dump not after V),
+each field takes D's DWARF value unless the CSV shows a change: when the
+CSV has the field for V and its value differs from the CSV's value for D
+(or the CSV lacks it for D), V keeps the CSV's value.  A field that
+changed in a patch release without the CSV knowing would be wrong: the
+walkers' structural checks at attach time (VM back-pointers, heap page
+headers pointing back at their page) are the safety net, and DWARF of the
+target itself always wins over any table.  Releases before D get nothing
+from D.  The table's source string says where its values came from.
 
 usage: layout-tables.py CSV LAYOUT_H [--dwarf 3.3.8=FILE ...] > builtin.c
 """
@@ -38,12 +54,42 @@ ABSENT = None
 #     { st_table *iv_index_tbl; st_table *iv_tbl; ... } (internal.h 2.6,
 #     internal/class.h 3.0-3.1; DWARF of 2.7.4 and 3.1.2).  3.1 built with
 #     USE_RVARGC embeds the classext instead: its DWARF has no ptr.
+#   rb_iseq_constant_body.local_table: right after insns_info (whose last
+#     member, succ_index_table, the CSV has), 2.6-3.4 (vm_core.h; DWARF of
+#     2.7.4, 3.1.2, 3.3.8; 3.4.5 source).  4.0 inserts a member before
+#     parent_iseq: unknown without its DWARF.
+#   rb_iseq_constant_body.local_table_size: after the `variable` struct,
+#     which gains script_lines in 3.1 and moves with insns_info in 3.2
+#     (DWARF: 232 in 2.7.4, 240 in 3.1.2, 232 in 3.3.8; 3.0 is 2.7's body,
+#     3.2 and 3.4.5 are 3.3's, from their vm_core.h).  2.6 (ci/cc entries)
+#     and 4.0 unknown.
+#   RSymbol.fstr: { basic, hashval, fstr, id } (symbol.h 2.6-3.4; DWARF of
+#     2.7.4, 3.1.2, 3.3.8).  RFloat.float_value: { basic, double } since 1.9.
+#   RString.as.heap.aux.capa, RArray.as.heap.aux.capa: the capacity of a
+#     buffer the object owns; { basic, [len,] ptr, aux } for String (len
+#     moved out of `heap` in 3.2 without moving aux) and { basic, len, aux,
+#     ptr } for Array (include/ruby/internal/core/rstring.h, rarray.h
+#     2.6-3.4; DWARF of 2.7.4, 3.1.2, 3.3.8, 3.4.5).
+# A value is one (first, last, offset) range or a list of them.
 DEFAULTS = {
     ("rb_iseq_constant_body", "type"): ("2.6", "4.0", 0),
     ("rb_method_definition_struct", "type"): ("2.6", "4.0", 0),
     ("RClass", "ptr"): ("2.6", "3.1", 24),
     ("rb_classext_struct", "iv_tbl"): ("2.6", "3.1", 8),
+    ("rb_iseq_constant_body", "local_table"): [("2.6", "3.1", 152),
+                                               ("3.2", "3.4", 144)],
+    ("rb_iseq_constant_body", "local_table_size"): [("2.7", "3.0", 232),
+                                                    ("3.1", "3.1", 240),
+                                                    ("3.2", "3.4", 232)],
+    ("RSymbol", "fstr"): ("2.6", "3.4", 24),
+    ("RFloat", "float_value"): ("2.6", "4.0", 16),
+    ("RString", "as.heap.aux.capa"): ("2.6", "3.4", 32),
+    ("RArray", "as.heap.aux.capa"): ("2.6", "3.4", 24),
 }
+
+
+def vkey(v):
+    return tuple(int(x) for x in v.split("."))
 
 
 def family(v):
@@ -51,9 +97,10 @@ def family(v):
 
 
 def default_for(key, v):
-    d = DEFAULTS.get(key)
-    if d and family(d[0]) <= family(v) <= family(d[1]):
-        return d[2]
+    d = DEFAULTS.get(key, [])
+    for first, last, value in d if isinstance(d, list) else [d]:
+        if family(first) <= family(v) <= family(last):
+            return value
     return ABSENT
 
 
@@ -123,6 +170,12 @@ def main():
         dwarf[ver] = read_dump(path)
         rest = rest[2:]
 
+    def carried_from(v):
+        """The latest dumped release of v's family before v, or None."""
+        older = [d for d in dwarf if family(d) == family(v) and
+                 vkey(d) < vkey(v)]
+        return max(older, key=vkey) if older else None
+
     def values_for(v):
         vals, src = [], "offsets of %s from its headers" % v
         known = table.get(v, {})
@@ -139,6 +192,15 @@ def main():
                     print("layout %s %s.%s: csv %s, dwarf %s" %
                           (v, g, f, vals[i], d), file=sys.stderr)
                 vals[i] = d
+        elif carried_from(v):
+            d = carried_from(v)
+            src = "DWARF of a %s build, carried forward" % d
+            known_d = table.get(d, {})
+            for i, (g, f, st, path, kind) in enumerate(fields):
+                csv_v = known.get((st, path), ABSENT)
+                if csv_v is not ABSENT and csv_v != known_d.get((st, path), ABSENT):
+                    continue        # the CSV shows a change since d
+                vals[i] = dwarf[d].get("%s.%s" % (g, f), ABSENT)
         return vals, src
 
     all_versions = list(versions) + [v for v in dwarf if v not in versions]
@@ -162,8 +224,14 @@ def main():
         name = "layout_%s" % first.replace(".", "_")
         names.append(name)
         rng = first if first == last else "%s-%s" % (first, last)
-        dw = [s for s in srcs if s.startswith("DWARF")]
-        desc = "table %s (%s)" % (rng, dw[0] if dw else "offsets from headers")
+        dw = sorted(s for s in srcs if s.startswith("DWARF"))
+        if dw and dw[-1].endswith("carried forward"):
+            # "DWARF of a 3.4.5 build, carried forward" (+ the 3.4.5 dump).
+            why = ("%s where the offsets from headers show no change" %
+                   dw[-1])
+        else:
+            why = dw[0] if dw else "offsets from headers"
+        desc = "table %s (%s)" % (rng, why)
         out.write("static const struct rbi_layout %s = {\n" % name)
         out.write('\t.source = "%s",\n' % desc)
         out.write("\t.major = %d, .minor = %d, .min_teeny = %d,\n" %

@@ -105,7 +105,22 @@
 	X(classext, super,       "rb_classext_struct", "super", OFF)                \
 	X(classext, classpath,   "rb_classext_struct", "classpath", OFF)            \
 	X(classext, attached_object, "rb_classext_struct", "as.singleton_class.attached_object", OFF) \
-	X(rclass, super,         "RClass", "super", OFF)
+	X(rclass, super,         "RClass", "super", OFF)                            \
+	X(body, local_table,     "rb_iseq_constant_body", "local_table", OFF)       \
+	X(body, local_table_size, "rb_iseq_constant_body", "local_table_size", OFF) \
+	X(rsymbol, fstr,         "RSymbol", "fstr", OFF)                            \
+	X(rfloat, value,         "RFloat", "float_value", OFF)                      \
+	X(objspace, during_gc,   "rb_objspace", "flags.during_gc", BIT)             \
+	X(objspace, sorted,      "rb_objspace", "heap_pages.sorted", OFF)           \
+	X(objspace, allocated_pages, "rb_objspace", "heap_pages.allocated_pages", OFF) \
+	X(objspace, gc_count,    "rb_objspace", "profile.count", OFF)               \
+	X(heap_page, size,       "heap_page", "", SIZE)                             \
+	X(heap_page, slot_size,  "heap_page", "slot_size", OFF)                     \
+	X(heap_page, total_slots, "heap_page", "total_slots", OFF)                  \
+	X(heap_page, start,      "heap_page", "start", OFF)                         \
+	X(rvalue, size,          "RVALUE", "", SIZE)                                \
+	X(rstring, heap_capa,    "RString", "as.heap.aux.capa", OFF)                \
+	X(rarray, heap_capa,     "RArray", "as.heap.aux.capa", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
