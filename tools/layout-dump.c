@@ -28,18 +28,6 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-static void print_layout(const struct rbi_layout *l)
-{
-	for (size_t i = 0; i < rbi_layout_field_count; i++) {
-		uint32_t v = rbi_layout_get(l, i);
-
-		if (v == RBI_ABSENT)
-			printf("%s absent\n", rbi_layout_fields[i].name);
-		else
-			printf("%s %u\n", rbi_layout_fields[i].name, v);
-	}
-}
-
 static int dump_table(const char *version)
 {
 	int major, minor, teeny;
@@ -55,7 +43,7 @@ static int dump_table(const char *version)
 		fprintf(stderr, "layout-dump: no built-in table for Ruby %s\n", version);
 		return 1;
 	}
-	print_layout(l);
+	rbi_layout_write(stdout, l);
 	return 0;
 }
 
@@ -89,7 +77,7 @@ static int dump_dwarf(const char *file)
 		fprintf(stderr, "layout-dump: %s: %s\n", file, rbi_errmsg());
 		goto out;
 	}
-	print_layout(&layout);
+	rbi_layout_write(stdout, &layout);
 	rc = 0;
 out:
 	dwfl_end(dwfl);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <elfutils/libdw.h>
 
 #define RBI_ABSENT UINT32_MAX
@@ -161,6 +162,16 @@ int rbi_layout_from_dwarf(Dwarf *dw, struct rbi_layout *out);
 /* Check internal consistency: every present offset lies inside its
    struct's size, sizes are sane.  RBI_LAYOUT with the first bad field. */
 int rbi_layout_validate(const struct rbi_layout *l);
+
+/* Write L as "group.field value|absent" lines (tools/layout-dump's and
+   the cache's format). */
+void rbi_layout_write(FILE *f, const struct rbi_layout *l);
+
+/* The on-disk cache of DWARF layouts by build-id (cache.c).  Load returns
+   false when there is no valid entry; store fails silently (a cache). */
+struct rbi_build_id;
+bool rbi_layout_cache_load(const struct rbi_build_id *id, struct rbi_layout *out);
+void rbi_layout_cache_store(const struct rbi_build_id *id, const struct rbi_layout *l);
 
 /* All built-in tables, NULL-terminated (for `rbinspect layout --list`). */
 extern const struct rbi_layout *const rbi_layout_tables[];

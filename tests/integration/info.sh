@@ -31,6 +31,19 @@ while read -r kind ver root cmd; do
 	fi
 	"$RBINSPECT" --json -p "$RB_PID" info >"$RB_TMP/live.json"
 	check_info "$kind $ver live" "$RB_TMP/live.json" "$src" "$layout"
+	if [ "$kind" = dwarf ]; then
+		# A DWARF layout is cached by build-id; a cached one must read
+		# the target exactly as a fresh one does.
+		export XDG_CACHE_HOME=$RB_TMP/xdg-$ver
+		RBI_NO_CACHE=0 "$RBINSPECT" -p "$RB_PID" bt >"$RB_TMP/fresh.txt"
+		RBI_NO_CACHE=0 "$RBINSPECT" --json -p "$RB_PID" info >"$RB_TMP/cached.json"
+		RBI_NO_CACHE=0 "$RBINSPECT" -p "$RB_PID" bt >"$RB_TMP/cached.txt"
+		unset XDG_CACHE_HOME
+		check "$kind $ver: the second run uses the cached DWARF layout" \
+			grep -q '(cached)$' <(jq -r .layout "$RB_TMP/cached.json")
+		check "$kind $ver: bt is the same with the cached layout" \
+			cmp -s "$RB_TMP/fresh.txt" "$RB_TMP/cached.txt"
+	fi
 	core=$(core_of "$RB_PID")
 	"$RBINSPECT" --json "$core" info >"$RB_TMP/core.json"
 	check_info "$kind $ver core" "$RB_TMP/core.json" "$src" "$layout"
