@@ -1,0 +1,756 @@
+/* heap.c: walking the object heap from outside (ruby-internals.md §5).
+ *
+ * ObjectSpace.count_objects visits every slot of every page in the
+ * objspace's sorted page list; so does this walker, reading the same
+ * structures per layout:
+ *
+ *   objspace   vm->objspace (<= 3.3), vm->gc.objspace (3.4+: the default
+ *              GC behind the modular-GC interface)
+ *   page list  heap_pages.sorted: a struct heap_page *[allocated_pages]
+ *              (<= 3.3), an rb_darray { size, capa, data[] } (3.4+, where
+ *              pages of the empty pool have no slots)
+ *   page       struct heap_page { total_slots, slot_size (3.1+; 40 =
+ *              sizeof(RVALUE) before), start, ... }; its body is aligned
+ *              to HEAP_PAGE_ALIGN (16 KiB, 64 KiB from 3.3) and begins
+ *              with a pointer back to the page
+ *   slot       total_slots of slot_size bytes from start; RBasic.flags 0
+ *              is a free slot, else flags & 0x1f is the type
+ *
+ * Nothing here trusts the target: the page count is bounded, every page
+ * must point back at itself from its body and fit in it, and a page that
+ * fails is skipped and reported (a live heap moves under the walk).  Page
+ * bodies are read a batch at a time (rbi_target_read_batch: one
+ * process_vm_readv per batch), so memory stays bounded by the batch. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/vm.h"
+
+/* More pages than this (256 GiB of 16 KiB pages) is a corrupt count. */
+#define HEAP_PAGES_MAX (1ull << 24)
+/* Page bodies read per batch: 64 pages of 16 KiB or 16 of 64 KiB. */
+#define HEAP_BATCH_BYTES (1u << 20)
+#define HEAP_BATCH_MAX 64
+/* Pages whose struct must be readable and point back for the layout to
+   be believed at the start. */
+#define HEAP_CHECK_PAGES 8
+/* Class chains (singletons, inclusions, ancestors) longer than this are
+   corrupt. */
+#define CLASS_CHAIN_MAX 4096
+/* rb_darray header: size_t size, capa. */
+#define DARRAY_HEADER 16
+
+enum {
+	T_NONE = 0x00, T_CLASS = 0x02, T_IMEMO = 0x1a, T_NODE = 0x1b,
+	T_ICLASS = 0x1c, T_ZOMBIE = 0x1d, T_MOVED = 0x1e,
+};
+
+static const char *const type_names[RBI_TYPE_COUNT] = {
+	[0x00] = "T_NONE", [0x01] = "T_OBJECT", [0x02] = "T_CLASS",
+	[0x03] = "T_MODULE", [0x04] = "T_FLOAT", [0x05] = "T_STRING",
+	[0x06] = "T_REGEXP", [0x07] = "T_ARRAY", [0x08] = "T_HASH",
+	[0x09] = "T_STRUCT", [0x0a] = "T_BIGNUM", [0x0b] = "T_FILE",
+	[0x0c] = "T_DATA", [0x0d] = "T_MATCH", [0x0e] = "T_COMPLEX",
+	[0x0f] = "T_RATIONAL", [0x11] = "T_NIL", [0x12] = "T_TRUE",
+	[0x13] = "T_FALSE", [0x14] = "T_SYMBOL", [0x15] = "T_FIXNUM",
+	[0x16] = "T_UNDEF", [0x1a] = "T_IMEMO", [0x1b] = "T_NODE",
+	[0x1c] = "T_ICLASS", [0x1d] = "T_ZOMBIE", [0x1e] = "T_MOVED",
+};
+
+RBI_EXPORT const char *rbi_value_type_name(unsigned type)
+{
+	return type < RBI_TYPE_COUNT ? type_names[type] : NULL;
+}
+
+struct page {
+	uint64_t page;          /* the struct heap_page */
+	uint64_t body;          /* its body: start aligned down */
+	uint64_t start;         /* first slot */
+	uint32_t slot_size, total;
+	uint8_t *buf;           /* bytes from BODY to the last slot's end */
+	bool empty;             /* a page without slots (3.4's empty pool) */
+	int size;               /* its entry in stats.sizes, -1 if none */
+	bool ok;                /* checked and read: walk its slots */
+};
+
+/* What rbi_heap_object_class learned about one RBasic.klass value. */
+struct class_entry {
+	uint64_t klass;         /* 0: empty */
+	uint64_t real;          /* rb_class_real(klass) */
+	int status;             /* RBI_OK: instances are visible to
+				   each_object(Object); RBI_ITER_END: not
+				   (BasicObject); else the error */
+};
+
+struct rbi_heap_iter {
+	struct rbi_target *t;
+	struct rbi_vm *vm;
+	const struct rbi_layout *l;
+	unsigned flags;
+	uint64_t objspace;
+	uint64_t sorted;        /* heap_pages.sorted as read at the start */
+	uint64_t list;          /* address of the page pointer array */
+	uint64_t npages;
+	uint64_t next;          /* index in LIST of the next page to load */
+	uint32_t align;         /* HEAP_PAGE_ALIGN */
+	uint32_t hdr_len;       /* bytes of struct heap_page we read */
+	size_t batch;           /* pages per batch */
+	uint8_t *bodies;        /* HEAP_BATCH_BYTES */
+	uint8_t *hdrs;          /* batch * hdr_len */
+	uint64_t ptrs[HEAP_BATCH_MAX];
+	struct page pages[HEAP_BATCH_MAX];
+	struct rbi_iov iov[HEAP_BATCH_MAX];
+	size_t nbatch, cur;     /* pages in the batch, the one being walked */
+	uint32_t slot;          /* next slot of pages[cur] */
+	struct rbi_heap_slot out;
+	struct rbi_heap_stats st;
+	bool ended;
+	/* classes (rbi_heap_object_class) */
+	bool have_c_object;
+	uint64_t c_object;
+	struct class_entry *cls;
+	size_t ncls, capcls;    /* CAPCLS: 0 or a power of two */
+};
+
+static void moved(struct rbi_heap_iter *it, const char *why)
+{
+	if (!it->st.moved) {
+		it->st.moved = 1;
+		it->st.moved_why = why;
+	}
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* One uncached read of LEN bytes: the heap changes under a live walk, so
+   the target's cache must not answer for it. */
+static int read_fresh(struct rbi_target *t, uint64_t addr, void *buf, size_t len)
+{
+	struct rbi_iov iov = { .addr = addr, .buf = buf, .len = len };
+	int rc = rbi_target_read_batch(t, &iov, 1);
+
+	if (rc)
+		return rc;
+	if (iov.status != RBI_OK)
+		return rbi_fail(iov.status, "cannot read %zu bytes at 0x%" PRIx64,
+				len, addr);
+	return RBI_OK;
+}
+
+/* The page list: its address, the array of page pointers and the count. */
+static int read_list(struct rbi_heap_iter *it, uint64_t *sorted, uint64_t *list,
+		     uint64_t *npages)
+{
+	const struct rbi_layout *l = it->l;
+	uint64_t hdr[2];
+	int rc;
+
+	if ((rc = read_fresh(it->t, it->objspace + l->objspace_sorted, sorted, 8)))
+		return rc;
+	if (it->vm->k.heap_sorted_darray) {
+		if (!*sorted) {         /* not allocated yet: no pages */
+			*list = 0;
+			*npages = 0;
+			return RBI_OK;
+		}
+		if ((*sorted & 7) || (rc = read_fresh(it->t, *sorted, hdr, sizeof(hdr))))
+			return rc ? rc : rbi_fail(RBI_CORRUPT, "heap page list 0x%"
+						  PRIx64 " is not aligned", *sorted);
+		if (hdr[0] > hdr[1])
+			return rbi_fail(RBI_CORRUPT, "heap page list 0x%" PRIx64 " holds "
+					"%" PRIu64 " pages in room for %" PRIu64,
+					*sorted, hdr[0], hdr[1]);
+		*list = *sorted + DARRAY_HEADER;
+		*npages = hdr[0];
+	} else {
+		if ((rc = read_fresh(it->t, it->objspace + l->objspace_allocated_pages,
+				     npages, 8)))
+			return rc;
+		*list = *sorted;
+		if (*npages && (!*sorted || (*sorted & 7)))
+			return rbi_fail(RBI_CORRUPT, "heap page list 0x%" PRIx64
+					" is not a pointer", *sorted);
+	}
+	if (*npages > HEAP_PAGES_MAX)
+		return rbi_fail(RBI_CORRUPT, "the heap claims %" PRIu64 " pages",
+				*npages);
+	return RBI_OK;
+}
+
+/* GC.count and whether a GC is running now (false if unknown). */
+static void read_gc_state(struct rbi_heap_iter *it, uint64_t *count, bool *running)
+{
+	const struct rbi_layout *l = it->l;
+	uint8_t byte;
+
+	*count = 0;
+	*running = false;
+	if (l->objspace_gc_count != RBI_ABSENT)
+		read_fresh(it->t, it->objspace + l->objspace_gc_count, count, 8);
+	if (l->objspace_during_gc != RBI_ABSENT &&
+	    !read_fresh(it->t, it->objspace + l->objspace_during_gc / 8, &byte, 1))
+		*running = byte & (1u << (l->objspace_during_gc % 8));
+}
+
+/* Check page P's struct as read into HDR; fill P.  False if it cannot be
+   a page of this heap.  An empty page (3.4's pool) is fine with no
+   slots. */
+static bool page_parse(struct rbi_heap_iter *it, struct page *p, const uint8_t *hdr)
+{
+	const struct rbi_layout *l = it->l;
+	uint64_t end;
+
+	p->total = rd16(hdr + l->heap_page_total_slots);
+	p->slot_size = l->heap_page_slot_size != RBI_ABSENT
+		       ? rd16(hdr + l->heap_page_slot_size) : l->rvalue_size;
+	p->start = rd64(hdr + l->heap_page_start);
+	if (p->total == 0)
+		return p->empty = true;
+	if (p->slot_size < 16 || p->slot_size % 8 || p->slot_size >= it->align ||
+	    (p->start & 7))
+		return false;
+	p->body = p->start & ~(uint64_t)(it->align - 1);
+	end = p->start + (uint64_t)p->total * p->slot_size;
+	return p->start >= p->body + 8 && end <= p->body + it->align;
+}
+
+/* The entry of page P's slot size in the stats' sizes (kept sorted by
+   size; -1 if all are taken by other sizes: Ruby has at most 5).  A new
+   entry moves the larger ones up: so do the batch's pages that use them. */
+static void size_entry(struct rbi_heap_iter *it, struct page *p)
+{
+	struct rbi_heap_size *v = it->st.sizes;
+	int i;
+
+	for (i = 0; i < RBI_HEAP_SIZES && v[i].slot_size; i++) {
+		if (v[i].slot_size == p->slot_size) {
+			p->size = i;
+			return;
+		}
+	}
+	if (i == RBI_HEAP_SIZES) {
+		p->size = -1;
+		return;
+	}
+	while (i > 0 && v[i - 1].slot_size > p->slot_size) {
+		v[i] = v[i - 1];
+		i--;
+	}
+	v[i] = (struct rbi_heap_size){ .slot_size = p->slot_size };
+	for (struct page *q = it->pages; q < p; q++)
+		if (q->size >= i)
+			q->size++;
+	p->size = i;
+}
+
+/* Read the next batch of pages: pointers, structs, then bodies. */
+static int load_batch(struct rbi_heap_iter *it)
+{
+	size_t n = it->npages - it->next < it->batch ? it->npages - it->next : it->batch;
+	size_t nio = 0, off = 0;
+	int rc;
+
+	it->nbatch = 0;
+	it->cur = 0;
+	it->slot = 0;
+	rc = read_fresh(it->t, it->list + it->next * 8, it->ptrs, n * 8);
+	if (rc == RBI_GONE || rc == RBI_PERM || rc == RBI_NOMEM)
+		return rc;
+	if (rc) {
+		/* The list was freed (grown and moved) under the walk. */
+		moved(it, "the heap's page list changed during the walk");
+		it->st.pages_skipped += it->npages - it->next;
+		it->st.pages_done = it->next = it->npages;
+		return RBI_OK;
+	}
+	it->st.bytes_read += n * 8;
+	for (size_t i = 0; i < n; i++) {
+		struct page *p = &it->pages[i];
+
+		*p = (struct page){ .page = it->ptrs[i], .size = -1 };
+		if (!p->page || (p->page & 7))
+			continue;
+		it->iov[nio++] = (struct rbi_iov){ .addr = p->page,
+			.buf = it->hdrs + i * it->hdr_len, .len = it->hdr_len };
+	}
+	if ((rc = rbi_target_read_batch(it->t, it->iov, nio)))
+		return rc;
+	nio = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct page *p = &it->pages[i];
+		bool ok = false;
+
+		if (p->page && !(p->page & 7) && it->iov[nio].addr == p->page) {
+			ok = it->iov[nio].status == RBI_OK &&
+			     page_parse(it, p, it->hdrs + i * it->hdr_len);
+			it->st.bytes_read += it->iov[nio].nread;
+			nio++;
+		}
+		if (!ok) {
+			moved(it, "heap pages could not be read or failed their checks");
+			it->st.pages_skipped++;
+			p->total = 0;
+		}
+	}
+	/* Bodies, packed into the buffer in page order. */
+	nio = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct page *p = &it->pages[i];
+		size_t len;
+
+		if (!p->total)
+			continue;
+		len = p->start - p->body + (size_t)p->total * p->slot_size;
+		p->buf = it->bodies + off;
+		off += it->align;
+		it->iov[nio++] = (struct rbi_iov){ .addr = p->body, .buf = p->buf, .len = len };
+	}
+	if ((rc = rbi_target_read_batch(it->t, it->iov, nio)))
+		return rc;
+	nio = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct page *p = &it->pages[i];
+
+		if (!p->total)
+			continue;
+		struct rbi_iov *v = &it->iov[nio++];
+
+		it->st.bytes_read += v->nread;
+		/* The body's heap_page_header points back at the page. */
+		p->ok = v->status == RBI_OK && rd64(p->buf) == p->page;
+		if (!p->ok) {
+			moved(it, "heap pages could not be read or failed their checks");
+			it->st.pages_skipped++;
+			continue;
+		}
+		it->st.slots += p->total;
+		it->st.slot_bytes += (uint64_t)p->total * p->slot_size;
+		size_entry(it, p);
+		if (p->size >= 0)
+			it->st.sizes[p->size].slots += p->total;
+	}
+	it->nbatch = n;
+	it->next += n;
+	it->st.pages_done = it->next;
+	return RBI_OK;
+}
+
+/* The end of the walk: did the heap change meanwhile? */
+static void finish(struct rbi_heap_iter *it)
+{
+	uint64_t sorted, list, npages, count;
+	bool running;
+
+	if (it->ended)
+		return;
+	it->ended = true;
+	read_gc_state(it, &count, &running);
+	if (count != it->st.gc_count)
+		moved(it, "a GC ran during the walk");
+	else if (running)
+		moved(it, "a GC was running at the end of the walk");
+	if (read_list(it, &sorted, &list, &npages) || sorted != it->sorted ||
+	    npages != it->npages)
+		moved(it, "the heap's page list changed during the walk");
+}
+
+/* Does the layout name everything the walk reads? */
+static int heap_layout(const struct rbi_vm *vm)
+{
+	const struct rbi_layout *l = vm->layout;
+	uint32_t vm_off = l->vm_gc_objspace != RBI_ABSENT ? l->vm_gc_objspace : l->vm_objspace;
+
+	if (vm_off == RBI_ABSENT || l->objspace_sorted == RBI_ABSENT ||
+	    (!vm->k.heap_sorted_darray && l->objspace_allocated_pages == RBI_ABSENT) ||
+	    l->heap_page_total_slots == RBI_ABSENT || l->heap_page_start == RBI_ABSENT ||
+	    (l->heap_page_slot_size == RBI_ABSENT && l->rvalue_size == RBI_ABSENT))
+		return rbi_fail(RBI_NO_LAYOUT, "the struct layout of Ruby %s (%s) does not "
+				"describe its heap (rb_objspace, heap_page): install "
+				"libruby's debug info or set DEBUGINFOD_URLS",
+				vm->info.version, vm->layout_desc);
+	return RBI_OK;
+}
+
+/* The first pages must be pages: a table that is wrong for this Ruby
+   fails here, not with counts made up from garbage. */
+static int check_first_pages(struct rbi_heap_iter *it)
+{
+	size_t checked = 0, good = 0;
+
+	for (size_t i = 0; i < it->nbatch && checked < HEAP_CHECK_PAGES; i++) {
+		const struct page *p = &it->pages[i];
+
+		if (p->empty)
+			continue;       /* 3.4's empty pool: nothing to check */
+		checked++;
+		good += p->ok;
+	}
+	if (checked && !good)
+		return rbi_fail(RBI_LAYOUT, "Ruby %s: the heap pages do not match the "
+				"struct layout (%s): their bodies do not point back at "
+				"them.  Install libruby's debug info (DWARF) so the "
+				"layout comes from this very build", it->vm->info.version,
+				it->vm->layout_desc);
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter **out)
+{
+	struct rbi_heap_iter *it;
+	struct rbi_vm *vm;
+	uint32_t vm_off;
+	bool running;
+	int rc;
+
+	if (!t || !out)
+		return rbi_fail(RBI_INVAL, "no target");
+	*out = NULL;
+	if ((rc = rbi_vm_get(t, &vm)) || (rc = heap_layout(vm)))
+		return rc;
+	if (!(it = calloc(1, sizeof(*it))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	it->t = t;
+	it->vm = vm;
+	it->l = vm->layout;
+	it->flags = flags;
+	it->align = vm->k.heap_page_align;
+	it->batch = HEAP_BATCH_BYTES / it->align;
+	if (it->batch > HEAP_BATCH_MAX)
+		it->batch = HEAP_BATCH_MAX;
+	it->st.moved_why = "";
+	{
+		const struct rbi_layout *l = it->l;
+		uint32_t end = l->heap_page_start;
+
+		if (l->heap_page_total_slots > end)
+			end = l->heap_page_total_slots;
+		if (l->heap_page_slot_size != RBI_ABSENT && l->heap_page_slot_size > end)
+			end = l->heap_page_slot_size;
+		it->hdr_len = end + 8;
+	}
+	it->bodies = malloc(HEAP_BATCH_BYTES);
+	it->hdrs = malloc(it->batch * it->hdr_len);
+	if (!it->bodies || !it->hdrs) {
+		rbi_heap_iter_fini(it);
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	}
+	/* Objspace fields are read fresh; drop what the cache holds of a
+	   live target's earlier state. */
+	if (!(t->ops->flags & RBI_MEM_STATIC))
+		rbi_cache_clear(&t->cache);
+	vm_off = it->l->vm_gc_objspace != RBI_ABSENT ? it->l->vm_gc_objspace
+						     : it->l->vm_objspace;
+	rc = read_fresh(t, vm->info.vm + vm_off, &it->objspace, 8);
+	if (!rc && (!it->objspace || (it->objspace & 7)))
+		rc = rbi_fail(vm->k.heap_sorted_darray ? RBI_UNSUPPORTED : RBI_CORRUPT,
+			      "the VM's objspace pointer is 0x%" PRIx64, it->objspace);
+	if (!rc)
+		rc = read_list(it, &it->sorted, &it->list, &it->npages);
+	if (rc) {
+		rbi_heap_iter_fini(it);
+		return rbi_fail_context(rc, "locating the heap: ");
+	}
+	it->st.pages = it->npages;
+	read_gc_state(it, &it->st.gc_count, &running);
+	if (running)
+		moved(it, "a GC was running when the walk started");
+	if (it->npages && (rc = load_batch(it))) {
+		rbi_heap_iter_fini(it);
+		return rc;
+	}
+	if (it->npages && (rc = check_first_pages(it))) {
+		uint64_t count;
+
+		/* Pages change while a GC runs (and a live heap may have had
+		   one since the start): then they are skipped and the walk is
+		   approximate.  Only a heap that held still is proof of a
+		   wrong layout. */
+		read_gc_state(it, &count, &running);
+		if (it->st.moved || running || count != it->st.gc_count) {
+			moved(it, "a GC ran during the walk");
+		} else {
+			/* A modular GC (3.4+) puts another struct behind gc.objspace. */
+			if (vm->k.heap_sorted_darray)
+				rbi_fail_context(rc, "(or a GC library other than the "
+						 "default is loaded) ");
+			rbi_heap_iter_fini(it);
+			return rc;
+		}
+	}
+	*out = it;
+	return RBI_OK;
+}
+
+/* FL_USER1: RSTRING_NOEMBED, RARRAY_EMBED_FLAG; FL_USER2: STR_SHARED,
+   ELTS_SHARED; FL_USER18: STR_NOFREE (a literal's static bytes): the same
+   bits in 2.6-3.4 (string.c, internal/string.h, internal/array.h). */
+#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
+/* A capacity beyond this is garbage (a slot changing under the walk). */
+#define OWNED_MAX (1ull << 40)
+
+static uint64_t owned_bytes(const struct rbi_heap_iter *it, const struct rbi_heap_slot *s)
+{
+	const struct rbi_layout *l = it->l;
+	const uint8_t *b = s->bytes;
+	uint64_t capa = 0;
+
+	switch (s->type) {
+	case RBI_T_STRING:
+		if (l->rstring_heap_capa == RBI_ABSENT || l->rstring_heap_capa + 8 > s->size ||
+		    !(s->flags & FL_USER(1)) || (s->flags & (FL_USER(2) | FL_USER(18))))
+			return 0;
+		capa = rd64(b + l->rstring_heap_capa);
+		break;
+	case RBI_T_ARRAY:
+		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > s->size ||
+		    (s->flags & (FL_USER(1) | FL_USER(2))))
+			return 0;
+		capa = rd64(b + l->rarray_heap_capa) * 8;
+		break;
+	default:
+		return 0;
+	}
+	return capa < OWNED_MAX ? capa : 0;
+}
+
+RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out)
+{
+	int rc;
+
+	if (!it || !out)
+		return rbi_fail(RBI_INVAL, "no heap walk");
+	for (;;) {
+		if (it->cur < it->nbatch) {
+			const struct page *p = &it->pages[it->cur];
+
+			if (!p->ok || it->slot >= p->total) {
+				it->cur++;
+				it->slot = 0;
+				continue;
+			}
+			uint64_t off = p->start - p->body + (uint64_t)it->slot * p->slot_size;
+			const uint8_t *b = p->buf + off;
+			uint64_t flags = rd64(b);
+
+			it->slot++;
+			if (!flags) {
+				it->st.free++;
+				if (p->size >= 0)
+					it->st.sizes[p->size].free++;
+				if (!(it->flags & RBI_HEAP_FREE_SLOTS))
+					continue;
+			}
+			it->out = (struct rbi_heap_slot){
+				.addr = p->body + off, .flags = flags, .klass = rd64(b + 8),
+				.type = (unsigned)(flags & RBI_T_MASK), .size = p->slot_size,
+				.bytes = b,
+			};
+			it->out.owned = owned_bytes(it, &it->out);
+			*out = &it->out;
+			return RBI_OK;
+		}
+		if (it->next >= it->npages) {
+			it->nbatch = 0;
+			finish(it);
+			return RBI_ITER_END;
+		}
+		if ((rc = load_batch(it)))
+			return rc;
+	}
+}
+
+RBI_EXPORT void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *out)
+{
+	if (!it || !out)
+		return;
+	*out = it->st;
+}
+
+RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
+{
+	if (!it)
+		return;
+	free(it->bodies);
+	free(it->hdrs);
+	free(it->cls);
+	free(it);
+}
+
+/* ---- Classes ------------------------------------------------------------ */
+
+static uint64_t hash_klass(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static struct class_entry *class_slot(struct rbi_heap_iter *it, uint64_t klass)
+{
+	size_t mask = it->capcls - 1;
+
+	for (size_t i = hash_klass(klass) & mask;; i = (i + 1) & mask)
+		if (it->cls[i].klass == klass || !it->cls[i].klass)
+			return &it->cls[i];
+}
+
+static int class_grow(struct rbi_heap_iter *it)
+{
+	size_t cap = it->capcls ? it->capcls * 2 : 256;
+	struct class_entry *old = it->cls, *n = calloc(cap, sizeof(*n));
+	size_t oldcap = it->capcls;
+
+	if (!n)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	it->cls = n;
+	it->capcls = cap;
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i].klass)
+			*class_slot(it, old[i].klass) = old[i];
+	free(old);
+	return RBI_OK;
+}
+
+/* Is the class or module K (an object's klass) a kind of Object, and
+   what is rb_class_real(K)? */
+static void class_lookup(struct rbi_heap_iter *it, struct class_entry *e)
+{
+	struct rbi_target *t = it->t;
+	struct rbi_vm *vm = it->vm;
+	uint64_t k = e->klass, flags;
+	bool found_real = false, kind_of = !it->c_object;
+
+	e->status = RBI_CORRUPT;
+	for (int i = 0; i < CLASS_CHAIN_MAX; i++) {
+		if (!rbi_vm_heap_p(vm, k))
+			break;          /* the end of the chain */
+		if (rbi_vm_obj_flags(t, vm, k, &flags))
+			return;
+		unsigned type = (unsigned)(flags & RBI_T_MASK);
+		if (type != RBI_T_CLASS && type != RBI_T_MODULE && type != RBI_T_ICLASS) {
+			rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " in a class chain is no "
+				 "class (type 0x%02x)", k, type);
+			return;
+		}
+		if (!found_real && type == RBI_T_CLASS && !(flags & vm->k.fl_singleton)) {
+			e->real = k;
+			found_real = true;
+		}
+		if (k == it->c_object)
+			kind_of = true;
+		if (found_real && kind_of)
+			break;
+		if (!rbi_vm_class_super(t, vm, k, &k)) {
+			rbi_fail(RBI_CORRUPT, "cannot read the superclass of 0x%" PRIx64, k);
+			return;
+		}
+	}
+	if (!found_real) {
+		rbi_fail(RBI_CORRUPT, "class 0x%" PRIx64 " has no real class", e->klass);
+		return;
+	}
+	e->status = kind_of ? RBI_OK : RBI_ITER_END;
+}
+
+/* rb_singleton_class_internal_p: a metaclass (singleton of a class)
+   without a metaclass of its own is Ruby's business, not the program's. */
+static bool singleton_internal(struct rbi_heap_iter *it, const struct rbi_heap_slot *s)
+{
+	uint64_t attached, flags, meta_attached;
+
+	if (!rbi_vm_class_attached(it->t, it->vm, s->addr, &attached))
+		return true;
+	if (!rbi_vm_heap_p(it->vm, attached) ||
+	    rbi_vm_obj_flags(it->t, it->vm, attached, &flags) ||
+	    (flags & RBI_T_MASK) != RBI_T_CLASS)
+		return false;
+	/* rb_singleton_class_has_metaclass_p: METACLASS_OF(s)'s attached
+	   object is s. */
+	return !(rbi_vm_heap_p(it->vm, s->klass) &&
+		 rbi_vm_class_attached(it->t, it->vm, s->klass, &meta_attached) &&
+		 meta_attached == s->addr);
+}
+
+RBI_EXPORT int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+				     uint64_t *klass)
+{
+	struct class_entry *e;
+	int rc;
+
+	if (!it || !s || !klass)
+		return rbi_fail(RBI_INVAL, "no heap slot");
+	/* gc.c internal_object_p */
+	switch (s->type) {
+	case T_NONE: case T_MOVED: case T_IMEMO: case T_ICLASS: case T_ZOMBIE:
+	case T_NODE:
+		return RBI_ITER_END;
+	default:
+		break;
+	}
+	if (!s->flags || !s->klass)
+		return RBI_ITER_END;
+	if (s->type == T_CLASS && (s->flags & it->vm->k.fl_singleton) &&
+	    singleton_internal(it, s))
+		return RBI_ITER_END;
+	if (!it->have_c_object) {
+		uint64_t addr, size;
+		bool tls;
+
+		it->have_c_object = true;
+		if (rbi_image_symbol(it->vm->image, "rb_cObject", &addr, &size, &tls) ||
+		    tls || rbi_read_u64(it->t, addr, &it->c_object))
+			it->c_object = 0;       /* then everything is a kind of Object */
+	}
+	if ((it->ncls + 1) * 2 > it->capcls && (rc = class_grow(it)))
+		return rc;
+	e = class_slot(it, s->klass);
+	if (!e->klass) {
+		e->klass = s->klass;
+		it->ncls++;
+		class_lookup(it, e);
+	}
+	if (e->status == RBI_OK)
+		*klass = e->real;
+	return e->status;
+}
+
+RBI_EXPORT int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t cap)
+{
+	struct rbi_vm *vm;
+	uint64_t flags;
+	unsigned type;
+	int rc;
+
+	if (!t || !buf || !cap)
+		return rbi_fail(RBI_INVAL, "no buffer");
+	buf[0] = '\0';
+	if ((rc = rbi_vm_get(t, &vm)) || (rc = rbi_vm_obj_flags(t, vm, klass, &flags)))
+		return rc;
+	type = (unsigned)(flags & RBI_T_MASK);
+	if (type != RBI_T_CLASS && type != RBI_T_MODULE)
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " is not a class or module "
+				"(type 0x%02x)", klass, type);
+	if (rbi_vm_class_path(t, vm, klass, buf, cap))
+		return RBI_OK;
+	/* rb_class_path of an anonymous class: "#<Class:%p>". */
+	snprintf(buf, cap, "#<%s:0x%016" PRIx64 ">",
+		 type == RBI_T_CLASS ? "Class" : "Module", klass);
+	return RBI_OK;
+}

@@ -1,0 +1,528 @@
+/* cmd-objects.c: `objects [--by-class] [--top N] [--pause]`: the target's
+ * object heap counted by type, with ObjectSpace.count_objects' keys and
+ * meaning (TOTAL slots, FREE slots, T_xxx live objects), or by class as
+ * ObjectSpace.each_object(Object) sees them (obj.class, full name, slot
+ * bytes).
+ *
+ * A live target keeps running during the walk unless --pause stops it
+ * (SIGSTOP; SIGCONT on every way out: the end, an error, Ctrl-C and the
+ * other terminating signals).  Counts of a running target are marked
+ * approximate when the library saw the heap change. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "out/out.h"
+#include "rbinspect.h"
+
+#define USAGE "objects [--by-class] [--top N] [--pause]"
+/* Default classes listed by --by-class. */
+#define TOP_DEFAULT 20
+/* Retries of --pause when the process stopped in the middle of a GC. */
+#define PAUSE_TRIES 50
+#define PAUSE_RETRY_NS 5000000L
+/* Slots between checks of the clock (progress) and of Ctrl-C. */
+#define CHECK_EVERY 65536
+/* Show a progress line on a terminal after this long, this often. */
+#define PROGRESS_AFTER 0.5
+#define PROGRESS_EVERY 0.1
+#define CLASS_NAME_MAX 512
+
+struct class_count {
+	uint64_t klass;         /* 0: empty slot of the table */
+	uint64_t count, bytes;
+	uint64_t owned;         /* Strings' and Arrays' buffers (capacity) */
+	char *name;
+};
+
+struct objects {
+	struct session *s;
+	bool by_class, pause;
+	unsigned long top;      /* classes listed, 0: all */
+	uint64_t types[RBI_TYPE_COUNT];
+	struct rbi_heap_stats st;
+	struct class_count *cls;
+	size_t ncls, capcls;    /* open addressing, CAPCLS a power of two */
+	uint64_t internal, internal_bytes;
+	uint64_t unknown, unknown_bytes;        /* class chain unreadable */
+	double secs;
+	bool paused;            /* stopped (and to be resumed) by us */
+	bool progress_shown;
+};
+
+/* ---- Resuming a paused target whatever happens -------------------------- */
+
+static volatile sig_atomic_t stop_walk;
+static volatile sig_atomic_t paused_pid;
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+#define NSIGNALS (RBI_ARRAY_SIZE_(stop_signals) + RBI_ARRAY_SIZE_(fatal_signals))
+#define RBI_ARRAY_SIZE_(a) (sizeof(a) / sizeof((a)[0]))
+static struct sigaction saved[NSIGNALS];
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	if (paused_pid > 0)
+		kill((pid_t)paused_pid, SIGCONT);
+	stop_walk = 1;
+}
+
+static void on_fatal(int sig)
+{
+	if (paused_pid > 0)
+		kill((pid_t)paused_pid, SIGCONT);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* While walking: Ctrl-C (and the other terminating signals) end the walk
+   cleanly; PID, if not 0, is a process we stopped, resumed at once. */
+static void guard_signals(pid_t pid)
+{
+	struct sigaction sa;
+	size_t k = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	paused_pid = pid;
+	sa.sa_handler = on_stop;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE_(stop_signals); i++)
+		sigaction(stop_signals[i], &sa, &saved[k++]);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE_(fatal_signals); i++)
+		sigaction(fatal_signals[i], &sa, &saved[k++]);
+}
+
+static void unguard_signals(void)
+{
+	size_t k = 0;
+
+	paused_pid = 0;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE_(stop_signals); i++)
+		sigaction(stop_signals[i], &saved[k++], NULL);
+	for (size_t i = 0; i < RBI_ARRAY_SIZE_(fatal_signals); i++)
+		sigaction(fatal_signals[i], &saved[k++], NULL);
+}
+
+static int pause_target(struct objects *o)
+{
+	int stopped = 0;
+	int rc;
+
+	if (!o->pause)
+		return RBI_OK;
+	if ((rc = rbi_target_pause(o->s->target, &stopped)))
+		return rc;
+	if (stopped) {
+		o->paused = true;
+		paused_pid = rbi_target_pid(o->s->target);
+	}
+	return RBI_OK;
+}
+
+/* Resume (if we paused) and keep the first error. */
+static int resume_target(struct objects *o, int rc)
+{
+	int r = rbi_target_resume(o->s->target);
+
+	paused_pid = 0;
+	o->paused = false;
+	return rc ? rc : r;
+}
+
+/* ---- Counting ------------------------------------------------------------ */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t hash_klass(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static struct class_count *class_slot(struct class_count *v, size_t cap, uint64_t klass)
+{
+	for (size_t i = hash_klass(klass) & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (v[i].klass == klass || !v[i].klass)
+			return &v[i];
+}
+
+static int class_add(struct objects *o, uint64_t klass, uint32_t bytes, uint64_t owned)
+{
+	struct class_count *c;
+
+	if ((o->ncls + 1) * 2 > o->capcls) {
+		size_t cap = o->capcls ? o->capcls * 2 : 1024;
+		struct class_count *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return RBI_NOMEM;
+		for (size_t i = 0; i < o->capcls; i++)
+			if (o->cls[i].klass)
+				*class_slot(n, cap, o->cls[i].klass) = o->cls[i];
+		free(o->cls);
+		o->cls = n;
+		o->capcls = cap;
+	}
+	c = class_slot(o->cls, o->capcls, klass);
+	if (!c->klass) {
+		c->klass = klass;
+		o->ncls++;
+	}
+	c->count++;
+	c->bytes += bytes;
+	c->owned += owned;
+	return RBI_OK;
+}
+
+static void progress(struct objects *o, rbi_heap_iter *it, double start)
+{
+	struct rbi_heap_stats st;
+	static double last;
+	double t = now();
+
+	if (t - start < PROGRESS_AFTER || t - last < PROGRESS_EVERY)
+		return;
+	last = t;
+	rbi_heap_iter_stats(it, &st);
+	fprintf(stderr, "\rrbinspect: objects: %" PRIu64 " of %" PRIu64 " heap pages (%d%%)",
+		st.pages_done, st.pages, st.pages ? (int)(100 * st.pages_done / st.pages) : 0);
+	fflush(stderr);
+	o->progress_shown = true;
+}
+
+/* One walk of the heap into O. */
+static int walk(struct objects *o, rbi_heap_iter *it)
+{
+	const struct rbi_heap_slot *slot;
+	bool tty = isatty(STDERR_FILENO);
+	double start = now();
+	uint64_t n = 0, klass;
+	int rc;
+
+	while ((rc = rbi_heap_iter_next(it, &slot)) == RBI_OK) {
+		o->types[slot->type]++;
+		if (o->by_class) {
+			int r = rbi_heap_object_class(it, slot, &klass);
+
+			if (r == RBI_OK) {
+				if ((rc = class_add(o, klass, slot->size, slot->owned)))
+					return rc;
+			} else if (r == RBI_ITER_END) {
+				o->internal++;
+				o->internal_bytes += slot->size;
+			} else {
+				o->unknown++;
+				o->unknown_bytes += slot->size;
+			}
+		}
+		if (++n % CHECK_EVERY == 0) {
+			if (stop_walk || interrupted())
+				return EXIT_INTERRUPTED;
+			if (tty)
+				progress(o, it, start);
+		}
+	}
+	if (o->progress_shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	if (rc != RBI_ITER_END)
+		return rc;
+	rbi_heap_iter_stats(it, &o->st);
+	o->secs = now() - start;
+	return RBI_OK;
+}
+
+static int cmp_class(const void *a, const void *b)
+{
+	const struct class_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+/* Name every class (while a paused target is still stopped) and sort them
+   by count, then name: the order of the truth files' class records. */
+static int name_classes(struct objects *o)
+{
+	char buf[CLASS_NAME_MAX];
+	size_t k = 0;
+
+	for (size_t i = 0; i < o->capcls; i++) {
+		struct class_count *c = &o->cls[i];
+
+		if (!c->klass)
+			continue;
+		if (rbi_class_name(o->s->target, c->klass, buf, sizeof(buf)))
+			snprintf(buf, sizeof(buf), "#<unreadable class 0x%" PRIx64 ">", c->klass);
+		if (!(c->name = strdup(buf)))
+			return RBI_NOMEM;
+		o->cls[k++] = *c;
+		if (k - 1 != i)
+			c->klass = 0, c->name = NULL;
+	}
+	qsort(o->cls, o->ncls, sizeof(*o->cls), cmp_class);
+	return RBI_OK;
+}
+
+/* Walk the heap; with --pause, stopped, and again if it stopped mid-GC. */
+static int count(struct objects *o)
+{
+	rbi_heap_iter *it = NULL;
+	int rc = RBI_OK;
+
+	for (int try = 0; try < PAUSE_TRIES; try++) {
+		if ((rc = pause_target(o)))
+			return rc;
+		if (stop_walk)
+			return resume_target(o, EXIT_INTERRUPTED);
+		if ((rc = rbi_heap_iter_init(o->s->target, 0, &it)))
+			return resume_target(o, rc);
+		rbi_heap_iter_stats(it, &o->st);
+		if (!o->paused || !o->st.moved || try + 1 == PAUSE_TRIES)
+			break;
+		/* Stopped in the middle of a GC: let it finish. */
+		rbi_heap_iter_fini(it);
+		it = NULL;
+		resume_target(o, RBI_OK);
+		nanosleep(&(struct timespec){ 0, PAUSE_RETRY_NS }, NULL);
+	}
+	rc = walk(o, it);
+	if (!rc && o->by_class)
+		rc = name_classes(o);
+	rbi_heap_iter_fini(it);
+	return resume_target(o, rc);
+}
+
+/* ---- Output -------------------------------------------------------------- */
+
+static const char *snapshot(const struct objects *o, bool paused)
+{
+	return !o->s->live ? "core" : paused ? "paused" : "running";
+}
+
+static void objects_json(struct objects *o, const struct rbi_ruby_info *ri, bool paused)
+{
+	struct rbi_json j;
+
+	rbi_json_init(&j, o->s->out);
+	rbi_json_object(&j);
+	rbi_json_key(&j, "pid"); rbi_json_int(&j, rbi_target_pid(o->s->target));
+	rbi_json_key(&j, "ruby"); rbi_json_cstr(&j, ri ? ri->version : NULL);
+	rbi_json_key(&j, "snapshot"); rbi_json_cstr(&j, snapshot(o, paused));
+	rbi_json_key(&j, "approximate"); rbi_json_bool(&j, o->st.moved);
+	rbi_json_key(&j, "approximate_reason");
+	rbi_json_cstr(&j, o->st.moved ? o->st.moved_why : NULL);
+	rbi_json_key(&j, "pages"); rbi_json_int(&j, (int64_t)o->st.pages);
+	rbi_json_key(&j, "pages_skipped"); rbi_json_int(&j, (int64_t)o->st.pages_skipped);
+	rbi_json_key(&j, "slot_bytes"); rbi_json_int(&j, (int64_t)o->st.slot_bytes);
+	rbi_json_key(&j, "bytes_read"); rbi_json_int(&j, (int64_t)o->st.bytes_read);
+	rbi_json_key(&j, "gc_count"); rbi_json_int(&j, (int64_t)o->st.gc_count);
+	rbi_json_key(&j, "walk_us"); rbi_json_int(&j, (int64_t)(o->secs * 1e6));
+	/* ObjectSpace.count_objects' keys, in its order. */
+	rbi_json_key(&j, "counts");
+	rbi_json_object(&j);
+	rbi_json_key(&j, "TOTAL"); rbi_json_int(&j, (int64_t)o->st.slots);
+	rbi_json_key(&j, "FREE"); rbi_json_int(&j, (int64_t)o->st.free);
+	for (unsigned t = 1; t < RBI_TYPE_COUNT; t++) {
+		char num[16];
+
+		if (!o->types[t])
+			continue;
+		snprintf(num, sizeof(num), "%u", t);
+		rbi_json_key(&j, rbi_value_type_name(t) ? rbi_value_type_name(t) : num);
+		rbi_json_int(&j, (int64_t)o->types[t]);
+	}
+	rbi_json_end_object(&j);
+	rbi_json_key(&j, "sizes");
+	rbi_json_array(&j);
+	for (size_t i = 0; i < RBI_HEAP_SIZES && o->st.sizes[i].slot_size; i++) {
+		const struct rbi_heap_size *z = &o->st.sizes[i];
+
+		rbi_json_object(&j);
+		rbi_json_key(&j, "slot_size"); rbi_json_int(&j, z->slot_size);
+		rbi_json_key(&j, "slots"); rbi_json_int(&j, (int64_t)z->slots);
+		rbi_json_key(&j, "free"); rbi_json_int(&j, (int64_t)z->free);
+		rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)(z->slots * z->slot_size));
+		rbi_json_end_object(&j);
+	}
+	rbi_json_end_array(&j);
+	if (o->by_class) {
+		size_t n = o->top && o->top < o->ncls ? o->top : o->ncls;
+
+		rbi_json_key(&j, "classes_total"); rbi_json_int(&j, (int64_t)o->ncls);
+		rbi_json_key(&j, "classes");
+		rbi_json_array(&j);
+		for (size_t i = 0; i < n; i++) {
+			rbi_json_object(&j);
+			rbi_json_key(&j, "name"); rbi_json_cstr(&j, o->cls[i].name);
+			rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->cls[i].count);
+			rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->cls[i].bytes);
+			rbi_json_key(&j, "heap_bytes"); rbi_json_int(&j, (int64_t)o->cls[i].owned);
+			rbi_json_key(&j, "class"); rbi_json_addr(&j, o->cls[i].klass);
+			rbi_json_end_object(&j);
+		}
+		rbi_json_end_array(&j);
+		rbi_json_key(&j, "internal");
+		rbi_json_object(&j);
+		rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->internal);
+		rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->internal_bytes);
+		rbi_json_end_object(&j);
+		rbi_json_key(&j, "unreadable_class");
+		rbi_json_object(&j);
+		rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->unknown);
+		rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->unknown_bytes);
+		rbi_json_end_object(&j);
+	}
+	rbi_json_end_object(&j);
+	fputc('\n', o->s->out);
+}
+
+static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool paused)
+{
+	FILE *f = o->s->out;
+
+	style_begin(o->s, STYLE_HEADER);
+	fprintf(f, "Ruby %s, %s%s: %" PRIu64 " heap pages, %" PRIu64 " slots "
+		"(%.1f MiB), walked in %.3f s\n", ri ? ri->version : "?", o->s->what,
+		paused ? " (paused)" : "", o->st.pages, o->st.slots,
+		o->st.slot_bytes / 1048576.0, o->secs);
+	style_end(o->s);
+	if (!o->by_class) {
+		fprintf(f, "%-12s %12" PRIu64 "\n", "TOTAL", o->st.slots);
+		fprintf(f, "%-12s %12" PRIu64 "\n", "FREE", o->st.free);
+		for (unsigned t = 1; t < RBI_TYPE_COUNT; t++) {
+			const char *name = rbi_value_type_name(t);
+
+			if (!o->types[t])
+				continue;
+			if (name)
+				fprintf(f, "%-12s %12" PRIu64 "\n", name, o->types[t]);
+			else
+				fprintf(f, "%-12u %12" PRIu64 "\n", t, o->types[t]);
+		}
+		fprintf(f, "\n%-12s %12s %12s %14s\n", "SLOT SIZE", "SLOTS", "FREE", "BYTES");
+		for (size_t i = 0; i < RBI_HEAP_SIZES && o->st.sizes[i].slot_size; i++) {
+			const struct rbi_heap_size *z = &o->st.sizes[i];
+
+			fprintf(f, "%-12u %12" PRIu64 " %12" PRIu64 " %14" PRIu64 "\n",
+				z->slot_size, z->slots, z->free, z->slots * z->slot_size);
+		}
+	} else {
+		size_t n = o->top && o->top < o->ncls ? o->top : o->ncls;
+
+		/* BYTES: slots; HEAP: what Strings and Arrays own outside them. */
+		fprintf(f, "%12s %14s %14s  %s\n", "COUNT", "BYTES", "HEAP", "CLASS");
+		for (size_t i = 0; i < n; i++) {
+			fprintf(f, "%12" PRIu64 " %14" PRIu64 " ", o->cls[i].count, o->cls[i].bytes);
+			if (o->cls[i].owned)
+				fprintf(f, "%14" PRIu64 "  ", o->cls[i].owned);
+			else
+				fprintf(f, "%14s  ", "-");
+			style_begin(o->s, STYLE_NAME);
+			rbi_out_text_cstr(f, o->cls[i].name);
+			style_end(o->s);
+			fputc('\n', f);
+		}
+		if (n < o->ncls)
+			fprintf(f, "%12s %14s %14s  (%zu more classes: --top 0 lists all)\n",
+				"", "", "", o->ncls - n);
+		fprintf(f, "%12" PRIu64 " %14" PRIu64 " %14s  (internal: not in "
+			"ObjectSpace.each_object)\n", o->internal, o->internal_bytes, "");
+		if (o->unknown)
+			fprintf(f, "%12" PRIu64 " %14" PRIu64 " %14s  (class unreadable)\n",
+				o->unknown, o->unknown_bytes, "");
+	}
+	if (o->st.moved)
+		fprintf(f, "note: counts are approximate: %s%s\n", o->st.moved_why,
+			o->s->live && !paused ? " (--pause stops the process for exact counts)" : "");
+	if (o->st.pages_skipped)
+		fprintf(f, "note: %" PRIu64 " heap pages skipped\n", o->st.pages_skipped);
+}
+
+static int parse_top(const char *s, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_objects(struct session *s, int argc, char **argv)
+{
+	struct objects o = { .s = s, .top = TOP_DEFAULT };
+	const struct rbi_ruby_info *ri = NULL;
+	bool json = s->json, paused;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+
+		if (!strcmp(a, "--by-class")) {
+			o.by_class = true;
+		} else if (!strcmp(a, "--pause")) {
+			o.pause = true;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
+			val = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val || parse_top(val, &o.top)) {
+				fprintf(stderr, "rbinspect: objects: --top needs a number\n");
+				return EXIT_USAGE;
+			}
+			o.by_class = true;
+		} else {
+			fprintf(stderr, "rbinspect: objects: unknown argument \"%s\" "
+				"(usage: " USAGE ")\n", a);
+			return EXIT_USAGE;
+		}
+	}
+	if (target_gone(s, "objects"))
+		return EXIT_GONE;
+	/* A core is a snapshot already. */
+	o.pause = o.pause && s->live;
+	stop_walk = 0;
+	guard_signals(0);
+	rc = count(&o);
+	unguard_signals();
+	paused = o.pause;
+	if (rc == EXIT_INTERRUPTED || stop_walk) {
+		fputs("rbinspect: objects: interrupted\n", stderr);
+		rc = EXIT_INTERRUPTED;
+	} else if (rc) {
+		rc = session_failure(s, rc);
+	} else {
+		rbi_ruby_info(s->target, &ri);
+		if (json)
+			objects_json(&o, ri, paused);
+		else
+			objects_text(&o, ri, paused);
+		rc = EXIT_OK;
+	}
+	for (size_t i = 0; i < o.ncls; i++)
+		free(o.cls[i].name);
+	free(o.cls);
+	return rc;
+}

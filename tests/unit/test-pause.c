@@ -1,0 +1,154 @@
+/* test-pause.c: rbi_target_pause / rbi_target_resume on a real child:
+ * every thread stopped after a pause and running after the resume, a
+ * process stopped already is left stopped, nesting, a child that exits,
+ * and memory-only targets refusing.  TAP output. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int ntests, nfailed;
+
+static void check(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	ntests++;
+	if (!cond)
+		nfailed++;
+	printf("%sok %d - ", cond ? "" : "not ", ntests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (!cond && *rbi_errmsg())
+		printf(" (%s)", rbi_errmsg());
+	putchar('\n');
+}
+
+static void *spin(void *arg)
+{
+	volatile unsigned long *n = arg;
+
+	for (;;)
+		(*n)++;
+	return NULL;
+}
+
+/* A child with a few busy threads. */
+static pid_t child_start(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		static volatile unsigned long n[3];
+		pthread_t th;
+
+		for (int i = 0; i < 3; i++)
+			pthread_create(&th, NULL, spin, (void *)&n[i]);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* How many of PID's threads are in state STATE ('T' stopped), and how
+   many threads it has. */
+static int count_state(pid_t pid, char state, int *total)
+{
+	char path[64], stat[400], buf[512], *p;
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	*total = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((e = readdir(d))) {
+		FILE *f;
+		size_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(stat, sizeof(stat), "%s/%s/stat", path, e->d_name);
+		if (!(f = fopen(stat, "r")))
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		if ((p = strrchr(buf, ')')) && p[1] == ' ') {
+			(*total)++;
+			n += p[2] == state;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int main(void)
+{
+	rbi_target *t = NULL;
+	int stopped = -1, total, n, rc;
+	pid_t pid = child_start();
+
+	if (pid < 0 || rbi_target_open_pid(pid, NULL, &t)) {
+		printf("1..0 # SKIP cannot start or open a child: %s\n", rbi_errmsg());
+		return 0;
+	}
+	sleep_ms(50);   /* let its threads start */
+
+	rc = rbi_target_pause(t, &stopped);
+	check(rc == RBI_OK && stopped == 1, "pause stops a running process (stopped = %d)",
+	      stopped);
+	n = count_state(pid, 'T', &total);
+	check(total == 4 && n == total, "every thread is stopped once pause returns (%d of %d)",
+	      n, total);
+	check(rbi_target_pause(t, &stopped) == RBI_OK && stopped == 0,
+	      "a second pause is a no-op");
+	check(rbi_target_resume(t) == RBI_OK, "resume");
+	sleep_ms(50);
+	n = count_state(pid, 'T', &total);
+	check(n == 0, "no thread is stopped after resume (%d of %d)", n, total);
+	check(rbi_target_resume(t) == RBI_OK, "resume when not paused does nothing");
+
+	/* Stopped by someone else: left as it was. */
+	kill(pid, SIGSTOP);
+	for (int i = 0; i < 200 && count_state(pid, 'T', &total) != total; i++)
+		sleep_ms(5);
+	rc = rbi_target_pause(t, &stopped);
+	check(rc == RBI_OK && stopped == 0,
+	      "pause of a process stopped already sends nothing (stopped = %d)", stopped);
+	rbi_target_resume(t);
+	sleep_ms(50);
+	n = count_state(pid, 'T', &total);
+	check(n == total, "resume leaves a process stopped by someone else stopped (%d of %d)",
+	      n, total);
+	kill(pid, SIGCONT);
+
+	/* A process that is gone. */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	check(rbi_target_pause(t, &stopped) == RBI_GONE, "pause of an exited process: RBI_GONE");
+	check(rbi_target_pause(NULL, NULL) == RBI_INVAL, "pause without a target: RBI_INVAL");
+	check(rbi_target_resume(NULL) == RBI_OK, "resume is NULL-safe");
+	rbi_target_close(t);
+
+	printf("1..%d\n", ntests);
+	return nfailed ? 1 : 0;
+}
