@@ -37,6 +37,14 @@
 #           LABEL/PATH/LINENO/BASE_LABEL are Location#label, #path, #lineno, #base_label.
 #           C-function frames carry their caller's PATH and LINENO (Ruby's convention).
 #           Tabs and newlines inside fields are replaced by spaces.
+#   local   NAME  INDEX  VAR  CLASS  VALUE
+#           a local variable of frame INDEX (as in the frame records) of thread NAME, recorded
+#           by the program about itself before parking (RbiTruth.locals): one record per name
+#           Kernel#local_variables lists in that frame (for a block: its own variables, then
+#           those of the scopes around it), in that order. CLASS is the value's class name.
+#           VALUE is value.inspect for nil, true, false, Integer and Float; for a Symbol or a
+#           String the hex of its bytes (name.unpack1("H*")), so any byte survives; "-" for
+#           anything else. Only some programs write them (simple.rb).
 #   count   KEY  N       ObjectSpace.count_objects after GC.start (TOTAL, FREE, T_STRING, ...)
 #   class   NAME  N      instances per class, from ObjectSpace.each_object(Object) after
 #                        GC.start, most frequent first (top 40). Anonymous classes are inspected.
@@ -87,6 +95,27 @@ module RbiTruth
       $stdout.write("READY #{Process.pid}\n")
       $stdout.flush
     end
+  end
+
+  # Record the local variables of the caller's frame for "local" records. index: the frame's
+  # index in the thread's backtrace once parked; names: Kernel#local_variables there;
+  # values: a Hash of every one of them (no Binding: that would move the frame's variables
+  # to the heap).
+  def self.locals(index, names, values)
+    raise "locals: #{names.sort} != #{values.keys.sort}" if names.sort != values.keys.sort
+    name = clean(thread_name(Thread.current))
+    out = +""
+    names.each do |var|
+      v = values[var]
+      shown = case v
+              when nil, true, false, Integer, Float then v.inspect
+              when Symbol then v.to_s.unpack1("H*")
+              when String then v.unpack1("H*")
+              else "-"
+              end
+      out << "local\t#{name}\t#{index}\t#{var}\t#{clean(v.class.name)}\t#{shown}\n"
+    end
+    (@locals ||= []) << out
   end
 
   # Call right before the thread's final blocking call (nothing may block in between).
@@ -140,6 +169,7 @@ module RbiTruth
       pair = records.find { |th, _| th == t }
       out << (t == Thread.current ? own : pair ? pair[1] : record(t))
     end
+    (@locals || []).each { |l| out << l }
     out << counts
     out << "end\n"
     path = ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"

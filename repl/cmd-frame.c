@@ -1,0 +1,435 @@
+/* cmd-frame.c: `thread [N]` selects a thread, `frame [N]` shows one frame
+ * of it: label, path, line, self and local variables. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/out.h"
+#include "rbinspect.h"
+
+#define NAME_CAP 256
+#define VALUE_BUF 4096
+/* String values shown in full up to this many bytes. */
+#define STRING_SHOWN 200
+
+static int parse_number(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- Finding the selected thread --------------------------------------- */
+
+struct pick {
+	unsigned want;          /* 0: the main thread */
+	bool found;
+	struct rbi_thread th;
+	char name[NAME_CAP], error[NAME_CAP];
+};
+
+static int pick_thread(const struct rbi_thread *th, void *arg)
+{
+	struct pick *p = arg;
+
+	if (p->want ? th->number != p->want : !th->main)
+		return 0;
+	p->found = true;
+	p->th = *th;
+	if (th->name) {
+		snprintf(p->name, sizeof(p->name), "%s", th->name);
+		p->th.name = p->name;
+	}
+	snprintf(p->error, sizeof(p->error), "%s", th->error_msg ? th->error_msg : "");
+	p->th.error_msg = p->error;
+	return 1;
+}
+
+/* Thread WANT (0: the main thread) into P; an exit code on failure. */
+static int find_thread(struct session *s, unsigned want, struct pick *p,
+		       const char *cmd)
+{
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->want = want;
+	rc = rbi_thread_foreach(s->target, pick_thread, p);
+	if (rc < 0)
+		return session_failure(s, rc);
+	if (!p->found) {
+		if (want)
+			fprintf(stderr, "rbinspect: %s: no thread %u; see \"threads\"\n",
+				cmd, want);
+		else
+			fprintf(stderr, "rbinspect: %s: no main thread\n", cmd);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+int cmd_thread(struct session *s, int argc, char **argv)
+{
+	unsigned long v = s->thread;
+	struct pick p;
+	int rc;
+
+	if ((rc = target_gone(s, "thread")))
+		return rc;
+	if (argc > 2 || (argc == 2 && (parse_number(argv[1], UINT_MAX, &v) || !v))) {
+		fprintf(stderr, "rbinspect: thread: usage: thread [N] (N as \"threads\" "
+			"numbers them)\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = find_thread(s, (unsigned)v, &p, "thread")))
+		return rc;
+	if (argc == 2) {
+		s->thread = (unsigned)v;
+		s->frame = 0;
+	}
+	if (s->json) {
+		struct rbi_json j;
+
+		rbi_json_init(&j, s->out);
+		rbi_json_object(&j);
+		thread_json_fields(&j, &p.th);
+		rbi_json_end_object(&j);
+		return EXIT_OK;
+	}
+	fputs(argc == 2 ? "Selected " : "Current: ", s->out);
+	style_begin(s, STYLE_HEADER);
+	thread_header_text(s->out, &p.th);
+	style_end(s);
+	fputc('\n', s->out);
+	return EXIT_OK;
+}
+
+/* ---- Values ------------------------------------------------------------- */
+
+/* A Ruby-like string literal: quotes and backslashes escaped, the rest
+   terminal-safe (rbi_out_text). */
+static void quoted(FILE *f, char q, const char *b, size_t len)
+{
+	size_t start = 0;
+
+	fputc(q, f);
+	for (size_t i = 0; i < len; i++) {
+		if (b[i] != q)
+			continue;
+		rbi_out_text(f, b + start, i - start);
+		fputc('\\', f);
+		fputc(q, f);
+		start = i + 1;
+	}
+	rbi_out_text(f, b + start, len - start);
+	fputc(q, f);
+}
+
+/* %.17g can print more digits than needed: the shortest that reads back. */
+static void print_double(FILE *f, double d)
+{
+	char buf[64];
+
+	if (d != d) {
+		fputs("NaN", f);
+		return;
+	}
+	if (d - d != 0) {
+		fputs(d > 0 ? "Infinity" : "-Infinity", f);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	/* As Ruby prints them: 1.0, 1.0e+300. */
+	char *e = strchr(buf, 'e');
+
+	if (strchr(buf, '.') || strchr(buf, 'n')) {
+		fputs(buf, f);
+	} else if (e) {
+		fprintf(f, "%.*s.0%s", (int)(e - buf), buf, e);
+	} else {
+		fputs(buf, f);
+		fputs(".0", f);
+	}
+}
+
+static void value_text(struct session *s, const struct rbi_value *v)
+{
+	FILE *f = s->out;
+	const char *type;
+
+	switch (v->kind) {
+	case RBI_VALUE_NIL: fputs("nil", f); break;
+	case RBI_VALUE_TRUE: fputs("true", f); break;
+	case RBI_VALUE_FALSE: fputs("false", f); break;
+	case RBI_VALUE_UNDEF: fputs("(undef)", f); break;
+	case RBI_VALUE_INTEGER: fprintf(f, "%" PRId64, v->integer); break;
+	case RBI_VALUE_FLOAT: print_double(f, v->real); break;
+	case RBI_VALUE_SYMBOL:
+		fputc(':', f);
+		rbi_out_text(f, v->bytes, v->len);
+		break;
+	case RBI_VALUE_STRING:
+		quoted(f, '"', v->bytes ? v->bytes : "",
+		       v->len > STRING_SHOWN ? STRING_SHOWN : v->len);
+		if (v->truncated || v->len > STRING_SHOWN)
+			fprintf(f, "... (%" PRIu64 " bytes)", v->full_len);
+		break;
+	case RBI_VALUE_OBJECT:
+		if (v->bytes) {         /* a class or module: its name */
+			rbi_out_text(f, v->bytes, v->len);
+			fputs(" (", f);
+			rbi_out_text_cstr(f, v->class_name ? v->class_name : "?");
+			fputc(')', f);
+			break;
+		}
+		fputs("#<", f);
+		type = rbi_value_type_name(v->type);
+		rbi_out_text_cstr(f, v->class_name ? v->class_name : type ? type : "?");
+		fprintf(f, " 0x%016" PRIx64 ">", v->raw);
+		break;
+	default:
+		style_begin(s, STYLE_ERROR);
+		fprintf(f, "(unreadable 0x%" PRIx64 ": ", v->raw);
+		rbi_out_text_cstr(f, v->error_msg ? v->error_msg : "");
+		fputc(')', f);
+		style_end(s);
+		break;
+	}
+}
+
+static void value_json(struct rbi_json *j, const struct rbi_value *v)
+{
+	rbi_json_object(j);
+	rbi_json_key(j, "kind"); rbi_json_cstr(j, rbi_value_kind_name(v->kind));
+	rbi_json_key(j, "class"); rbi_json_cstr(j, v->class_name);
+	rbi_json_key(j, "raw"); rbi_json_addr(j, v->raw);
+	if (v->type) {
+		rbi_json_key(j, "type");
+		rbi_json_cstr(j, rbi_value_type_name(v->type));
+	}
+	rbi_json_key(j, "value");
+	switch (v->kind) {
+	case RBI_VALUE_TRUE: rbi_json_bool(j, true); break;
+	case RBI_VALUE_FALSE: rbi_json_bool(j, false); break;
+	case RBI_VALUE_INTEGER: rbi_json_int(j, v->integer); break;
+	case RBI_VALUE_FLOAT: rbi_json_double(j, v->real); break;
+	case RBI_VALUE_SYMBOL:
+	case RBI_VALUE_STRING:
+	case RBI_VALUE_OBJECT:
+		if (v->bytes)
+			rbi_json_str(j, v->bytes, v->len);
+		else
+			rbi_json_null(j);
+		break;
+	default: rbi_json_null(j); break;
+	}
+	if (v->kind == RBI_VALUE_STRING) {
+		rbi_json_key(j, "length"); rbi_json_int(j, (int64_t)v->full_len);
+		rbi_json_key(j, "truncated"); rbi_json_bool(j, v->truncated);
+	}
+	if (v->kind == RBI_VALUE_UNREADABLE) {
+		rbi_json_key(j, "error"); rbi_json_cstr(j, v->error_msg);
+	}
+	rbi_json_end_object(j);
+}
+
+/* ---- frame N ------------------------------------------------------------ */
+
+struct frame_ctx {
+	struct session *s;
+	struct rbi_json j;
+	const struct rbi_thread *th;
+	size_t want;
+	bool found;
+	int locals_rc;          /* rbi_local_foreach's */
+	unsigned level;         /* text: the scope being listed */
+	size_t shown;           /* text: locals listed */
+};
+
+static int local_json(const struct rbi_local *l, void *arg)
+{
+	struct frame_ctx *c = arg;
+	struct rbi_json *j = &c->j;
+
+	rbi_json_object(j);
+	rbi_json_key(j, "name"); rbi_json_cstr(j, l->name);
+	rbi_json_key(j, "level"); rbi_json_int(j, l->level);
+	rbi_json_key(j, "index"); rbi_json_int(j, (int64_t)l->index);
+	rbi_json_key(j, "internal"); rbi_json_bool(j, l->internal);
+	rbi_json_key(j, "value"); value_json(j, &l->value);
+	rbi_json_end_object(j);
+	return 0;
+}
+
+static int local_text(const struct rbi_local *l, void *arg)
+{
+	struct frame_ctx *c = arg;
+	FILE *f = c->s->out;
+
+	if (interrupted())
+		return 1;
+	if (l->internal)        /* as Ruby's local_variables: not shown */
+		return 0;
+	if (!c->shown || l->level != c->level) {
+		if (l->level == 0)
+			fputs("  locals:\n", f);
+		else if (l->level == 1)
+			fputs("  locals of the enclosing scope:\n", f);
+		else
+			fprintf(f, "  locals of enclosing scope %u:\n", l->level);
+		c->level = l->level;
+	}
+	c->shown++;
+	fputs("    ", f);
+	style_begin(c->s, STYLE_NAME);
+	rbi_out_text_cstr(f, l->name ? l->name : "?");
+	style_end(c->s);
+	fputs(" = ", f);
+	value_text(c->s, &l->value);
+	fputc('\n', f);
+	return 0;
+}
+
+static void frame_text(struct frame_ctx *c, const struct rbi_frame *fr)
+{
+	struct session *s = c->s;
+	FILE *f = s->out;
+	char buf[VALUE_BUF];
+	struct rbi_value self;
+
+	style_begin(s, STYLE_HEADER);
+	fprintf(f, "#%zu", fr->index);
+	style_end(s);
+	fputs("  ", f);
+	style_begin(s, STYLE_LABEL);
+	rbi_out_text_cstr(f, fr->label ? fr->label : "(unknown method)");
+	style_end(s);
+	fprintf(f, " (%s%s)\n", fr->kind == RBI_FRAME_CFUNC ? "C method, " : "",
+		rbi_frame_type_name(fr->type));
+	fputs("  at ", f);
+	rbi_out_text_cstr(f, fr->path ? fr->path : "(unknown)");
+	if (fr->line)
+		fprintf(f, ":%d", fr->line);
+	fputc('\n', f);
+	rbi_value_read(s->target, fr->self, buf, sizeof(buf), &self);
+	fputs("  self: ", f);
+	value_text(s, &self);
+	fputc('\n', f);
+	if (fr->kind != RBI_FRAME_RUBY) {
+		fputs("  (a method written in C: no local variables)\n", f);
+		return;
+	}
+	c->locals_rc = rbi_local_foreach(s->target, fr, 0, local_text, c);
+	if (c->locals_rc == 0 && c->shown == 0)
+		fputs("  no local variables\n", f);
+}
+
+static void frame_json(struct frame_ctx *c, const struct rbi_frame *fr)
+{
+	struct rbi_json *j = &c->j;
+	char buf[VALUE_BUF];
+	struct rbi_value self;
+
+	rbi_json_object(j);
+	rbi_json_key(j, "thread"); rbi_json_object(j);
+	thread_json_fields(j, c->th);
+	rbi_json_end_object(j);
+	rbi_json_key(j, "frame"); rbi_json_object(j);
+	frame_json_fields(j, fr);
+	rbi_json_end_object(j);
+	rbi_value_read(c->s->target, fr->self, buf, sizeof(buf), &self);
+	rbi_json_key(j, "self"); value_json(j, &self);
+	rbi_json_key(j, "locals"); rbi_json_array(j);
+	c->locals_rc = rbi_local_foreach(c->s->target, fr, 0, local_json, c);
+	rbi_json_end_array(j);
+	rbi_json_key(j, "error");
+	rbi_json_cstr(j, c->locals_rc < 0 ? rbi_errmsg() : NULL);
+	rbi_json_end_object(j);
+}
+
+static int frame_found(const struct rbi_frame *fr, void *arg)
+{
+	struct frame_ctx *c = arg;
+
+	if (interrupted())
+		return 1;
+	if (fr->index != c->want)
+		return 0;
+	c->found = true;
+	if (c->s->json)
+		frame_json(c, fr);
+	else
+		frame_text(c, fr);
+	return 1;
+}
+
+int cmd_frame(struct session *s, int argc, char **argv)
+{
+	struct frame_ctx c = { .s = s, .want = s->frame };
+	bool saved = s->json, json = s->json;
+	unsigned long v;
+	struct pick p;
+	int rc;
+
+	if ((rc = target_gone(s, "frame")))
+		return rc;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!parse_number(argv[i], SIZE_MAX / 2, &v)) {
+			c.want = v;
+		} else {
+			fprintf(stderr, "rbinspect: frame: usage: frame [N] [--json] (N as "
+				"\"bt\" counts frames, from 0)\n");
+			return EXIT_USAGE;
+		}
+	}
+	if ((rc = find_thread(s, s->thread, &p, "frame")))
+		return rc;
+	if (p.th.error) {
+		fprintf(stderr, "rbinspect: frame: thread %u cannot be read: ", p.th.number);
+		rbi_out_text_cstr(stderr, p.th.error_msg);
+		fputc('\n', stderr);
+		return EXIT_NO_VM;
+	}
+	c.th = &p.th;
+	rbi_json_init(&c.j, s->out);
+	s->json = json;
+	rc = rbi_frame_foreach(s->target, &p.th, c.want + 1, frame_found, &c);
+	s->json = saved;
+	if (interrupted()) {
+		fflush(s->out);
+		fputs("rbinspect: frame: interrupted\n", stderr);
+		return EXIT_INTERRUPTED;
+	}
+	if (rc < 0)
+		return session_failure(s, rc);
+	if (!c.found) {
+		fprintf(stderr, "rbinspect: frame: thread %u has no frame %zu; see \"bt %u\"\n",
+			p.th.number, c.want, p.th.number);
+		return EXIT_USAGE;
+	}
+	s->frame = c.want;
+	if (c.locals_rc < 0) {
+		if (!json) {
+			style_begin(s, STYLE_ERROR);
+			fputs("  locals: ", s->out);
+			rbi_out_text_cstr(s->out, rbi_errmsg());
+			style_end(s);
+			fputc('\n', s->out);
+		}
+		return exit_code_for(c.locals_rc);
+	}
+	return EXIT_OK;
+}
