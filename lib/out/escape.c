@@ -157,6 +157,16 @@ void rbi_json_int(struct rbi_json *j, int64_t v)
 	fprintf(j->f, "%" PRId64, v);
 }
 
+void rbi_json_double(struct rbi_json *j, double v)
+{
+	if (v != v || v - v != 0) {     /* NaN, infinities: not JSON numbers */
+		rbi_json_cstr(j, v != v ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+		return;
+	}
+	json_sep(j);
+	fprintf(j->f, "%.17g", v);
+}
+
 void rbi_json_addr(struct rbi_json *j, uint64_t v)
 {
 	json_sep(j);
@@ -173,4 +183,61 @@ void rbi_json_null(struct rbi_json *j)
 {
 	json_sep(j);
 	fputs("null", j->f);
+}
+
+void rbi_out_text_also(FILE *f, const char *s, size_t len, const char *also)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_char(p + i, len - i);
+
+		if (n && p[i] != '\\' && !(n == 1 && strchr(also, p[i]))) {
+			fwrite(p + i, 1, n, f);
+			i += n;
+			continue;
+		}
+		switch (p[i]) {
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		case 0x1b: fputs("\\e", f); break;
+		default: fprintf(f, "\\x%02x", p[i]); break;
+		}
+		i++;
+	}
+}
+
+void rbi_out_xml(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_char(p + i, len - i);
+
+		switch (n == 1 ? p[i] : 0) {
+		case '&': fputs("&amp;", f); i++; continue;
+		case '<': fputs("&lt;", f); i++; continue;
+		case '>': fputs("&gt;", f); i++; continue;
+		case '"': fputs("&quot;", f); i++; continue;
+		case '\'': fputs("&#39;", f); i++; continue;
+		case '\\': fputs("\\\\", f); i++; continue;
+		default: break;
+		}
+		if (n) {
+			fwrite(p + i, 1, n, f);
+			i += n;
+			continue;
+		}
+		/* Invalid UTF-8 and controls: visible, and legal XML. */
+		switch (p[i]) {
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		case 0x1b: fputs("\\e", f); break;
+		default: fprintf(f, "\\x%02x", p[i]); break;
+		}
+		i++;
+	}
 }

@@ -12,6 +12,12 @@
    else as \n, \t, \e, \xNN. */
 void rbi_out_text(FILE *f, const char *s, size_t len);
 void rbi_out_text_cstr(FILE *f, const char *s);
+/* rbi_out_text that also writes the bytes of ALSO as \xNN (the folded
+   format's ';'). */
+void rbi_out_text_also(FILE *f, const char *s, size_t len, const char *also);
+/* Text for XML/SVG content and attribute values: entities for & < > " ',
+   and the escapes of rbi_out_text for anything not printable UTF-8. */
+void rbi_out_xml(FILE *f, const char *s, size_t len);
 
 /* A streaming JSON writer.  Nesting is bounded by RBI_JSON_DEPTH. */
 #define RBI_JSON_DEPTH 32
@@ -30,6 +36,9 @@ void rbi_json_key(struct rbi_json *j, const char *key);
 void rbi_json_str(struct rbi_json *j, const char *s, size_t len);
 void rbi_json_cstr(struct rbi_json *j, const char *s);  /* NULL: null */
 void rbi_json_int(struct rbi_json *j, int64_t v);
+/* A finite V as a number; NaN and infinities as the strings "NaN",
+   "Infinity", "-Infinity". */
+void rbi_json_double(struct rbi_json *j, double v);
 void rbi_json_addr(struct rbi_json *j, uint64_t v);     /* "0x..." */
 void rbi_json_bool(struct rbi_json *j, bool v);
 void rbi_json_null(struct rbi_json *j);

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# bench/profile.sh [RUBY]: what sampling costs, on one test Ruby (default: Debian's stripped
+# 3.3, as in production; any KIND-VERSION prefix of tools/test-rubies.sh --list).
+#   1. per-sample cost, warm, of a 50-frame stack (testdata/programs/hot.rb with
+#      RBI_HOT_DEPTH=42), sampled back to back by bench/sample-cost.c (public API only):
+#      median, mean, p99, and the highest rate one thread of rbinspect reaches;
+#   2. the target's slowdown: bench/cpu.rb (fib, 65 frames deep, ~3 s) run alone and run while
+#      `rbinspect record` samples it at 1 kHz, alternating, 5 runs each, medians;
+#   3. rbinspect's own CPU at 100 Hz: `record --rate 100 --duration 10` on hot.rb, CPU time
+#      (user + system) less that of a near-zero recording (opening the target), per second.
+# Prints the figures and ratios.  Run by hand on a quiet machine; not a test.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${RBI_BUILD:-$here/build}
+rbinspect=${RBINSPECT:-$build/repl/rbinspect}
+want=${1:-deb-3.3}
+tmp=$(mktemp -d /tmp/rbi-bench.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+line=$(bash "$here/tools/test-rubies.sh" --list | awk -v w="$want" 'index($1 "-" $2, w) == 1 { print; exit }')
+[ -n "$line" ] || { echo "bench/profile.sh: no test Ruby $want (tools/test-rubies.sh --list)" >&2; exit 1; }
+read -r kind ver root cmd <<<"$line"
+
+# ruby_run OUT FILE ARGS...: start a Ruby program (env passes through) in the background;
+# its pid in $pid once it printed READY.
+ruby_run() {
+	local out=$1 file=$2; shift 2
+	if [ "$kind" = deb ]; then
+		mkdir -p "$root/tmp/rbi-bench"
+		cp -r "$here/testdata/programs/." "$here/bench/cpu.rb" "$root/tmp/rbi-bench/"
+		chroot "$root" /usr/bin/ruby "/tmp/rbi-bench/$(basename "$file")" "$@" >"$out" 2>&1 &
+	else
+		"$cmd" "$file" "$@" >"$out" 2>&1 &
+	fi
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 100); do grep -q READY "$out" && break; sleep 0.05; done
+}
+# cpu_of CMD...: CPU seconds (user + system) CMD used.
+cpu_of() {
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.4f" % (r.ru_utime + r.ru_stime))' "$@"
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "Ruby: $kind $ver; machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+cc -O2 -o "$tmp/sample-cost" "$here/bench/sample-cost.c" -I"$here/include" \
+	-L"$build" -lruby-introspect -Wl,-rpath,"$build"
+
+# 1. Per-sample cost.
+RBI_HOT_DEPTH=42 ruby_run "$tmp/hot.out" "$here/testdata/programs/hot.rb"
+sleep 0.5
+"$tmp/sample-cost" "$pid" 5 >"$tmp/cost"
+cat "$tmp/cost" | sed 's/^/  /'
+kill "$pid"
+awk '$1 == "median_us" { m = $2 } $1 == "samples_per_s" { r = $2 } $1 == "frames" { f = $2 }
+     END { printf "1. warm sample of a %d-frame stack: median %.2f us (goal <= 5: %.2fx the goal); max rate %d/s on one thread (goal >= 20000: %.1fx)\n", f, m, m / 5, r, r / 20000 }' "$tmp/cost"
+
+# 2. Target slowdown at 1 kHz.
+alone=() sampled=()
+for i in 1 2 3 4 5; do
+	ruby_run "$tmp/a$i" "$here/bench/cpu.rb" 600 0.3
+	wait "$pid" 2>/dev/null || true
+	alone+=("$(awk '/^elapsed/ { print $2 }' "$tmp/a$i")")
+	ruby_run "$tmp/s$i" "$here/bench/cpu.rb" 600 0.3
+	"$rbinspect" record -p "$pid" --rate 1000 --format folded -o "$tmp/s$i.folded" 2>"$tmp/s$i.stats" || true
+	wait "$pid" 2>/dev/null || true
+	sampled+=("$(awk '/^elapsed/ { print $2 }' "$tmp/s$i")")
+done
+a=$(printf '%s\n' "${alone[@]}" | median)
+s=$(printf '%s\n' "${sampled[@]}" | median)
+echo "  alone:   ${alone[*]}"
+echo "  sampled: ${sampled[*]}"
+sed 's/^/  last sampled run: /' "$tmp/s5.stats" | grep -v wrote
+awk -v a="$a" -v s="$s" 'BEGIN { printf "2. target slowdown at 1 kHz: %.3f s alone, %.3f s sampled (medians of 5): %+.2f%% (goal <= 1%%)\n", a, s, 100 * (s - a) / a }'
+
+# 3. rbinspect's own CPU at 100 Hz.
+ruby_run "$tmp/hot2.out" "$here/testdata/programs/hot.rb"
+sleep 0.3
+base=$(cpu_of "$rbinspect" record -p "$pid" --duration 0.01 --format folded -o "$tmp/c0" -q)
+run=$(cpu_of "$rbinspect" record -p "$pid" --rate 100 --duration 10 --format folded -o "$tmp/c1" -q)
+kill "$pid"
+awk -v b="$base" -v r="$run" 'BEGIN { printf "3. rbinspect at 100 Hz for 10 s: %.3f s CPU (%.3f s of it opening the target): %.3f%% of a core while sampling (goal <= 1%%)\n", r, b, 100 * (r - b) / 10 }'

@@ -1,0 +1,181 @@
+/* pause.c: stopping a process around each sample (--pause), with ptrace.
+ *
+ * Every task is attached with PTRACE_SEIZE, which leaves it running; a
+ * sample stops each one with PTRACE_INTERRUPT and waits for that stop, and
+ * PTRACE_CONT lets it go.  A signal that arrives meanwhile is passed on at
+ * once.  Tasks that appear are attached at the next stop; tasks that exit
+ * are forgotten.  The requests must all come from the one thread that
+ * attached (ptrace's rule): the sampler is single-threaded. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "profile/pause.h"
+
+#define TASKS_MAX 100000
+
+struct task {
+	pid_t tid;
+	bool seen;              /* in /proc/PID/task at the last listing */
+	bool stopped;
+};
+
+struct rbi_pause {
+	pid_t pid;
+	struct task *t;
+	size_t n, cap;
+};
+
+static int seize(struct rbi_pause *p, pid_t tid)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct task *t = realloc(p->t, cap * sizeof(*t));
+
+		if (!t)
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		p->t = t;
+		p->cap = cap;
+	}
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+		if (errno == ESRCH)
+			return RBI_OK;  /* gone already */
+		if (errno == EPERM)
+			return rbi_fail(RBI_PERM, "cannot attach to task %d of process %d to "
+					"pause it (--pause): it is traced already (a "
+					"debugger?), or ptrace is not allowed (run as root "
+					"or with CAP_SYS_PTRACE; kernel.yama.ptrace_scope)",
+					(int)tid, (int)p->pid);
+		return rbi_fail(RBI_SYSTEM, "PTRACE_SEIZE %d: %s", (int)tid, strerror(errno));
+	}
+	p->t[p->n++] = (struct task){ .tid = tid, .seen = true };
+	return RBI_OK;
+}
+
+/* Attach tasks not attached yet; forget those that are gone. */
+static int list_tasks(struct rbi_pause *p)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int rc = RBI_OK;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+	if (!(dir = opendir(path)))
+		return rbi_fail(RBI_GONE, "process %d has exited", (int)p->pid);
+	for (size_t i = 0; i < p->n; i++)
+		p->t[i].seen = false;
+	while (!rc && (d = readdir(dir))) {
+		char *end;
+		long tid = strtol(d->d_name, &end, 10);
+		size_t i;
+
+		if (*end || tid <= 0)
+			continue;
+		for (i = 0; i < p->n && p->t[i].tid != tid; i++)
+			;
+		if (i < p->n)
+			p->t[i].seen = true;
+		else if (p->n < TASKS_MAX)
+			rc = seize(p, (pid_t)tid);
+	}
+	closedir(dir);
+	for (size_t i = 0; i < p->n;)
+		if (!p->t[i].seen)
+			p->t[i] = p->t[--p->n];
+		else
+			i++;
+	return rc;
+}
+
+int rbi_pause_new(pid_t pid, struct rbi_pause **out)
+{
+	struct rbi_pause *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	p->pid = pid;
+	if ((rc = list_tasks(p))) {
+		rbi_pause_free(p);
+		return rc;
+	}
+	*out = p;
+	return RBI_OK;
+}
+
+/* Wait for TASK's interrupt stop, passing on any signal on the way.  False
+   if it is gone. */
+static bool wait_stop(struct task *task)
+{
+	for (int guard = 0; guard < 64; guard++) {
+		int st;
+		pid_t r = waitpid(task->tid, &st, __WALL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return false;
+		if (!WIFSTOPPED(st))
+			continue;
+		if ((st >> 16) == PTRACE_EVENT_STOP) {
+			task->stopped = true;
+			return true;
+		}
+		/* A signal on its way to the task: deliver it; the pending
+		   interrupt stops the task right after. */
+		ptrace(PTRACE_CONT, task->tid, NULL, (void *)(long)WSTOPSIG(st));
+	}
+	return false;
+}
+
+int rbi_pause_stop(struct rbi_pause *p)
+{
+	int rc;
+
+	if ((rc = list_tasks(p)))
+		return rc;
+	for (size_t i = 0; i < p->n; i++) {
+		p->t[i].stopped = false;
+		ptrace(PTRACE_INTERRUPT, p->t[i].tid, NULL, NULL);
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (!wait_stop(&p->t[i]))
+			p->t[i].seen = false;
+	return RBI_OK;
+}
+
+void rbi_pause_resume(struct rbi_pause *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->t[i].stopped) {
+			ptrace(PTRACE_CONT, p->t[i].tid, NULL, NULL);
+			p->t[i].stopped = false;
+		}
+}
+
+void rbi_pause_free(struct rbi_pause *p)
+{
+	if (!p)
+		return;
+	/* PTRACE_DETACH needs a stopped task. */
+	for (size_t i = 0; i < p->n; i++) {
+		if (!p->t[i].stopped) {
+			ptrace(PTRACE_INTERRUPT, p->t[i].tid, NULL, NULL);
+			if (!wait_stop(&p->t[i]))
+				continue;
+		}
+		ptrace(PTRACE_DETACH, p->t[i].tid, NULL, NULL);
+	}
+	free(p->t);
+	free(p);
+}

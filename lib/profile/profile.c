@@ -1,0 +1,808 @@
+/* profile.c: samples kept as a call tree, views over them, and the raw
+ * form that `rbinspect report` reads back.
+ *
+ * A stack is a node of a call tree: node 0 is the root (no frame), every
+ * other node is (parent, frame).  A sample is (time, node, thread, state),
+ * 24 bytes whatever its depth.  Frames, threads and strings are interned in
+ * the profile, so a profile outlives the samplers that filled it.
+ *
+ * Raw form, version 1: text, one record per line, fields separated by one
+ * TAB; strings escape backslash, TAB, CR, LF and other control bytes as
+ * \\ \t \r \n \xNN, and an empty string field means "none" (NULL).
+ *   rbinspect-profile 1
+ *   m  KEY  VALUE                                      metadata
+ *   f  ID  KIND  LINE  FIRST_LINE  LABEL  PATH         frames, ids 0, 1, ...
+ *   t  ID  PID  NUMBER  TID  MAIN  THREAD  NAME        threads, ids 0, 1, ...
+ *   n  ID  PARENT  FRAME                               nodes 1, 2, ... (parent < id)
+ *   s  TIME_NS  NODE  THREAD  STATE  GC                samples, in order
+ *   x  samples stacks idle errors torn retries rescans total_ns max_ns late */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+#define RAW_MAGIC "rbinspect-profile 1"
+#define RAW_LINE_MAX (1u << 20)
+#define META_MAX 256
+#define DEPTH_MAX (1u << 24)
+
+struct node {
+	uint32_t parent;
+	uint32_t frame;
+};
+
+struct meta {
+	char *key, *value;
+};
+
+struct rbi_profile {
+	struct rbi_frametab ft;
+	struct node *nodes;             /* [0] is the root */
+	size_t nnodes, nodes_cap;
+	struct rbi_map node_idx;        /* (parent + 1, frame + 1, 1) -> node */
+	struct rbi_profile_thread *threads;
+	size_t nthreads, threads_cap;
+	struct rbi_map thread_idx;      /* (pid + 1, thread, tid + 1) -> index */
+	struct rbi_profile_sample *samples;
+	size_t nsamples, samples_cap;
+	struct meta meta[META_MAX];
+	size_t nmeta;
+	struct rbi_sample_stats stats;
+	/* Views: made-up frames and line-less twins, by frame id. */
+	struct rbi_map view_frames;
+	uint32_t *path;
+	size_t path_cap;
+	const struct rbi_sample_frame **vframes;
+	size_t vframes_cap;
+};
+
+static void *grow_array(void *v, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *nv;
+
+	if (need <= *cap)
+		return v;
+	while (c < need)
+		c *= 2;
+	if (!(nv = realloc(v, c * size)))
+		return NULL;
+	*cap = c;
+	return nv;
+}
+
+RBI_EXPORT int rbi_profile_new(rbi_profile **out)
+{
+	rbi_profile *p;
+
+	if (!out)
+		return rbi_fail(RBI_INVAL, "no profile");
+	if (!(p = calloc(1, sizeof(*p))) ||
+	    !(p->nodes = grow_array(NULL, &p->nodes_cap, 1, sizeof(*p->nodes)))) {
+		free(p);
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	}
+	p->nodes[0] = (struct node){ UINT32_MAX, UINT32_MAX };
+	p->nnodes = 1;
+	*out = p;
+	return RBI_OK;
+}
+
+RBI_EXPORT void rbi_profile_free(rbi_profile *p)
+{
+	if (!p)
+		return;
+	rbi_frametab_free(&p->ft);
+	rbi_map_free(&p->node_idx);
+	rbi_map_free(&p->thread_idx);
+	rbi_map_free(&p->view_frames);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		free(p->meta[i].key);
+		free(p->meta[i].value);
+	}
+	free(p->nodes);
+	free(p->threads);
+	free(p->samples);
+	free(p->path);
+	free(p->vframes);
+	free(p);
+}
+
+RBI_EXPORT int rbi_profile_set_meta(rbi_profile *p, const char *key, const char *value)
+{
+	char *v;
+	size_t i;
+
+	if (!p || !key || !*key || !value)
+		return rbi_fail(RBI_INVAL, "no profile, key or value");
+	for (i = 0; i < p->nmeta && strcmp(p->meta[i].key, key); i++)
+		;
+	if (i == META_MAX)
+		return rbi_fail(RBI_INVAL, "too many metadata keys");
+	if (!(v = strdup(value)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (i == p->nmeta) {
+		if (!(p->meta[i].key = strdup(key))) {
+			free(v);
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		}
+		p->nmeta++;
+	} else {
+		free(p->meta[i].value);
+	}
+	p->meta[i].value = v;
+	return RBI_OK;
+}
+
+RBI_EXPORT const char *rbi_profile_meta(const rbi_profile *p, const char *key)
+{
+	for (size_t i = 0; p && key && i < p->nmeta; i++)
+		if (!strcmp(p->meta[i].key, key))
+			return p->meta[i].value;
+	return NULL;
+}
+
+RBI_EXPORT void rbi_profile_add_stats(rbi_profile *p, const struct rbi_sample_stats *st)
+{
+	if (!p || !st)
+		return;
+	p->stats.samples += st->samples;
+	p->stats.stacks += st->stacks;
+	p->stats.idle += st->idle;
+	p->stats.errors += st->errors;
+	p->stats.torn += st->torn;
+	p->stats.retries += st->retries;
+	p->stats.rescans += st->rescans;
+	p->stats.total_ns += st->total_ns;
+	if (st->max_ns > p->stats.max_ns)
+		p->stats.max_ns = st->max_ns;
+	p->stats.late += st->late;
+}
+
+RBI_EXPORT void rbi_profile_stats(const rbi_profile *p, struct rbi_sample_stats *out)
+{
+	if (out)
+		*out = p ? p->stats : (struct rbi_sample_stats){ 0 };
+}
+
+RBI_EXPORT size_t rbi_profile_sample_count(const rbi_profile *p)
+{
+	return p ? p->nsamples : 0;
+}
+
+RBI_EXPORT void rbi_profile_clear_samples(rbi_profile *p)
+{
+	if (p)
+		p->nsamples = 0;
+}
+
+size_t rbi_profile_nthreads(const rbi_profile *p)
+{
+	return p->nthreads;
+}
+
+const struct rbi_profile_thread *rbi_profile_thread_at(const rbi_profile *p, size_t i)
+{
+	return i < p->nthreads ? &p->threads[i] : NULL;
+}
+
+size_t rbi_profile_nprocesses(const rbi_profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		size_t j;
+
+		for (j = 0; j < i && p->threads[j].pid != p->threads[i].pid; j++)
+			;
+		n += j == i;
+	}
+	return n;
+}
+
+size_t rbi_profile_nframes(const rbi_profile *p)
+{
+	return p->ft.n;
+}
+
+const struct rbi_sample_frame *rbi_profile_frame_at(const rbi_profile *p, size_t id)
+{
+	return id < p->ft.n ? p->ft.v[id] : NULL;
+}
+
+uint64_t rbi_profile_period_ns(const rbi_profile *p)
+{
+	const char *r = rbi_profile_meta(p, "rate");
+	double rate = r ? strtod(r, NULL) : 0;
+
+	return rate > 0 && rate < 1e9 ? (uint64_t)(1e9 / rate) : 10000000ull;
+}
+
+/* ---- Adding ------------------------------------------------------------- */
+
+static int node_child(rbi_profile *p, uint32_t parent, uint32_t frame, uint32_t *out)
+{
+	uint64_t v;
+	int rc;
+
+	if (rbi_map_get(&p->node_idx, (uint64_t)parent + 1, (uint64_t)frame + 1, 1, &v)) {
+		*out = (uint32_t)v;
+		return RBI_OK;
+	}
+	if (p->nnodes >= UINT32_MAX - 1)
+		return rbi_fail(RBI_NOMEM, "profile too large");
+	if (!(p->nodes = grow_array(p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(*p->nodes))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if ((rc = rbi_map_put(&p->node_idx, (uint64_t)parent + 1, (uint64_t)frame + 1, 1,
+			      p->nnodes)))
+		return rc;
+	p->nodes[p->nnodes] = (struct node){ parent, frame };
+	*out = (uint32_t)p->nnodes++;
+	return RBI_OK;
+}
+
+static int thread_id(rbi_profile *p, pid_t pid, uint64_t thread, int32_t tid,
+		     unsigned number, const char *name, bool main, uint32_t *out)
+{
+	struct rbi_profile_thread *th;
+	uint64_t v;
+	int rc;
+
+	if (rbi_map_get(&p->thread_idx, (uint64_t)pid + 1, thread, (uint64_t)(uint32_t)tid + 1, &v)) {
+		th = &p->threads[v];
+		/* Threads get named after they start. */
+		if (name && (!th->name || strcmp(th->name, name)))
+			th->name = rbi_strtab_intern(&p->ft.strs, name, strlen(name));
+		th->number = number;
+		*out = (uint32_t)v;
+		return RBI_OK;
+	}
+	if (!(p->threads = grow_array(p->threads, &p->threads_cap, p->nthreads + 1,
+				      sizeof(*p->threads))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	th = &p->threads[p->nthreads];
+	*th = (struct rbi_profile_thread){
+		.id = (uint32_t)p->nthreads, .pid = pid, .thread = thread, .tid = tid,
+		.number = number, .main = main,
+		.name = name ? rbi_strtab_intern(&p->ft.strs, name, strlen(name)) : NULL,
+	};
+	if ((rc = rbi_map_put(&p->thread_idx, (uint64_t)pid + 1, thread,
+			      (uint64_t)(uint32_t)tid + 1, p->nthreads)))
+		return rc;
+	*out = (uint32_t)p->nthreads++;
+	return RBI_OK;
+}
+
+static int push_sample(rbi_profile *p, uint64_t time_ns, uint32_t node, uint32_t thread,
+		       unsigned state, bool gc)
+{
+	if (!(p->samples = grow_array(p->samples, &p->samples_cap, p->nsamples + 1,
+				      sizeof(*p->samples))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	p->samples[p->nsamples++] = (struct rbi_profile_sample){
+		.time_ns = time_ns, .node = node, .thread = thread,
+		.state = (uint8_t)state, .gc = gc,
+	};
+	return RBI_OK;
+}
+
+static const struct rbi_sample_frame *own_frame(rbi_profile *p, const struct rbi_sample_frame *f,
+						struct rbi_map *cache)
+{
+	const struct rbi_sample_frame *own;
+	uint64_t v;
+
+	if (cache && rbi_map_get(cache, (uintptr_t)f, 0, 0, &v))
+		return p->ft.v[v];
+	own = rbi_frametab_intern(&p->ft, f->kind, f->label, f->path, f->line, f->first_line);
+	if (own && cache)
+		rbi_map_put(cache, (uintptr_t)f, 0, 0, own->id);
+	return own;
+}
+
+int rbi_profile_add_mapped(rbi_profile *p, const struct rbi_sample *s, struct rbi_map *cache)
+{
+	uint32_t node = 0, thread;
+	int rc;
+
+	if (!p || !s)
+		return rbi_fail(RBI_INVAL, "no profile or sample");
+	if (s->status != RBI_OK)
+		return RBI_OK;
+	for (size_t i = 0; i < s->nframes; i++) {
+		const struct rbi_sample_frame *f = own_frame(p, s->frames[i], cache);
+
+		if (!f)
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		if ((rc = node_child(p, node, f->id, &node)))
+			return rc;
+	}
+	if ((rc = thread_id(p, s->pid, s->thread, s->tid, s->thread_number, s->thread_name,
+			    s->main, &thread)))
+		return rc;
+	return push_sample(p, s->time_ns, node, thread, s->state, s->gc);
+}
+
+RBI_EXPORT int rbi_profile_add(rbi_profile *p, const struct rbi_sample *s)
+{
+	return rbi_profile_add_mapped(p, s, NULL);
+}
+
+RBI_EXPORT int rbi_profile_add_fn(const struct rbi_sample *s, void *arg)
+{
+	int rc = rbi_profile_add(arg, s);
+
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- Views -------------------------------------------------------------- */
+
+static bool view_keeps(const struct rbi_profile_view *v, const struct rbi_profile_sample *s)
+{
+	uint32_t flags = v ? v->flags : 0;
+
+	if (flags & RBI_VIEW_GVL)
+		return s->state == RBI_STATE_GVL;
+	return (flags & RBI_VIEW_IDLE) || !rbi_sample_state_idle((rbi_sample_state)s->state);
+}
+
+/* A made-up frame, interned. */
+static const struct rbi_sample_frame *made_up(rbi_profile *p, const char *label)
+{
+	return rbi_frametab_intern(&p->ft, RBI_FRAME_OTHER, label, NULL, 0, 0);
+}
+
+static const struct rbi_sample_frame *thread_frame(rbi_profile *p, const struct rbi_profile_thread *th)
+{
+	char buf[512];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "thread %u", th->number);
+	if (th->name)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " \"%.300s\"", th->name);
+	if (th->main)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " (main)");
+	if (th->tid)
+		snprintf(buf + n, sizeof(buf) - (size_t)n, " tid %d", (int)th->tid);
+	return made_up(p, buf);
+}
+
+static const struct rbi_sample_frame *line_less(rbi_profile *p, const struct rbi_sample_frame *f)
+{
+	uint64_t v;
+
+	if (!f->line)
+		return f;
+	if (rbi_map_get(&p->view_frames, f->id + 1ull, 0, 0, &v))
+		return p->ft.v[v];
+	const struct rbi_sample_frame *g = rbi_frametab_intern(&p->ft, f->kind, f->label,
+							       f->path, 0, f->first_line);
+	if (g)
+		rbi_map_put(&p->view_frames, f->id + 1ull, 0, 0, g->id);
+	return g;
+}
+
+/* The node of NODE's stack with every frame line-less (memoized), so
+   stacks that differ only in lines are one. */
+static int line_less_node(rbi_profile *p, uint32_t node, uint32_t *out)
+{
+	size_t depth = 0;
+	uint32_t n = node, canon = 0;
+	uint64_t v;
+	int rc;
+
+	/* Up to the first node already known (or the root)... */
+	while (n && !rbi_map_get(&p->view_frames, n + 1ull, 0, 2, &v)) {
+		if (!(p->path = grow_array(p->path, &p->path_cap, depth + 1, sizeof(*p->path))))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		p->path[depth++] = n;
+		n = p->nodes[n].parent;
+	}
+	if (n)
+		canon = (uint32_t)v;
+	/* ... then down again, naming each. */
+	while (depth) {
+		uint32_t m = p->path[--depth];
+		const struct rbi_sample_frame *f = line_less(p, p->ft.v[p->nodes[m].frame]);
+
+		if (!f)
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		if ((rc = node_child(p, canon, f->id, &canon)) ||
+		    (rc = rbi_map_put(&p->view_frames, m + 1ull, 0, 2, canon)))
+			return rc;
+	}
+	*out = canon;
+	return RBI_OK;
+}
+
+/* The frames of sample S as view V shapes it, into p->vframes. */
+static int view_stack(rbi_profile *p, const struct rbi_profile_view *v, bool processes,
+		      const struct rbi_profile_sample *s, size_t *n_out)
+{
+	uint32_t flags = v ? v->flags : 0;
+	const struct rbi_profile_thread *th = &p->threads[s->thread];
+	size_t depth = 0, n = 0;
+	char buf[64];
+
+	for (uint32_t node = s->node; node && depth < DEPTH_MAX; node = p->nodes[node].parent) {
+		if (!(p->path = grow_array(p->path, &p->path_cap, depth + 1, sizeof(*p->path))))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		p->path[depth++] = p->nodes[node].frame;
+	}
+	if (!(p->vframes = grow_array(p->vframes, &p->vframes_cap, depth + 3, sizeof(*p->vframes))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (processes) {
+		snprintf(buf, sizeof(buf), "process %d", (int)th->pid);
+		if (!(p->vframes[n++] = made_up(p, buf)))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+	}
+	if ((flags & RBI_VIEW_THREADS) && !(p->vframes[n++] = thread_frame(p, th)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	while (depth) {
+		const struct rbi_sample_frame *f = p->ft.v[p->path[--depth]];
+
+		if ((flags & RBI_VIEW_NO_LINES) && !(f = line_less(p, f)))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		p->vframes[n++] = f;
+	}
+	if ((flags & RBI_VIEW_IDLE) && rbi_sample_state_idle((rbi_sample_state)s->state)) {
+		snprintf(buf, sizeof(buf), "(%s)", rbi_sample_state_name((rbi_sample_state)s->state));
+		if (!(p->vframes[n++] = made_up(p, buf)))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+	}
+	*n_out = n;
+	return RBI_OK;
+}
+
+static void view_range(const rbi_profile *p, const struct rbi_profile_view *v,
+		       size_t *first, size_t *end)
+{
+	*first = v ? v->first_sample : 0;
+	*end = v && v->end_sample ? v->end_sample : p->nsamples;
+	if (*end > p->nsamples)
+		*end = p->nsamples;
+	if (*first > *end)
+		*first = *end;
+}
+
+int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *v,
+			       rbi_profile_sample_fn fn, void *arg)
+{
+	bool processes = rbi_profile_nprocesses(p) > 1;
+	size_t first, end, n;
+	int rc;
+
+	view_range(p, v, &first, &end);
+	for (size_t i = first; i < end; i++) {
+		const struct rbi_profile_sample *s = &p->samples[i];
+
+		if (!view_keeps(v, s))
+			continue;
+		if ((rc = view_stack(p, v, processes, s, &n)) ||
+		    (rc = fn(s, p->vframes, n, arg)))
+			return rc;
+	}
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profile_view *v,
+					 rbi_stack_fn fn, void *arg)
+{
+	uint32_t flags = v ? v->flags : 0;
+	bool processes;
+	struct rbi_map counts = { 0 };
+	size_t first, end, n;
+	int rc = RBI_OK;
+
+	if (!p || !fn)
+		return rbi_fail(RBI_INVAL, "no profile or callback");
+	processes = rbi_profile_nprocesses(p) > 1;
+	view_range(p, v, &first, &end);
+	/* Count samples by what makes their view stack: node, thread (when
+	   split or when processes are), state (when shown). */
+	for (size_t i = first; i < end; i++) {
+		const struct rbi_profile_sample *s = &p->samples[i];
+		uint64_t b = 0, c = 0, have;
+
+		uint32_t node = s->node;
+
+		if (!view_keeps(v, s))
+			continue;
+		if ((flags & RBI_VIEW_NO_LINES) && (rc = line_less_node(p, s->node, &node)))
+			goto out;
+		if ((flags & RBI_VIEW_THREADS) || processes)
+			b = s->thread + 1ull;
+		if ((flags & RBI_VIEW_IDLE) && rbi_sample_state_idle((rbi_sample_state)s->state))
+			c = s->state + 1ull;
+		c |= 1ull << 32;        /* never the empty key */
+		if (!rbi_map_get(&counts, node, b, c, &have))
+			have = (uint64_t)i << 32;       /* a sample that has it */
+		if ((rc = rbi_map_put(&counts, node, b, c, have + 1)))
+			goto out;
+	}
+	for (size_t i = 0; i < counts.cap; i++) {
+		const struct rbi_map_entry *e = &counts.e[i];
+
+		if (!(e->k[0] | e->k[1] | e->k[2]))
+			continue;
+		if ((rc = view_stack(p, v, processes, &p->samples[e->v >> 32], &n)) ||
+		    (rc = fn(p->vframes, n, e->v & 0xffffffffu, arg)))
+			goto out;
+	}
+out:
+	rbi_map_free(&counts);
+	return rc;
+}
+
+/* ---- Raw form ----------------------------------------------------------- */
+
+static void put_str(FILE *f, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+		switch (*c) {
+		case '\\': fputs("\\\\", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*c < 0x20 || *c == 0x7f)
+				fprintf(f, "\\x%02x", *c);
+			else
+				fputc(*c, f);
+		}
+	}
+}
+
+RBI_EXPORT int rbi_profile_save(const rbi_profile *p, FILE *f)
+{
+	const struct rbi_sample_stats *st;
+
+	if (!p || !f)
+		return rbi_fail(RBI_INVAL, "no profile or file");
+	st = &p->stats;
+	fprintf(f, "%s\n", RAW_MAGIC);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		fputs("m\t", f);
+		put_str(f, p->meta[i].key);
+		fputc('\t', f);
+		put_str(f, p->meta[i].value);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < p->ft.n; i++) {
+		const struct rbi_sample_frame *fr = p->ft.v[i];
+
+		fprintf(f, "f\t%zu\t%d\t%d\t%d\t", i, (int)fr->kind, fr->line, fr->first_line);
+		put_str(f, fr->label);
+		fputc('\t', f);
+		put_str(f, fr->path);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct rbi_profile_thread *th = &p->threads[i];
+
+		fprintf(f, "t\t%zu\t%d\t%u\t%d\t%d\t%" PRIu64 "\t", i, (int)th->pid,
+			th->number, (int)th->tid, th->main, th->thread);
+		put_str(f, th->name);
+		fputc('\n', f);
+	}
+	for (size_t i = 1; i < p->nnodes; i++)
+		fprintf(f, "n\t%zu\t%u\t%u\n", i, p->nodes[i].parent, p->nodes[i].frame);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct rbi_profile_sample *s = &p->samples[i];
+
+		fprintf(f, "s\t%" PRIu64 "\t%u\t%u\t%u\t%u\n", s->time_ns, s->node, s->thread,
+			s->state, s->gc);
+	}
+	fprintf(f, "x\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
+		PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+		st->samples, st->stacks, st->idle, st->errors, st->torn, st->retries,
+		st->rescans, st->total_ns, st->max_ns, st->late);
+	if (fflush(f) || ferror(f))
+		return rbi_fail(RBI_SYSTEM, "writing the profile: %s", strerror(errno));
+	return RBI_OK;
+}
+
+/* Undo put_str in place; false on a bad escape. */
+static bool unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (*s != '\\') {
+			*o++ = *s;
+			continue;
+		}
+		switch (*++s) {
+		case '\\': *o++ = '\\'; break;
+		case 't': *o++ = '\t'; break;
+		case 'n': *o++ = '\n'; break;
+		case 'r': *o++ = '\r'; break;
+		case 'x': {
+			unsigned v;
+
+			if (!s[1] || !s[2] || sscanf(s + 1, "%2x", &v) != 1 || !v)
+				return false;
+			*o++ = (char)v;
+			s += 2;
+			break;
+		}
+		default:
+			return false;
+		}
+	}
+	*o = '\0';
+	return true;
+}
+
+/* Split LINE at TABs into at most MAX fields; the count. */
+static size_t split(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		f[n++] = line;
+		if (!(line = strchr(line, '\t')))
+			break;
+		*line++ = '\0';
+	}
+	return n;
+}
+
+static bool num(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool snum(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!*s)
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int load_line(rbi_profile *p, char *line, bool *stats_seen)
+{
+	char *f[12];
+	size_t n = split(line, f, RBI_ARRAY_SIZE(f));
+	uint64_t a, b, c, d, e;
+	int64_t x, y, z;
+
+	for (size_t i = 1; i < n; i++)
+		if (!unescape(f[i]))
+			return rbi_fail(RBI_CORRUPT, "bad escape");
+	if (!strcmp(f[0], "m") && n == 3)
+		return rbi_profile_set_meta(p, f[1], f[2]);
+	if (!strcmp(f[0], "f") && n == 7) {
+		if (!num(f[1], UINT32_MAX, &a) || a != p->ft.n ||
+		    !snum(f[2], RBI_FRAME_RUBY, RBI_FRAME_OTHER, &x) ||
+		    !snum(f[3], 0, INT32_MAX, &y) || !snum(f[4], 0, INT32_MAX, &z))
+			return rbi_fail(RBI_CORRUPT, "bad frame");
+		const struct rbi_sample_frame *fr = rbi_frametab_intern(&p->ft,
+			(rbi_frame_kind)x, f[5], *f[6] ? f[6] : NULL, (int)y, (int)z);
+		if (!fr)
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		if (fr->id != a)
+			return rbi_fail(RBI_CORRUPT, "frame %" PRIu64 " repeats frame %u", a, fr->id);
+		return RBI_OK;
+	}
+	if (!strcmp(f[0], "t") && n == 8) {
+		uint32_t id;
+		int rc;
+
+		if (!num(f[1], UINT32_MAX, &a) || a != p->nthreads ||
+		    !snum(f[2], 0, INT32_MAX, &x) || !num(f[3], UINT32_MAX, &b) ||
+		    !snum(f[4], 0, INT32_MAX, &y) || !num(f[5], 1, &c) ||
+		    !num(f[6], UINT64_MAX, &d))
+			return rbi_fail(RBI_CORRUPT, "bad thread");
+		if ((rc = thread_id(p, (pid_t)x, d, (int32_t)y, (unsigned)b, *f[7] ? f[7] : NULL,
+				    c, &id)))
+			return rc;
+		if (id != a)
+			return rbi_fail(RBI_CORRUPT, "thread %" PRIu64 " repeats thread %u", a, id);
+		return RBI_OK;
+	}
+	if (!strcmp(f[0], "n") && n == 4) {
+		uint32_t id;
+		int rc;
+
+		if (!num(f[1], UINT32_MAX, &a) || a != p->nnodes || !num(f[2], a - 1, &b) ||
+		    !num(f[3], p->ft.n ? p->ft.n - 1 : 0, &c) || !p->ft.n)
+			return rbi_fail(RBI_CORRUPT, "bad node");
+		if ((rc = node_child(p, (uint32_t)b, (uint32_t)c, &id)))
+			return rc;
+		if (id != a)
+			return rbi_fail(RBI_CORRUPT, "node %" PRIu64 " repeats node %u", a, id);
+		return RBI_OK;
+	}
+	if (!strcmp(f[0], "s") && n == 6) {
+		if (!num(f[1], UINT64_MAX, &a) || !num(f[2], p->nnodes - 1, &b) ||
+		    !p->nthreads || !num(f[3], p->nthreads - 1, &c) ||
+		    !num(f[4], RBI_STATE_UNKNOWN, &d) || !num(f[5], 1, &e))
+			return rbi_fail(RBI_CORRUPT, "bad sample");
+		return push_sample(p, a, (uint32_t)b, (uint32_t)c, (unsigned)d, e);
+	}
+	if (!strcmp(f[0], "x") && n == 11 && !*stats_seen) {
+		uint64_t v[10];
+
+		for (size_t i = 0; i < 10; i++)
+			if (!num(f[i + 1], UINT64_MAX, &v[i]))
+				return rbi_fail(RBI_CORRUPT, "bad figures");
+		struct rbi_sample_stats st = {
+			.samples = v[0], .stacks = v[1], .idle = v[2], .errors = v[3],
+			.torn = v[4], .retries = v[5], .rescans = v[6], .total_ns = v[7],
+			.max_ns = v[8], .late = v[9],
+		};
+		*stats_seen = true;
+		rbi_profile_add_stats(p, &st);
+		return RBI_OK;
+	}
+	return rbi_fail(RBI_CORRUPT, "unknown record \"%.20s\"", f[0]);
+}
+
+RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
+{
+	rbi_profile *p = NULL;
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	bool stats_seen = false;
+	ssize_t len;
+	int rc;
+
+	if (!f || !out)
+		return rbi_fail(RBI_INVAL, "no file");
+	if ((rc = rbi_profile_new(&p)))
+		return rc;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (len >= (ssize_t)RAW_LINE_MAX) {
+			rc = rbi_fail(RBI_CORRUPT, "line %zu is too long", lineno);
+			break;
+		}
+		if (lineno == 1) {
+			if (strcmp(line, RAW_MAGIC)) {
+				rc = rbi_fail(RBI_CORRUPT, "not an rbinspect raw profile "
+					      "(it starts \"%.40s\"; want \"%s\")", line, RAW_MAGIC);
+				break;
+			}
+			continue;
+		}
+		if ((rc = load_line(p, line, &stats_seen))) {
+			rbi_fail_context(rc, "raw profile line %zu: ", lineno);
+			break;
+		}
+	}
+	if (!rc && lineno == 0)
+		rc = rbi_fail(RBI_CORRUPT, "empty file: not an rbinspect raw profile");
+	if (!rc && ferror(f))
+		rc = rbi_fail(RBI_SYSTEM, "reading the profile: %s", strerror(errno));
+	free(line);
+	if (rc) {
+		rbi_profile_free(p);
+		return rc;
+	}
+	*out = p;
+	return RBI_OK;
+}

@@ -1,0 +1,51 @@
+/* profile.h: what lib/profile shares with the renderers (lib/out). */
+#ifndef RBI_PROFILE_H
+#define RBI_PROFILE_H
+
+#include "internal.h"
+#include "util/table.h"
+
+/* A thread as a profile knows it. */
+struct rbi_profile_thread {
+	uint32_t id;            /* index in the profile */
+	pid_t pid;
+	uint64_t thread;
+	int32_t tid;
+	unsigned number;
+	const char *name;       /* interned; NULL if none */
+	bool main;
+};
+
+/* One kept sample. */
+struct rbi_profile_sample {
+	uint64_t time_ns;       /* CLOCK_MONOTONIC of the recording machine */
+	uint32_t node;          /* its stack: a node of the call tree */
+	uint32_t thread;        /* index into the threads */
+	uint8_t state;          /* rbi_sample_state */
+	uint8_t gc;
+};
+
+size_t rbi_profile_nthreads(const rbi_profile *p);
+const struct rbi_profile_thread *rbi_profile_thread_at(const rbi_profile *p, size_t i);
+/* Distinct processes of the samples. */
+size_t rbi_profile_nprocesses(const rbi_profile *p);
+/* Frames by id (rbi_sample_frame.id of a frame the profile handed out). */
+size_t rbi_profile_nframes(const rbi_profile *p);
+const struct rbi_sample_frame *rbi_profile_frame_at(const rbi_profile *p, size_t id);
+/* The sampling period from the "rate" metadata (10 ms if unknown). */
+uint64_t rbi_profile_period_ns(const rbi_profile *p);
+
+/* Callback for each sample of a view, in the order recorded, with its
+   stack as the view shapes it. */
+typedef int (*rbi_profile_sample_fn)(const struct rbi_profile_sample *s,
+				     const struct rbi_sample_frame *const *frames,
+				     size_t n, void *arg);
+int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *view,
+			       rbi_profile_sample_fn fn, void *arg);
+
+/* rbi_profile_add, with CACHE mapping the sampler's frame pointers to the
+   profile's own frames (the cache must not outlive the sampler). */
+int rbi_profile_add_mapped(rbi_profile *p, const struct rbi_sample *s,
+			   struct rbi_map *cache);
+
+#endif

@@ -1,0 +1,546 @@
+/* record.c: rbi_profile_record, the sampling loop.
+ *
+ * One tick samples every process; ticks are due at random intervals of 0.5
+ * to 1.5 periods (the mean is the period) so work in the target that
+ * repeats at the sampling rate cannot hide between samples.  A tick that
+ * starts more than a period after it was due is late; the missed ones are
+ * not made up for.  The loop sleeps with clock_nanosleep, so a signal (the
+ * caller's stop flag) ends the sleep at once.
+ *
+ * With RBI_RECORD_SUBPROCESSES the descendants of the process are listed
+ * every 100 ms (/proc/PID/task/TID/children, else a scan of /proc).  Each
+ * new one is opened by a helper thread, since finding a VM can take a
+ * while (DWARF) and the loop must keep its pace; one that does not run
+ * Ruby (yet: a shell, a child about to exec) is tried again later, backing
+ * off, and at once after it ran another program. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile/profile.h"
+
+#define DEFAULT_RATE 100.0
+#define SCAN_NS 100000000ull            /* descendants listed this often */
+#define RETRY_MIN_NS 10000000ull        /* not-yet-Ruby processes retried, */
+#define RETRY_MAX_NS 1000000000ull      /* backing off */
+#define PROCS_MAX 4096
+
+enum proc_state {
+	PROC_NEW,               /* to be opened (when due) */
+	PROC_OPENING,           /* the helper has it */
+	PROC_OPENED,            /* the helper is done: T or RC */
+	PROC_SAMPLING,          /* S samples it */
+	PROC_DEAD,              /* exited */
+};
+
+struct proc {
+	pid_t pid;
+	enum proc_state state;
+	rbi_target *t;
+	int rc;                         /* PROC_OPENED without T: why */
+	rbi_sampler *s;
+	struct rbi_map fmap;            /* sampler frame -> profile frame */
+	bool counted;                   /* its figures are in the profile */
+	uint64_t retry_at, backoff;
+	char exe[256];                  /* /proc/PID/exe when last tried */
+};
+
+struct rec {
+	rbi_profile *p;
+	const struct rbi_record_opts *o;
+	struct rbi_open_opts open;
+	/* PROCS and each proc's STATE, T and RC are shared with the helper
+	   under MU; the rest is the loop's. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t helper;
+	bool helper_started, quit;
+	struct proc *procs;
+	size_t n, cap;
+	bool meta_done;
+	int root_rc;
+	uint64_t rng;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double uniform(struct rec *r)
+{
+	/* xorshift64*: enough to spread ticks. */
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return (double)((r->rng * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+static bool alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static bool proc_known(struct rec *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->procs[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Add PID (under the lock: the array may move). */
+static bool proc_add(struct rec *r, pid_t pid)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&r->mu);
+	if (r->n < PROCS_MAX) {
+		if (r->n == r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 8;
+			struct proc *v = realloc(r->procs, cap * sizeof(*v));
+
+			if (!v)
+				goto out;
+			r->procs = v;
+			r->cap = cap;
+		}
+		memset(&r->procs[r->n], 0, sizeof(r->procs[r->n]));
+		r->procs[r->n++].pid = pid;
+		ok = true;
+	}
+out:
+	pthread_mutex_unlock(&r->mu);
+	return ok;
+}
+
+static void proc_close(struct rec *r, struct proc *p)
+{
+	struct rbi_sample_stats st;
+
+	if (p->s && !p->counted) {
+		rbi_sampler_stats(p->s, &st);
+		rbi_profile_add_stats(r->p, &st);
+		p->counted = true;
+	}
+	rbi_sampler_free(p->s);
+	rbi_target_close(p->t);
+	rbi_map_free(&p->fmap);
+	p->s = NULL;
+	p->t = NULL;
+}
+
+static void read_file(const char *path, char *buf, size_t cap, bool nul_to_space)
+{
+	size_t n = 0;
+	FILE *f;
+
+	buf[0] = '\0';
+	if (!(f = fopen(path, "re")))
+		return;
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (size_t i = 0; nul_to_space && i + 1 < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+}
+
+static void set_meta_once(struct rec *r, struct proc *p)
+{
+	const struct rbi_ruby_info *info;
+	char buf[4096], path[64];
+
+	if (r->meta_done || rbi_ruby_info(p->t, &info))
+		return;
+	r->meta_done = true;
+	rbi_profile_set_meta(r->p, "ruby", info->version);
+	rbi_profile_set_meta(r->p, "ruby_description", info->description);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
+	read_file(path, buf, sizeof(buf), true);
+	if (buf[0])
+		rbi_profile_set_meta(r->p, "command", buf);
+}
+
+static void read_exe(pid_t pid, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, cap - 1);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* Open PID's target and find its VM (slow with DWARF). */
+static int open_target(struct rec *r, pid_t pid, rbi_target **out)
+{
+	const struct rbi_ruby_info *info;
+	int rc;
+
+	*out = NULL;
+	if ((rc = rbi_target_open_pid(pid, &r->open, out)))
+		return rc;
+	if ((rc = rbi_ruby_info(*out, &info))) {
+		rbi_target_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static void *helper_main(void *arg)
+{
+	struct rec *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->quit) {
+		size_t i;
+
+		for (i = 0; i < r->n && r->procs[i].state != PROC_OPENING; i++)
+			;
+		if (i == r->n) {
+			pthread_cond_wait(&r->cv, &r->mu);
+			continue;
+		}
+		pid_t pid = r->procs[i].pid;
+		rbi_target *t;
+
+		pthread_mutex_unlock(&r->mu);
+		int rc = open_target(r, pid, &t);
+		pthread_mutex_lock(&r->mu);
+		/* Look it up again: the array may have moved. */
+		for (i = 0; i < r->n && r->procs[i].pid != pid; i++)
+			;
+		r->procs[i].t = t;
+		r->procs[i].rc = rc;
+		r->procs[i].state = PROC_OPENED;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* Hand P to the helper. */
+static void proc_submit(struct rec *r, size_t i)
+{
+	pthread_mutex_lock(&r->mu);
+	if (!r->helper_started && !r->quit)
+		r->helper_started = pthread_create(&r->helper, NULL, helper_main, r) == 0;
+	if (r->helper_started) {
+		r->procs[i].state = PROC_OPENING;
+		pthread_cond_signal(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* P's target is open (or failed): make its sampler, or plan a retry. */
+static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
+{
+	struct rbi_sampler_opts so = {
+		.size = sizeof(so),
+		.flags = r->o->flags & (RBI_SAMPLER_IDLE | RBI_SAMPLER_PAUSE),
+		.max_frames = r->o->max_frames,
+	};
+
+	if (!rc)
+		rc = rbi_sampler_new(p->t, &so, &p->s);
+	if (!rc) {
+		p->state = PROC_SAMPLING;
+		set_meta_once(r, p);
+		return;
+	}
+	rbi_target_close(p->t);
+	p->t = NULL;
+	p->rc = rc;
+	if (p == &r->procs[0])
+		r->root_rc = rc;
+	if (rc == RBI_NO_PROCESS || rc == RBI_ZOMBIE || rc == RBI_GONE || !alive(p->pid)) {
+		p->state = PROC_DEAD;
+		return;
+	}
+	p->state = PROC_NEW;
+	p->backoff = p->backoff ? p->backoff * 2 : RETRY_MIN_NS;
+	if (p->backoff > RETRY_MAX_NS)
+		p->backoff = RETRY_MAX_NS;
+	p->retry_at = now + p->backoff;
+	read_exe(p->pid, p->exe, sizeof(p->exe));
+}
+
+/* Time to try a process that was not Ruby again: when its back-off is
+   over, or at once after it ran another program (exec). */
+static bool proc_due(struct proc *p, uint64_t now)
+{
+	char exe[sizeof(p->exe)];
+
+	if (now >= p->retry_at)
+		return true;
+	read_exe(p->pid, exe, sizeof(exe));
+	return strcmp(exe, p->exe) != 0;
+}
+
+/* Children of PID from /proc/PID/task/ * /children; false if unsupported. */
+static bool children_of(pid_t pid, pid_t *out, size_t *n, size_t max)
+{
+	char path[320];
+	struct dirent *d;
+	bool any = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return true;    /* gone: no children, not unsupported */
+	while ((d = readdir(dir)) && *n < max) {
+		FILE *f;
+		long c;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, d->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		any = true;
+		while (*n < max && fscanf(f, "%ld", &c) == 1)
+			out[(*n)++] = (pid_t)c;
+		fclose(f);
+	}
+	closedir(dir);
+	return any;
+}
+
+/* Every process whose parent is PID, by scanning /proc. */
+static void children_scan(pid_t pid, pid_t *out, size_t *n, size_t max)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return;
+	while ((d = readdir(dir)) && *n < max) {
+		char path[64], buf[512], *p;
+		long c = strtol(d->d_name, &p, 10);
+		int ppid;
+
+		if (*p || c <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", c);
+		read_file(path, buf, sizeof(buf), false);
+		if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
+			continue;
+		if (ppid == pid)
+			out[(*n)++] = (pid_t)c;
+	}
+	closedir(dir);
+}
+
+/* Add descendants not known yet. */
+static void scan_descendants(struct rec *r, pid_t root)
+{
+	pid_t queue[PROCS_MAX];
+	size_t head = 0, n = 0;
+
+	queue[n++] = root;
+	while (head < n) {
+		pid_t pid = queue[head++];
+		size_t before = n;
+
+		if (!children_of(pid, queue, &n, PROCS_MAX))
+			children_scan(pid, queue, &n, PROCS_MAX);
+		for (size_t i = before; i < n; i++)
+			if (!proc_known(r, queue[i]))
+				proc_add(r, queue[i]);
+	}
+}
+
+static int add_sample(const struct rbi_sample *s, void *arg)
+{
+	struct proc *p = ((void **)arg)[1];
+	rbi_profile *prof = ((void **)arg)[0];
+	int rc = rbi_profile_add_mapped(prof, s, &p->fmap);
+
+	return rc < 0 ? rc : 0;
+}
+
+static void sleep_until(uint64_t due)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(due / 1000000000u),
+		.tv_nsec = (long)(due % 1000000000u),
+	};
+
+	/* EINTR: a signal, maybe the stop flag; the loop looks. */
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static void start_meta(struct rec *r, pid_t pid, double rate)
+{
+	char buf[64];
+	time_t now = time(NULL);
+	struct timespec ts;
+	struct tm tm;
+
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	rbi_profile_set_meta(r->p, "pid", buf);
+	snprintf(buf, sizeof(buf), "%g", rate);
+	rbi_profile_set_meta(r->p, "rate", buf);
+	if (gmtime_r(&now, &tm)) {
+		strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		rbi_profile_set_meta(r->p, "start", buf);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(buf, sizeof(buf), "%" PRIu64,
+		 (uint64_t)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec));
+	rbi_profile_set_meta(r->p, "start_unix_ns", buf);
+}
+
+/* One look at every process not sampled yet.  Returns whether one is
+   alive (sampled, being opened, or to be tried again). */
+static bool tend(struct rec *r, uint64_t now, bool *any_sampling)
+{
+	bool any_alive = false;
+
+	*any_sampling = false;
+	for (size_t i = 0; i < r->n; i++) {
+		struct proc *p = &r->procs[i];
+		enum proc_state st;
+
+		pthread_mutex_lock(&r->mu);
+		st = p->state;
+		pthread_mutex_unlock(&r->mu);
+		if (st == PROC_OPENED)
+			proc_opened(r, p, p->rc, now);
+		else if (st == PROC_NEW && proc_due(p, now))
+			proc_submit(r, i);
+		st = p->state;
+		any_alive |= st != PROC_DEAD;
+		*any_sampling |= st == PROC_SAMPLING;
+	}
+	return any_alive;
+}
+
+RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *o)
+{
+	struct rec r = { .p = p, .o = o };
+	uint64_t period, start = 0, due, next_scan = 0, next_progress, stop_at = 0, late = 0;
+	uint64_t progress_every;
+	struct rbi_sample_stats st = { 0 };
+	bool sampling;
+	double rate;
+	int rc = RBI_OK;
+	rbi_target *t;
+
+	if (!p || !o || o->size < sizeof(*o) || pid <= 0)
+		return rbi_fail(RBI_INVAL, "no profile, options or process");
+	rate = o->rate > 0 ? o->rate : DEFAULT_RATE;
+	if (rate > 1e6)
+		return rbi_fail(RBI_INVAL, "rate %g is above 1 MHz", rate);
+	if (o->open)
+		r.open = *o->open;
+	else
+		r.open.size = sizeof(r.open);
+	period = (uint64_t)(1e9 / rate);
+	r.rng = now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	start_meta(&r, pid, rate);
+	if (!proc_add(&r, pid)) {
+		rc = rbi_fail(RBI_NOMEM, "out of memory");
+		goto out;
+	}
+	/* The first process is opened here, so its errors (permission, not
+	   Ruby) come back at once; the clock starts after it. */
+	rc = open_target(&r, pid, &t);
+	r.procs[0].t = t;
+	proc_opened(&r, &r.procs[0], rc, now_ns());
+	if (rc && (r.procs[0].state == PROC_DEAD ||
+		   !(o->flags & (RBI_RECORD_WAIT | RBI_RECORD_SUBPROCESSES))))
+		goto out;
+	rc = RBI_OK;
+	start = now_ns();
+	if (o->duration > 0)
+		stop_at = start + (uint64_t)(o->duration * 1e9);
+	progress_every = (uint64_t)((o->progress_interval > 0 ? o->progress_interval : 1.0) * 1e9);
+	next_progress = start + progress_every;
+	due = start;
+	for (;;) {
+		uint64_t now = now_ns();
+
+		if ((o->stop && *o->stop) || (stop_at && now >= stop_at))
+			break;
+		if ((o->flags & RBI_RECORD_SUBPROCESSES) && now >= next_scan) {
+			scan_descendants(&r, pid);
+			next_scan = now + SCAN_NS;
+		}
+		if (!tend(&r, now, &sampling))
+			break;          /* every process has exited */
+		if (!sampling && !(o->flags & (RBI_RECORD_WAIT | RBI_RECORD_SUBPROCESSES)))
+			break;
+		if (due > now) {
+			sleep_until(stop_at && stop_at < due ? stop_at : due);
+			continue;
+		}
+		if (now - due > period) {
+			late++;
+			due = now;
+		}
+		for (size_t i = 0; i < r.n; i++) {
+			struct proc *q = &r.procs[i];
+			void *arg[2] = { p, q };
+			int src;
+
+			if (q->state != PROC_SAMPLING)
+				continue;
+			src = rbi_sampler_sample(q->s, add_sample, arg);
+			if (src == RBI_GONE) {
+				q->state = PROC_DEAD;
+				proc_close(&r, q);
+			} else if (src) {
+				rc = src;
+				goto out;
+			}
+		}
+		due += (uint64_t)((double)period * (0.5 + uniform(&r)));
+		if (o->progress && now >= next_progress) {
+			next_progress = now + progress_every;
+			if (o->progress(p, o->progress_arg))
+				break;
+		}
+	}
+out:
+	pthread_mutex_lock(&r.mu);
+	r.quit = true;
+	pthread_cond_signal(&r.cv);
+	pthread_mutex_unlock(&r.mu);
+	if (r.helper_started)
+		pthread_join(r.helper, NULL);
+	for (size_t i = 0; i < r.n; i++)
+		proc_close(&r, &r.procs[i]);
+	st.late = late;
+	rbi_profile_add_stats(p, &st);
+	{
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), "%.3f", (double)(now_ns() - (start ? start : now_ns())) / 1e9);
+		rbi_profile_set_meta(p, "duration", buf);
+	}
+	if (!rc && !r.meta_done && r.root_rc) {
+		/* Never got to sample anything: say why. */
+		rc = r.root_rc;
+		if (r.n && r.procs[0].state == PROC_DEAD && rc != RBI_NOT_RUBY)
+			rc = rbi_fail(RBI_GONE, "process %d exited before it could be "
+				      "sampled", (int)pid);
+	}
+	free(r.procs);
+	pthread_mutex_destroy(&r.mu);
+	pthread_cond_destroy(&r.cv);
+	return rc;
+}

@@ -1,0 +1,395 @@
+/* sampler.c: rbi_sampler, one live process sampled again and again.
+ *
+ * The Ruby side (threads, stacks, caches, torn-read detection) is vm/sample.c;
+ * this adds what the VM does not know: whether a runnable thread without the
+ * GVL is on a CPU (/proc/PID/task/TID/stat, kept open; in another pid
+ * namespace the target's tids are mapped to ours through NSpid), pausing
+ * the process when asked, timing and the sampling-quality figures. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile/pause.h"
+#include "vm/sample.h"
+
+/* Reads of a torn stack redone within one sample. */
+#define TORN_RETRIES 2
+
+struct ostask {
+	int32_t tid;            /* as the target sees it */
+	int fd;                 /* /proc/PID/task/HOST_TID/stat, -1 if none */
+	bool seen;
+};
+
+struct rbi_sampler {
+	rbi_target *t;
+	pid_t pid;
+	struct rbi_vm_sampler *vs;
+	struct rbi_sampler_opts opts;
+	struct rbi_sample_stats st;
+	struct rbi_pause *pause;
+	bool same_pidns;
+	uint64_t rescans_seen;
+	struct ostask *tasks;
+	size_t ntasks, tasks_cap;
+	rbi_sample_state *states;
+	bool *wanted;
+	size_t scratch_cap;
+};
+
+RBI_EXPORT const char *rbi_sample_state_name(rbi_sample_state s)
+{
+	switch (s) {
+	case RBI_STATE_GVL: return "gvl";
+	case RBI_STATE_RUNNING: return "running";
+	case RBI_STATE_WAITING: return "waiting";
+	case RBI_STATE_SLEEPING: return "sleeping";
+	default: return "unknown";
+	}
+}
+
+RBI_EXPORT int rbi_sample_state_idle(rbi_sample_state s)
+{
+	return s == RBI_STATE_WAITING || s == RBI_STATE_SLEEPING;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool same_pid_namespace(pid_t pid)
+{
+	char a[64], b[64], path[64];
+	ssize_t n, m;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	n = readlink("/proc/self/ns/pid", a, sizeof(a) - 1);
+	m = readlink(path, b, sizeof(b) - 1);
+	/* Unknown: assume the same, as without namespaces. */
+	return n < 0 || m < 0 || (n == m && !memcmp(a, b, (size_t)n));
+}
+
+/* The target's view of host task HOST (its last NSpid), or 0. */
+static int32_t ns_tid(pid_t pid, long host)
+{
+	char path[96], line[256];
+	int32_t tid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, host);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		char *last = strrchr(line, '\t');
+		char *sp = strrchr(line, ' ');
+
+		if (sp > last)
+			last = sp;
+		if (last)
+			tid = (int32_t)strtol(last + 1, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return tid;
+}
+
+static int open_stat(pid_t pid, long host)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", (int)pid, host);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void tasks_close(struct rbi_sampler *s)
+{
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].fd >= 0)
+			close(s->tasks[i].fd);
+	s->ntasks = 0;
+}
+
+static struct ostask *task_find(struct rbi_sampler *s, int32_t tid)
+{
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].tid == tid)
+			return &s->tasks[i];
+	return NULL;
+}
+
+static struct ostask *task_add(struct rbi_sampler *s, int32_t tid, int fd)
+{
+	if (s->ntasks == s->tasks_cap) {
+		size_t cap = s->tasks_cap ? s->tasks_cap * 2 : 16;
+		struct ostask *t = realloc(s->tasks, cap * sizeof(*t));
+
+		if (!t) {
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+		s->tasks = t;
+		s->tasks_cap = cap;
+	}
+	s->tasks[s->ntasks] = (struct ostask){ .tid = tid, .fd = fd, .seen = true };
+	return &s->tasks[s->ntasks++];
+}
+
+/* After the thread set changed: open the stat files of new threads, close
+   those of gone ones. */
+static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_t n)
+{
+	bool missing = false;
+
+	for (size_t i = 0; i < s->ntasks; i++)
+		s->tasks[i].seen = false;
+	for (size_t i = 0; i < n; i++) {
+		struct ostask *t;
+
+		if (th[i].tid <= 0)
+			continue;
+		if ((t = task_find(s, th[i].tid))) {
+			t->seen = true;
+		} else if (s->same_pidns) {
+			task_add(s, th[i].tid, open_stat(s->pid, th[i].tid));
+		} else {
+			missing = true;
+		}
+	}
+	if (missing) {
+		/* Map the target's tids to ours through every task's NSpid. */
+		char path[64];
+		struct dirent *d;
+		DIR *dir;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
+		if ((dir = opendir(path))) {
+			while ((d = readdir(dir))) {
+				long host = strtol(d->d_name, NULL, 10);
+				int32_t tid;
+				struct ostask *t;
+
+				if (host <= 0 || !(tid = ns_tid(s->pid, host)))
+					continue;
+				for (size_t i = 0; i < n; i++)
+					if (th[i].tid == tid && !task_find(s, tid) &&
+					    (t = task_add(s, tid, open_stat(s->pid, host))))
+						t->seen = true;
+			}
+			closedir(dir);
+		}
+	}
+	for (size_t i = 0; i < s->ntasks;) {
+		if (!s->tasks[i].seen) {
+			if (s->tasks[i].fd >= 0)
+				close(s->tasks[i].fd);
+			s->tasks[i] = s->tasks[--s->ntasks];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* The kernel's state letter of the target's task TID, or 0. */
+static char os_state(struct rbi_sampler *s, int32_t tid)
+{
+	struct ostask *t = tid > 0 ? task_find(s, tid) : NULL;
+	char buf[512], *p;
+	ssize_t n;
+
+	if (!t || t->fd < 0 || (n = pread(t->fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthread *th)
+{
+	if (th->gvl)
+		return RBI_STATE_GVL;
+	if (th->status != RBI_THREAD_RUNNABLE)
+		return RBI_STATE_SLEEPING;
+	switch (os_state(s, th->tid)) {
+	case 0: return RBI_STATE_UNKNOWN;
+	case 'R': return RBI_STATE_RUNNING;
+	default: return RBI_STATE_WAITING;
+	}
+}
+
+static bool process_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opts,
+			       rbi_sampler **out)
+{
+	struct rbi_sampler *s;
+	int rc;
+
+	if (!t || !out)
+		return rbi_fail(RBI_INVAL, "no target");
+	if (!t->live)
+		return rbi_fail(RBI_UNSUPPORTED, "sampling needs a live process, not a core");
+	if (!(s = calloc(1, sizeof(*s))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	s->t = t;
+	s->pid = rbi_target_pid(t);
+	if (opts && opts->size >= offsetof(struct rbi_sampler_opts, max_frames) + sizeof(size_t))
+		s->opts = *opts;
+	else if (opts && opts->size >= offsetof(struct rbi_sampler_opts, flags) + 4)
+		s->opts.flags = opts->flags;
+	s->same_pidns = same_pid_namespace(s->pid);
+	if ((rc = rbi_vm_sampler_new(t, &s->vs)) ||
+	    ((s->opts.flags & RBI_SAMPLER_PAUSE) && (rc = rbi_pause_new(s->pid, &s->pause)))) {
+		rbi_sampler_free(s);
+		return rc;
+	}
+	*out = s;
+	return RBI_OK;
+}
+
+RBI_EXPORT void rbi_sampler_free(rbi_sampler *s)
+{
+	if (!s)
+		return;
+	rbi_pause_free(s->pause);
+	rbi_vm_sampler_free(s->vs);
+	tasks_close(s);
+	free(s->tasks);
+	free(s->states);
+	free(s->wanted);
+	free(s);
+}
+
+RBI_EXPORT void rbi_sampler_stats(const rbi_sampler *s, struct rbi_sample_stats *out)
+{
+	if (!out)
+		return;
+	*out = s ? s->st : (struct rbi_sample_stats){ 0 };
+	if (s)
+		out->rescans = rbi_vm_sampler_rescans(s->vs);
+}
+
+static int scratch(struct rbi_sampler *s, size_t n)
+{
+	if (n <= s->scratch_cap)
+		return RBI_OK;
+	rbi_sample_state *st = realloc(s->states, n * sizeof(*st));
+	if (!st)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	s->states = st;
+	bool *w = realloc(s->wanted, n * sizeof(*w));
+	if (!w)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	s->wanted = w;
+	s->scratch_cap = n;
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
+{
+	struct rbi_vm_sthread *th;
+	uint64_t t0, t1, rescans;
+	size_t n;
+	int rc;
+
+	if (!s || !fn)
+		return rbi_fail(RBI_INVAL, "no sampler or callback");
+	t0 = now_ns();
+	if (s->pause && (rc = rbi_pause_stop(s->pause)))
+		return rc;
+	rc = rbi_vm_sampler_poll(s->vs, &th, &n);
+	if (!rc && (rescans = rbi_vm_sampler_rescans(s->vs)) != s->rescans_seen) {
+		tasks_update(s, th, n);
+		s->rescans_seen = rescans;
+	}
+	if (!rc)
+		rc = scratch(s, n);
+	if (!rc) {
+		for (size_t i = 0; i < n; i++) {
+			s->states[i] = classify(s, &th[i]);
+			s->wanted[i] = !rbi_sample_state_idle(s->states[i]) ||
+				       (s->opts.flags & RBI_SAMPLER_IDLE);
+			th[i].want = s->wanted[i];
+			if (!s->wanted[i])
+				s->st.idle++;
+		}
+		rc = rbi_vm_sampler_read(s->vs, s->opts.max_frames, TORN_RETRIES);
+	}
+	if (s->pause)
+		rbi_pause_resume(s->pause);
+	t1 = now_ns();
+	s->st.samples++;
+	s->st.total_ns += t1 - t0;
+	if (t1 - t0 > s->st.max_ns)
+		s->st.max_ns = t1 - t0;
+	if (rc) {
+		if (rc == RBI_NOMEM || rc == RBI_PERM)
+			return rc;
+		if (rc == RBI_GONE || process_gone(s->pid))
+			return rbi_fail(RBI_GONE, "process %d has exited", (int)s->pid);
+		/* The VM's own lists could not be read this time (threads
+		   starting or ending): a lost sample, not the end. */
+		s->st.errors++;
+		return RBI_OK;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rbi_vm_sthread *t = &th[i];
+
+		if (!s->wanted[i])
+			continue;
+		s->st.retries += t->retries;
+		if (t->rc == RBI_TORN)
+			s->st.torn++;
+		else if (t->rc)
+			s->st.errors++;
+		else
+			s->st.stacks++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rbi_vm_sthread *t = &th[i];
+		struct rbi_sample smp;
+
+		if (!s->wanted[i])
+			continue;
+		smp = (struct rbi_sample){
+			.pid = s->pid, .time_ns = t0, .thread_number = t->number,
+			.thread = t->thread, .tid = t->tid, .thread_name = t->name,
+			.main = t->main, .state = s->states[i], .gc = t->gc, .status = t->rc,
+			.truncated = t->truncated,
+			.nframes = t->rc ? 0 : t->nframes,
+			.frames = (const struct rbi_sample_frame *const *)t->frames,
+		};
+		if ((rc = fn(&smp, arg)))
+			return rc;
+	}
+	return RBI_OK;
+}

@@ -1,0 +1,97 @@
+/* sample.h: the sampler's fast path through the VM (vm/sample.c).
+ *
+ * rbi_frame_foreach() is exact and general: it walks one thread, reads
+ * through the page cache and decodes every frame afresh.  A sampler reads
+ * the same stacks hundreds of times a second, so this path:
+ *  - keeps the thread set between samples and only re-walks the thread
+ *    lists when they change (counts, a thread that no longer points back),
+ *    or once a second;
+ *  - reads each thread's volatile state (status, ec, GVL owner, GC flag),
+ *    then every wanted thread's control frames, then the environments they
+ *    point at, in three batched reads for all threads together;
+ *  - resolves frames from caches: (iseq, pc, method-entry chain) -> frame,
+ *    method-entry candidates -> method entry, (iseq, cme) -> label;
+ *  - re-reads the execution context and the innermost frame after the
+ *    batch: if either changed, the stack moved under the read (torn).
+ * Frames are interned: one struct rbi_sample_frame per distinct frame for
+ * the life of the struct rbi_vm_sampler. */
+#ifndef RBI_VM_SAMPLE_H
+#define RBI_VM_SAMPLE_H
+
+#include "vm/vm.h"
+
+/* One Ruby thread as the sampler tracks it. */
+struct rbi_vm_sthread {
+	/* Identity, from the last walk of the thread lists. */
+	unsigned number;
+	uint64_t thread;
+	uint64_t ractor;
+	int32_t tid;
+	char *name;                     /* owned; NULL if none */
+	bool main;
+	/* Volatile state, from rbi_vm_sampler_poll. */
+	int poll_rc;                    /* RBI_OK or why it could not be read */
+	uint64_t ec;
+	rbi_thread_status status;
+	bool gvl;
+	bool gc;                        /* VM in GC, and this thread holds the GVL */
+	uint64_t vm_stack, vm_stack_size, cfp, ec_thread;
+	/* Input and output of rbi_vm_sampler_read. */
+	bool want;
+	int rc;                         /* RBI_OK, RBI_TORN or an error */
+	bool truncated;
+	unsigned retries;               /* reads redone for this thread */
+	size_t nframes;
+	const struct rbi_sample_frame **frames;         /* outermost first */
+	/* Private to sample.c. */
+	size_t frames_cap;
+	uint8_t *cfps;
+	size_t cfps_cap, ncfps;
+	uint64_t cfps_at;
+	size_t ext, ext_hint;           /* slots read above the top */
+	uint8_t *vals, *vals2;          /* read twice: before and after */
+	size_t vals_cap, vals2_cap;
+	uint64_t vals_lo, vals_hi;
+	uint64_t *heap_eps;             /* environments off the VM stack */
+	uint64_t *heap_envs;            /* (escaped: on the heap), 3 words each */
+	size_t nheap, heap_cap;
+	uint8_t *cfps2;                 /* the frames again, after */
+	size_t cfps2_cap;
+	uint8_t check_ec[64];
+	uint64_t check_th_ec;
+	int check_status[3];
+};
+
+struct rbi_vm_sampler;
+
+int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out);
+void rbi_vm_sampler_free(struct rbi_vm_sampler *s);
+
+/* Read every thread's volatile state (one batched read; the thread lists
+   are walked again first when needed).  After it, *THREADS and *N describe the
+   current threads.  Errors are for the whole VM (RBI_GONE ...). */
+int rbi_vm_sampler_poll(struct rbi_vm_sampler *s, struct rbi_vm_sthread **threads,
+			size_t *n);
+/* Read the stacks of the threads marked WANT (after a poll), innermost
+   MAX_FRAMES at most (0: all).  Sets each one's RC, FRAMES, NFRAMES,
+   TRUNCATED.  Torn stacks are re-read up to RETRIES times. */
+int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned retries);
+/* Thread-list walks so far (changes whenever the thread set did). */
+uint64_t rbi_vm_sampler_rescans(const struct rbi_vm_sampler *s);
+/* The interned GC frame. */
+const struct rbi_sample_frame *rbi_vm_sampler_gc_frame(struct rbi_vm_sampler *s);
+
+/* ---- frame.c: one frame's names without a walk -------------------------- */
+
+rbi_frame_type rbi_vm_frame_type(uint64_t ep_flags);
+/* check_method_entry (vm_insnhelper.c): V if it is a method entry, the
+   one inside an svar (when CAN_BE_SVAR), else 0. */
+uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
+				   uint64_t v, bool can_be_svar);
+/* Label and path (malloc'd, NULL when unreadable) of a frame running IS
+   (NULL: a C method) for method entry CME (0 if none). */
+int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,
+		       const struct rbi_iseq *is, uint64_t cme,
+		       char **label, char **path);
+
+#endif

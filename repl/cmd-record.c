@@ -1,0 +1,408 @@
+/* cmd-record.c: `record` (sample a process into a profile file) and
+ * `report` (render a saved raw profile).  The sampling, the profile and
+ * the formats are the library's (rbi_profile_record, rbi_profile_write);
+ * this parses options, starts the command to profile, catches Ctrl-C and
+ * prints the figures. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "out/out.h"
+#include "profile-cli.h"
+#include "rbinspect.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+void profile_signals_catch(struct sigaction old[2])
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigemptyset(&sa.sa_mask);       /* no SA_RESTART: end the sleep */
+	stop_flag = 0;
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+}
+
+void profile_signals_restore(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
+
+const volatile int *profile_stop_flag(void)
+{
+	return &stop_flag;
+}
+
+static int parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v >= min && v <= max))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *val = NULL, *eq = strchr(a, '=');
+	size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
+	static const char *const with_value[] = {
+		"--rate", "-r", "--duration", "-d", "--output", "-o", "--format", "-f",
+		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", NULL,
+	};
+
+	for (size_t k = 0; with_value[k]; k++) {
+		if (strlen(with_value[k]) != name_len || strncmp(a, with_value[k], name_len))
+			continue;
+		if (eq)
+			val = eq + 1;
+		else if (*i + 1 < argc)
+			val = argv[++*i];
+		if (!val) {
+			fprintf(stderr, "rbinspect: %s needs a value\n", with_value[k]);
+			return -1;
+		}
+		break;
+	}
+	if (!strcmp(a, "--subprocesses") || !strcmp(a, "-s")) {
+		o->record_flags |= RBI_RECORD_SUBPROCESSES;
+	} else if (!strcmp(a, "--threads") || !strcmp(a, "-t")) {
+		o->view_flags |= RBI_VIEW_THREADS;
+	} else if (!strcmp(a, "--idle") || !strcmp(a, "-i")) {
+		o->view_flags |= RBI_VIEW_IDLE;
+		o->record_flags |= RBI_SAMPLER_IDLE;
+	} else if (!strcmp(a, "--gvl") || !strcmp(a, "-g")) {
+		o->view_flags |= RBI_VIEW_GVL;
+	} else if (!strcmp(a, "--pause")) {
+		o->record_flags |= RBI_SAMPLER_PAUSE;
+	} else if (!strcmp(a, "--no-lines")) {
+		o->view_flags |= RBI_VIEW_NO_LINES;
+	} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+		o->quiet = true;
+	} else if (!val) {
+		return 0;
+	} else if (!strncmp(a, "--rate", 6) || !strncmp(a, "-r", 2)) {
+		if (parse_double(val, 0.1, 1e5, &o->rate)) {
+			fprintf(stderr, "rbinspect: --rate takes samples per second, "
+				"0.1 to 100000\n");
+			return -1;
+		}
+	} else if (!strncmp(a, "--duration", 10) || !strncmp(a, "-d", 2)) {
+		if (parse_double(val, 0.001, 1e7, &o->duration)) {
+			fprintf(stderr, "rbinspect: --duration takes seconds\n");
+			return -1;
+		}
+	} else if (!strncmp(a, "--interval", 10)) {
+		if (parse_double(val, 0.05, 3600, &o->interval)) {
+			fprintf(stderr, "rbinspect: --interval takes seconds (0.05 or more)\n");
+			return -1;
+		}
+	} else if (!strncmp(a, "--top", 5)) {
+		double n;
+
+		if (parse_double(val, 1, 10000, &n)) {
+			fprintf(stderr, "rbinspect: --top takes a number of lines\n");
+			return -1;
+		}
+		o->top = (size_t)n;
+	} else if (!strncmp(a, "--max-frames", 12)) {
+		double n;
+
+		if (parse_double(val, 1, 1e7, &n)) {
+			fprintf(stderr, "rbinspect: --max-frames takes a number\n");
+			return -1;
+		}
+		o->max_frames = (size_t)n;
+	} else if (!strncmp(a, "--output", 8) || !strncmp(a, "-o", 2)) {
+		o->output = val;
+	} else if (!strncmp(a, "--raw", 5)) {
+		o->raw = val;
+	} else if (!strncmp(a, "--format", 8) || !strncmp(a, "-f", 2)) {
+		if (rbi_profile_format_from_name(val, &o->format)) {
+			fprintf(stderr, "rbinspect: %s\n", rbi_errmsg());
+			return -1;
+		}
+		o->format_given = true;
+	} else if (!strncmp(a, "--pid", 5) || !strncmp(a, "-p", 2)) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(val, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX) {
+			fprintf(stderr, "rbinspect: invalid process id \"%s\"\n", val);
+			return -1;
+		}
+		o->pid = (pid_t)v;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* "NAME-PID-YYYYmmdd-HHMMSS.EXT", NAME from /proc/PID/comm, sanitized. */
+static void default_output(pid_t pid, rbi_profile_format format, char *buf, size_t cap)
+{
+	char comm[64] = "ruby", path[64], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	for (char *c = comm; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
+			*c = '_';
+	if (!comm[0] || comm[0] == '.' || comm[0] == '-')
+		snprintf(comm, sizeof(comm), "ruby");
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, cap, "%s-%d-%s.%s", comm, (int)pid, stamp,
+		 rbi_profile_format_extension(format));
+}
+
+int profile_write_file(rbi_profile *p, const struct profile_opts *o, rbi_profile_format format,
+		       const char *path)
+{
+	struct rbi_profile_view view = { .size = sizeof(view), .flags = o->view_flags };
+	bool std = !strcmp(path, "-");
+	FILE *f = std ? stdout : fopen(path, "we");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "rbinspect: cannot write %s: %s\n", path, strerror(errno));
+		return EXIT_ERROR;
+	}
+	rc = rbi_profile_write(p, format, &view, f);
+	if (rc)
+		fprintf(stderr, "rbinspect: %s: %s\n", path, rbi_errmsg());
+	if (!std && fclose(f) && !rc) {
+		fprintf(stderr, "rbinspect: writing %s: %s\n", path, strerror(errno));
+		rc = RBI_SYSTEM;
+	}
+	return rc ? EXIT_ERROR : EXIT_OK;
+}
+
+void profile_print_stats(FILE *f, rbi_profile *p)
+{
+	struct rbi_sample_stats st;
+	const char *dur = rbi_profile_meta(p, "duration"), *rate = rbi_profile_meta(p, "rate");
+
+	rbi_profile_stats(p, &st);
+	fprintf(f, "samples: %" PRIu64 " in %s s at %s Hz: %" PRIu64 " stacks, %" PRIu64
+		" idle threads skipped\n", st.samples, dur ? dur : "?", rate ? rate : "?",
+		st.stacks, st.idle);
+	fprintf(f, "errors: %" PRIu64 ", torn: %" PRIu64 " (stacks re-read: %" PRIu64
+		"), late: %" PRIu64 "\n", st.errors, st.torn, st.retries, st.late);
+	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
+		st.samples ? (double)st.total_ns / (double)st.samples / 1000.0 : 0.0,
+		(double)st.max_ns / 1000.0);
+	if (st.torn * 10 > st.stacks + st.torn)
+		fprintf(f, "rbinspect: warning: %.0f%% of the stacks moved while they were read "
+			"(torn, left out): code that calls and returns faster than a stack can "
+			"be read is under-represented; --pause reads consistent stacks\n",
+			100.0 * (double)st.torn / (double)(st.stacks + st.torn));
+}
+
+/* Start ARGV[0] with its arguments; its pid, or 0. */
+static pid_t spawn(char **argv)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		fprintf(stderr, "rbinspect: fork: %s\n", strerror(errno));
+		return 0;
+	}
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "rbinspect: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+static int record_usage(void)
+{
+	fputs("usage: rbinspect record (-p PID | -- COMMAND [ARGS...]) [--rate HZ]\n"
+	      "         [--duration S] [-o FILE] [--format flamegraph|folded|speedscope|\n"
+	      "         pprof|callgrind|raw] [--raw FILE] [--subprocesses] [--threads]\n"
+	      "         [--idle] [--gvl] [--no-lines] [--pause] [--max-frames N] [--quiet]\n",
+	      stderr);
+	return EXIT_USAGE;
+}
+
+int cmd_record(struct session *s, int argc, char **argv)
+{
+	struct profile_opts o = { .format = RBI_FORMAT_FLAMEGRAPH };
+	struct rbi_record_opts ro = { .size = sizeof(ro) };
+	char out[PATH_MAX], **cmd = NULL;
+	struct sigaction old[2];
+	rbi_profile *p = NULL;
+	pid_t child = 0;
+	int rc, ec;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			cmd = argv + i + 1;
+			if (!*cmd)
+				return record_usage();
+			break;
+		}
+		rc = profile_option(&o, argc, argv, &i);
+		if (rc < 0)
+			return EXIT_USAGE;
+		if (rc == 0 || !strncmp(argv[i], "--interval", 10) || !strncmp(argv[i], "--top", 5)) {
+			fprintf(stderr, "rbinspect: record: unknown argument \"%s\"\n", argv[i]);
+			return record_usage();
+		}
+	}
+	if (s->target) {
+		if (!s->live) {
+			fprintf(stderr, "rbinspect: record samples a live process, not a core\n");
+			return EXIT_USAGE;
+		}
+		if (o.pid || cmd) {
+			fprintf(stderr, "rbinspect: record: the session's process is recorded; "
+				"no -p or -- COMMAND here\n");
+			return EXIT_USAGE;
+		}
+		o.pid = rbi_target_pid(s->target);
+	}
+	if (!o.pid == !cmd) {
+		fprintf(stderr, "rbinspect: record: give -p PID or -- COMMAND\n");
+		return record_usage();
+	}
+	if (cmd) {
+		if (!(child = spawn(cmd)))
+			return EXIT_ERROR;
+		o.pid = child;
+		o.record_flags |= RBI_RECORD_WAIT;
+	}
+	if (!o.output)
+		default_output(o.pid, o.format, out, sizeof(out));
+	if ((rc = rbi_profile_new(&p)))
+		return report_failure(rc);
+	ro.flags = o.record_flags;
+	ro.rate = o.rate;
+	ro.duration = o.duration;
+	ro.max_frames = o.max_frames;
+	ro.stop = profile_stop_flag();
+	if (!o.quiet)
+		fprintf(stderr, "rbinspect: recording process %d at %g Hz%s; Ctrl-C to stop\n",
+			(int)o.pid, o.rate > 0 ? o.rate : 100.0,
+			o.record_flags & RBI_RECORD_SUBPROCESSES ? " with its subprocesses" : "");
+	profile_signals_catch(old);
+	rc = rbi_profile_record(p, o.pid, &ro);
+	profile_signals_restore(old);
+	if (child) {
+		int st;
+
+		/* Ctrl-C went to the command too; otherwise it ran to its end,
+		   or is left running when --duration ended the recording. */
+		if (waitpid(child, &st, stop_flag || !o.duration ? 0 : WNOHANG) == 0 && !o.quiet)
+			fprintf(stderr, "rbinspect: process %d goes on running\n", (int)child);
+	}
+	if (rc) {
+		ec = report_failure(rc);
+		rbi_profile_free(p);
+		return ec;
+	}
+	if (!o.quiet)
+		profile_print_stats(stderr, p);
+	ec = profile_write_file(p, &o, o.format, o.output ? o.output : out);
+	if (!ec && o.raw)
+		ec = profile_write_file(p, &o, RBI_FORMAT_RAW, o.raw);
+	if (!ec && !o.quiet) {
+		fprintf(stderr, "rbinspect: wrote %s to %s", rbi_profile_format_name(o.format),
+			o.output ? o.output : out);
+		if (o.raw)
+			fprintf(stderr, " and the raw profile to %s", o.raw);
+		fputc('\n', stderr);
+	}
+	if (!ec && rbi_profile_sample_count(p) == 0 && !o.quiet)
+		fprintf(stderr, "rbinspect: warning: no samples (every thread idle? try --idle)\n");
+	rbi_profile_free(p);
+	return ec;
+}
+
+int cmd_report(struct session *s, int argc, char **argv)
+{
+	struct profile_opts o = { .format = RBI_FORMAT_FLAMEGRAPH };
+	const char *in = NULL;
+	char out[PATH_MAX];
+	rbi_profile *p;
+	FILE *f;
+	int rc;
+
+	(void)s;
+	for (int i = 1; i < argc; i++) {
+		rc = profile_option(&o, argc, argv, &i);
+		if (rc < 0)
+			return EXIT_USAGE;
+		if (rc == 0 && argv[i][0] != '-' && !in) {
+			in = argv[i];
+			continue;
+		}
+		if (rc == 0 || o.pid || o.rate > 0 || o.duration > 0 || o.record_flags & ~RBI_SAMPLER_IDLE) {
+			fprintf(stderr, "rbinspect: report: unexpected argument \"%s\"\n", argv[i]);
+			goto usage;
+		}
+	}
+	if (!in)
+		goto usage;
+	if (!(f = !strcmp(in, "-") ? stdin : fopen(in, "re"))) {
+		fprintf(stderr, "rbinspect: cannot read %s: %s\n", in, strerror(errno));
+		return EXIT_ERROR;
+	}
+	rc = rbi_profile_load(f, &p);
+	if (f != stdin)
+		fclose(f);
+	if (rc) {
+		fprintf(stderr, "rbinspect: %s: %s\n", in, rbi_errmsg());
+		return EXIT_ERROR;
+	}
+	if (!o.output) {
+		const char *dot = strrchr(in, '.'), *slash = strrchr(in, '/');
+		int stem = dot && (!slash || dot > slash) ? (int)(dot - in) : (int)strlen(in);
+
+		if (!strcmp(in, "-"))
+			snprintf(out, sizeof(out), "-");
+		else
+			snprintf(out, sizeof(out), "%.*s.%s", stem, in,
+				 rbi_profile_format_extension(o.format));
+	}
+	rc = profile_write_file(p, &o, o.format, o.output ? o.output : out);
+	if (!rc && !o.quiet && strcmp(o.output ? o.output : out, "-"))
+		fprintf(stderr, "rbinspect: wrote %s to %s\n", rbi_profile_format_name(o.format),
+			o.output ? o.output : out);
+	rbi_profile_free(p);
+	return rc;
+usage:
+	fputs("usage: rbinspect report FILE [--format flamegraph|folded|speedscope|pprof|\n"
+	      "         callgrind|raw] [-o FILE|-] [--threads] [--idle] [--gvl] [--no-lines]\n",
+	      stderr);
+	return EXIT_USAGE;
+}

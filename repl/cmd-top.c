@@ -1,0 +1,234 @@
+/* cmd-top.c: `top`, the hottest methods of a live process, refreshed every
+ * interval (like top(1)): SELF is the share of samples a method was
+ * running in, TOTAL the share it was on the stack.  The library samples
+ * (rbi_profile_record with a progress callback); this tabulates each
+ * interval's stacks and clears them. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "out/out.h"
+#include "profile-cli.h"
+#include "rbinspect.h"
+
+#define TOP_DEFAULT 20
+
+struct top {
+	struct session *s;
+	struct profile_opts o;
+	uint64_t *self, *total, *seen;
+	const struct rbi_sample_frame **frame;
+	size_t cap;
+	uint64_t samples, gc, serial;
+	unsigned rounds;
+	bool tty, oom;
+};
+
+static bool grow(struct top *t, size_t id)
+{
+	size_t cap = t->cap ? t->cap : 256;
+
+	if (id < t->cap)
+		return true;
+	while (cap <= id)
+		cap *= 2;
+	uint64_t *a = realloc(t->self, cap * sizeof(*a));
+	if (!a)
+		return false;
+	t->self = a;
+	if (!(a = realloc(t->total, cap * sizeof(*a))))
+		return false;
+	t->total = a;
+	if (!(a = realloc(t->seen, cap * sizeof(*a))))
+		return false;
+	t->seen = a;
+	const struct rbi_sample_frame **f = realloc(t->frame, cap * sizeof(*f));
+	if (!f)
+		return false;
+	t->frame = f;
+	memset(t->self + t->cap, 0, (cap - t->cap) * sizeof(*t->self));
+	memset(t->total + t->cap, 0, (cap - t->cap) * sizeof(*t->total));
+	memset(t->seen + t->cap, 0, (cap - t->cap) * sizeof(*t->seen));
+	memset(t->frame + t->cap, 0, (cap - t->cap) * sizeof(*t->frame));
+	t->cap = cap;
+	return true;
+}
+
+static int tally(const struct rbi_sample_frame *const *frames, size_t n, uint64_t count,
+		 void *arg)
+{
+	struct top *t = arg;
+
+	if (!n)
+		return 0;
+	t->samples += count;
+	t->serial++;
+	for (size_t i = 0; i < n; i++) {
+		const struct rbi_sample_frame *f = frames[i];
+
+		if (!grow(t, f->id)) {
+			t->oom = true;
+			return 1;
+		}
+		t->frame[f->id] = f;
+		if (t->seen[f->id] != t->serial) {
+			t->seen[f->id] = t->serial;
+			t->total[f->id] += count;
+		}
+	}
+	t->self[frames[n - 1]->id] += count;
+	if (frames[n - 1]->kind == RBI_FRAME_GC)
+		t->gc += count;
+	return 0;
+}
+
+static struct top *sort_top;
+
+static int by_self(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_top->self[x] != sort_top->self[y])
+		return sort_top->self[x] > sort_top->self[y] ? -1 : 1;
+	if (sort_top->total[x] != sort_top->total[y])
+		return sort_top->total[x] > sort_top->total[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void show(struct top *t, rbi_profile *p)
+{
+	FILE *out = t->s->out;
+	size_t rows = t->o.top ? t->o.top : TOP_DEFAULT, n = 0;
+	const char *ruby = rbi_profile_meta(p, "ruby");
+	uint32_t *ids = malloc((t->cap + 1) * sizeof(*ids));
+	struct winsize ws;
+	int width = 100;
+
+	if (t->tty && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col > 40)
+		width = ws.ws_col - 32;
+	for (size_t i = 0; ids && i < t->cap; i++)
+		if (t->frame[i] && t->total[i])
+			ids[n++] = (uint32_t)i;
+	sort_top = t;
+	if (ids)
+		qsort(ids, n, sizeof(*ids), by_self);
+	if (t->tty)
+		fputs("\033[H\033[2J", out);
+	else if (t->rounds > 1)
+		fputc('\n', out);
+	fprintf(out, "process %d, Ruby %s: %" PRIu64 " samples in %.1f s", (int)t->o.pid,
+		ruby ? ruby : "?", t->samples, t->o.interval > 0 ? t->o.interval : 1.0);
+	if (t->gc)
+		fprintf(out, ", GC %.1f%%", 100.0 * (double)t->gc / (double)t->samples);
+	fputc('\n', out);
+	if (!t->samples) {
+		fputs("(no samples: every thread idle? --idle counts them too)\n", out);
+	} else {
+		fprintf(out, "%7s %7s %7s %7s  %s\n", "%SELF", "%TOTAL", "SELF", "TOTAL", "METHOD");
+		for (size_t i = 0; i < n && i < rows; i++) {
+			const struct rbi_sample_frame *f = t->frame[ids[i]];
+			char *name = NULL;
+			size_t len = 0;
+			FILE *m;
+
+			fprintf(out, "%6.1f%% %6.1f%% %7" PRIu64 " %7" PRIu64 "  ",
+				100.0 * (double)t->self[ids[i]] / (double)t->samples,
+				100.0 * (double)t->total[ids[i]] / (double)t->samples,
+				t->self[ids[i]], t->total[ids[i]]);
+			if ((m = open_memstream(&name, &len))) {
+				rbi_out_text_cstr(m, f->label);
+				if (f->path) {
+					fputs(" (", m);
+					rbi_out_text_cstr(m, f->path);
+					fputc(')', m);
+				}
+				fclose(m);
+			}
+			if (name && (int)len > width)
+				fprintf(out, "%.*s...\n", width - 3, name);
+			else
+				fprintf(out, "%s\n", name ? name : "");
+			free(name);
+		}
+	}
+	fflush(out);
+	free(ids);
+}
+
+static int progress(rbi_profile *p, void *arg)
+{
+	struct top *t = arg;
+	struct rbi_profile_view v = {
+		.size = sizeof(v), .flags = t->o.view_flags | RBI_VIEW_NO_LINES,
+	};
+
+	t->rounds++;
+	t->samples = t->gc = 0;
+	if (t->cap) {
+		memset(t->self, 0, t->cap * sizeof(*t->self));
+		memset(t->total, 0, t->cap * sizeof(*t->total));
+	}
+	if (rbi_profile_foreach_stack(p, &v, tally, t) < 0 || t->oom)
+		return 1;
+	show(t, p);
+	rbi_profile_clear_samples(p);
+	return 0;
+}
+
+int cmd_top(struct session *s, int argc, char **argv)
+{
+	struct top t = { .s = s, .tty = isatty(fileno(s->out)) };
+	struct rbi_record_opts ro = { .size = sizeof(ro) };
+	struct sigaction old[2];
+	rbi_profile *p;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		rc = profile_option(&t.o, argc, argv, &i);
+		if (rc < 0)
+			return EXIT_USAGE;
+		if (rc == 0 || t.o.output || t.o.raw || t.o.format_given ||
+		    (t.o.view_flags & RBI_VIEW_NO_LINES)) {
+			fprintf(stderr, "rbinspect: top: unexpected argument \"%s\"\n", argv[i]);
+			fputs("usage: rbinspect top -p PID [--rate HZ] [--interval S] "
+			      "[--duration S] [--top N]\n         [--subprocesses] [--threads] "
+			      "[--idle] [--gvl] [--pause]\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (s->target) {
+		if (!s->live || t.o.pid) {
+			fprintf(stderr, "rbinspect: top samples the session's live process\n");
+			return EXIT_USAGE;
+		}
+		t.o.pid = rbi_target_pid(s->target);
+	}
+	if (!t.o.pid) {
+		fprintf(stderr, "rbinspect: top: give -p PID\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = rbi_profile_new(&p)))
+		return report_failure(rc);
+	ro.flags = t.o.record_flags;
+	ro.rate = t.o.rate;
+	ro.duration = t.o.duration;
+	ro.max_frames = t.o.max_frames;
+	ro.stop = profile_stop_flag();
+	ro.progress = progress;
+	ro.progress_arg = &t;
+	ro.progress_interval = t.o.interval;
+	profile_signals_catch(old);
+	rc = rbi_profile_record(p, t.o.pid, &ro);
+	profile_signals_restore(old);
+	/* What came in after the last refresh. */
+	if (!rc && rbi_profile_sample_count(p) && !t.rounds)
+		progress(p, &t);
+	rbi_profile_free(p);
+	free(t.self);
+	free(t.total);
+	free(t.seen);
+	free(t.frame);
+	return rc ? report_failure(rc) : EXIT_OK;
+}

@@ -1,0 +1,34 @@
+/* profile-cli.h: what `record`, `report` and `top` share (cmd-record.c). */
+#ifndef RBINSPECT_PROFILE_CLI_H
+#define RBINSPECT_PROFILE_CLI_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "ruby-introspect.h"
+
+struct profile_opts {
+	pid_t pid;
+	double rate, duration, interval;
+	size_t max_frames, top;
+	uint32_t record_flags;          /* RBI_RECORD_*, RBI_SAMPLER_* */
+	uint32_t view_flags;            /* RBI_VIEW_* */
+	rbi_profile_format format;
+	bool format_given, quiet;
+	const char *output, *raw;
+};
+
+/* Parse the option at ARGV[*I] (and its value, advancing *I): 1 if it was
+   one, 0 if not, -1 after printing why it is wrong. */
+int profile_option(struct profile_opts *o, int argc, char **argv, int *i);
+/* SIGINT and SIGTERM set the stop flag (and end sleeps) until restored. */
+void profile_signals_catch(struct sigaction old[2]);
+void profile_signals_restore(const struct sigaction old[2]);
+const volatile int *profile_stop_flag(void);
+/* Write P in FORMAT through O's view to PATH ("-": stdout); an exit code. */
+int profile_write_file(rbi_profile *p, const struct profile_opts *o,
+		       rbi_profile_format format, const char *path);
+/* Samples, errors, torn, late, time per sample. */
+void profile_print_stats(FILE *f, rbi_profile *p);
+
+#endif

@@ -1,0 +1,359 @@
+# profile.sh: the sampling profiler (`record`, `report`, `top`) on every test Ruby.
+#
+# Truth: testdata/programs/hot.rb spends 80 % of its CPU time in Hot#spin and 20 % in
+# Cold#walk (the same loop, 4 units and 1); the recorded profile must show that split within
+# a few points, and every output format must load in its real consumer: the flame graph in
+# headless Chromium (it renders; its search finds Hot#spin's share), folded stacks (parsed
+# here), speedscope JSON against speedscope's own schema (npm: speedscope, ajv), pprof in
+# Google's pprof (built offline from Debian's golang-github-google-pprof-dev), callgrind in
+# callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl), torn stacks never
+# recorded (recurse.rb: every stack must be one the program can have), GC as its own frame
+# (alloc.rb), --subprocesses (forker.rb), a process in its own mount+pid namespace, `-- CMD`,
+# `top`, --pause (the process runs on, untraced), and the errors.
+#
+# Tools missing (chromium, node/npm, go, valgrind) make their checks SKIP.  npm packages and
+# the pprof binary are cached in ${RBI_CACHE:-~/.cache/rbinspect}.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+cache=${RBI_CACHE:-$HOME/.cache/rbinspect}
+B=$RBINSPECT
+T=$RB_TMP
+TOL=5           # percentage points
+
+# ---- Consumers -------------------------------------------------------------------------
+
+chromium_bin=$(command -v chromium || command -v chromium-browser || true)
+chrome() {      # chrome ARGS...: headless Chromium with a fresh profile, quiet
+	local dir
+	dir=$(mktemp -d "$T/chrome.XXXXXX")
+	timeout 90 "$chromium_bin" --headless --no-sandbox --disable-gpu \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--no-first-run --user-data-dir="$dir" "$@" 2>/dev/null
+}
+
+pprof_bin=
+if [ -x "$cache/pprof/pprof" ]; then
+	pprof_bin=$cache/pprof/pprof
+elif command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/google/pprof ]; then
+	mkdir -p "$cache/pprof"
+	if GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE="$cache/pprof/go-build" \
+		go build -o "$cache/pprof/pprof" github.com/google/pprof >"$T/go.log" 2>&1; then
+		pprof_bin=$cache/pprof/pprof
+	else
+		diag "building pprof failed: $(tail -3 "$T/go.log")"
+	fi
+fi
+
+npm_dir=$cache/npm
+schema=$npm_dir/node_modules/speedscope/dist/release/file-format-schema.json
+if command -v node >/dev/null && command -v npm >/dev/null &&
+	{ [ -f "$schema" ] && [ -d "$npm_dir/node_modules/ajv" ] ||
+	  npm install --prefix "$npm_dir" --no-audit --no-fund --silent speedscope ajv@8 \
+		>"$T/npm.log" 2>&1; }; then
+	cat >"$T/validate.js" <<'EOF'
+// validate.js SCHEMA FILE: validate FILE against SCHEMA (JSON Schema draft-07) with ajv.
+const Ajv = require("ajv");
+const fs = require("fs");
+const schema = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+delete schema.$schema;          // ajv 8 knows draft-07 without being told
+const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
+const data = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
+if (!validate(data)) {
+	console.log(JSON.stringify(validate.errors.slice(0, 5)));
+	process.exit(1);
+}
+EOF
+else
+	schema=
+fi
+speedscope_valid() { NODE_PATH=$npm_dir/node_modules node "$T/validate.js" "$schema" "$1"; }
+
+# ---- Reading profiles --------------------------------------------------------------------
+
+# leaf_share FOLDED 'LABEL|LABEL...': percentage of samples whose innermost frame is one of
+# the LABELs (folded made with --no-lines: frames are "label (path)").
+leaf_share() {
+	awk -v labels="$2" '
+		BEGIN { n = split(labels, l, "|"); for (i = 1; i <= n; i++) want[l[i]] = 1 }
+		{ c = $NF; total += c; line = $0; sub(/ [0-9]+$/, "", line)
+		  k = split(line, fr, ";"); leaf = fr[k]; sub(/ \(.*$/, "", leaf)
+		  if (leaf in want) hit += c }
+		END { if (total) printf "%.1f\n", 100 * hit / total; else print "0" }' "$1"
+}
+# samples FOLDED: their number
+samples() { awk '{ c += $NF } END { print c + 0 }' "$1"; }
+# near A B: |A - B| <= TOL
+near() { awk -v a="$1" -v b="$2" -v t="$TOL" 'BEGIN { d = a - b; exit !(d <= t && -d <= t) }'; }
+# hot_share FOLDED: Hot#spin's share of Hot#spin + Cold#walk
+hot_share() {
+	awk '{ c = $NF; if ($0 ~ /Hot#spin[^;]* [0-9]+$/) h += c; else if ($0 ~ /Cold#walk[^;]* [0-9]+$/) w += c }
+	     END { if (h + w) printf "%.1f\n", 100 * h / (h + w); else print "0" }' "$1"
+}
+
+# ---- Errors (once) -----------------------------------------------------------------------
+
+"$B" record -p 2147483 --duration 1 -o "$T/x.svg" >/dev/null 2>"$T/err"
+is "$?" 3 "record -p of no process: exit 3"
+sleep 100 &
+nonruby=$!
+RB_PIDS+=("$nonruby")
+"$B" record -p "$nonruby" --duration 1 -o "$T/x.svg" >/dev/null 2>"$T/err"
+is "$?" 5 "record -p of a process that is not Ruby: exit 5"
+"$B" record -p "$nonruby" --format nope >/dev/null 2>"$T/err"
+rc=$?
+check "record --format nope: usage error naming the formats" \
+	sh -c "[ $rc = 2 ] && grep -q 'flamegraph, folded' '$T/err'"
+printf 'garbage\n' >"$T/garbage.rbiprof"
+"$B" report "$T/garbage.rbiprof" -o "$T/x.svg" >/dev/null 2>"$T/err"
+rc=$?
+check "report of a file that is not a raw profile: exit 1, says so" \
+	sh -c "[ $rc = 1 ] && grep -q 'not an rbinspect raw profile' '$T/err'"
+"$B" record >/dev/null 2>&1
+is "$?" 2 "record without -p or a command: usage error"
+
+first=1
+while read -r kind ver root cmd; do
+	R="$kind $ver"
+	# RBI_ONLY=dwarf-3.3 (a prefix of KIND-VERSION): one Ruby, while working on this.
+	case "$kind-$ver" in "${RBI_ONLY:-}"*) ;; *) continue ;; esac
+	# ---- hot.rb: the split, and every format in its consumer ------------------------
+	if ! ruby_start "$kind" "$root" "$cmd" hot.rb; then
+		not_ok "$R: hot.rb did not start"; continue
+	fi
+	pid=$RB_PID
+	if "$B" record -p "$pid" --duration 2.5 --rate 400 -o "$T/hot.svg" --raw "$T/hot.rbiprof" \
+		2>"$T/stats"; then
+		ok "$R: record writes a flame graph and the raw profile"
+	else
+		not_ok "$R: record failed"; diag "$(cat "$T/stats")"
+	fi
+	check "$R: record reports samples, errors, torn, late and time per sample" \
+		grep -q 'time per sample: mean' "$T/stats"
+	"$B" report "$T/hot.rbiprof" --format folded --no-lines -o "$T/hot.folded" -q
+	n=$(samples "$T/hot.folded")
+	share=$(leaf_share "$T/hot.folded" 'Hot#spin')
+	cold=$(leaf_share "$T/hot.folded" 'Cold#walk')
+	if [ "$n" -ge 500 ] && near "$share" 80 && near "$cold" 20; then
+		ok "$R: Hot#spin $share %, Cold#walk $cold % of $n samples (want 80/20)"
+	else
+		not_ok "$R: Hot#spin $share %, Cold#walk $cold % of $n samples (want 80/20)"
+		diag "$(head -5 "$T/hot.folded")"; diag "$(cat "$T/stats")"
+	fi
+	# Every folded line: frames; count.
+	check "$R: folded lines are FRAME;FRAME... COUNT" \
+		awk '!/^[^;]+(;[^;]+)* [0-9]+$/ { bad = 1 } END { exit bad }' "$T/hot.folded"
+	"$B" record -p "$pid" --duration 0.3 --format folded -o "$T/direct.folded" -q
+	check "$R: record --format folded writes folded stacks" grep -q 'Hot#spin' "$T/direct.folded"
+
+	if [ -n "$chromium_bin" ]; then
+		chrome --screenshot="$T/hot.png" --window-size=1200,500 "file://$T/hot.svg" >/dev/null
+		size=$(stat -c %s "$T/hot.png" 2>/dev/null || echo 0)
+		check "$R: Chromium renders the flame graph (screenshot $size bytes)" \
+			sh -c "[ $size -gt 15000 ] && head -c 8 '$T/hot.png' | grep -q PNG"
+		matched=$(chrome --dump-dom "file://$T/hot.svg?s=Hot%23spin" |
+			sed -n 's/.*id="matched"[^>]*>Matched: \([0-9.]*\)%.*/\1/p' | head -1)
+		if [ -n "$matched" ] && near "$matched" "$share"; then
+			ok "$R: flame graph search: Hot#spin matched $matched % (folded: $share %)"
+		else
+			not_ok "$R: flame graph search: Hot#spin matched '${matched}' % (folded: $share %)"
+		fi
+	else
+		skip "$R: no chromium"; skip "$R: no chromium"
+	fi
+
+	if [ -n "$schema" ]; then
+		"$B" report "$T/hot.rbiprof" --format speedscope -o "$T/hot.speedscope.json" -q
+		if out=$(speedscope_valid "$T/hot.speedscope.json"); then
+			ok "$R: speedscope file valid against speedscope's schema"
+		else
+			not_ok "$R: speedscope file invalid"; diag "$out"
+		fi
+		if [ "$first" = 1 ]; then
+			# The check can fail: a file without weights is refused.
+			jq 'del(.profiles[0].weights)' "$T/hot.speedscope.json" >"$T/broken.json"
+			check "speedscope schema check refuses a broken file" \
+				sh -c "! NODE_PATH='$npm_dir/node_modules' node '$T/validate.js' '$schema' '$T/broken.json' >/dev/null"
+		fi
+	else
+		skip "$R: no node/npm or speedscope schema"
+	fi
+
+	if [ -n "$pprof_bin" ]; then
+		"$B" report "$T/hot.rbiprof" --format pprof -o "$T/hot.pb.gz" -q
+		flat=$("$pprof_bin" -top -nodecount=50 "$T/hot.pb.gz" 2>/dev/null |
+			awk '$NF == "Hot#spin" { sub(/%/, "", $2); print $2 }')
+		if [ -n "$flat" ] && near "$flat" "$share"; then
+			ok "$R: pprof reads the profile: Hot#spin flat $flat %"
+		else
+			not_ok "$R: pprof: Hot#spin flat '${flat}' % (want $share)"
+			diag "$("$pprof_bin" -top "$T/hot.pb.gz" 2>&1 | head -12)"
+		fi
+	else
+		skip "$R: no pprof (golang-go, golang-github-google-pprof-dev)"
+	fi
+
+	if command -v callgrind_annotate >/dev/null; then
+		"$B" report "$T/hot.rbiprof" --format callgrind -o "$T/hot.callgrind" -q
+		cg=$(callgrind_annotate --auto=no "$T/hot.callgrind" 2>/dev/null |
+			sed -n 's/^ *[0-9,]* (\([0-9.]*\)%) .*:Hot#spin$/\1/p' | head -1)
+		if [ -n "$cg" ] && near "$cg" "$share"; then
+			ok "$R: callgrind_annotate reads the profile: Hot#spin $cg %"
+		else
+			not_ok "$R: callgrind_annotate: Hot#spin '${cg}' % (want $share)"
+			diag "$(callgrind_annotate --auto=no "$T/hot.callgrind" 2>&1 | head -25)"
+		fi
+	else
+		skip "$R: no callgrind_annotate (valgrind)"
+	fi
+
+	# top: the same split, live.
+	"$B" top -p "$pid" --rate 300 --duration 1.3 --interval 1 >"$T/top.txt" 2>&1
+	top_hot=$(awk '/ Hot#spin / { sub(/%/, "", $1); print $1; exit }' "$T/top.txt")
+	if [ -n "$top_hot" ] && awk -v a="$top_hot" 'BEGIN { exit !(a >= 70 && a <= 90) }'; then
+		ok "$R: top shows Hot#spin at $top_hot % self"
+	else
+		not_ok "$R: top: Hot#spin '${top_hot}' %"; diag "$(head -8 "$T/top.txt")"
+	fi
+
+	# --pause: the same profile; the process is let go, untraced.
+	"$B" record -p "$pid" --duration 1 --rate 300 --pause --format folded --no-lines \
+		-o "$T/pause.folded" -q 2>"$T/err"
+	ps_state=$(awk '/^State:/ { print $2 }' "/proc/$pid/status")
+	tracer=$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")
+	psh=$(hot_share "$T/pause.folded")
+	if near "$psh" 80 && [ "$ps_state" != T ] && [ "$ps_state" != t ] && [ "$tracer" = 0 ]; then
+		ok "$R: --pause: Hot#spin $psh %; afterwards the process runs (state $ps_state), untraced"
+	else
+		not_ok "$R: --pause: Hot#spin $psh %, state $ps_state, tracer $tracer"
+		diag "$(cat "$T/err")"
+	fi
+	kill -9 "$pid" 2>/dev/null
+
+	# ---- Thread states ------------------------------------------------------------------
+	if ruby_start "$kind" "$root" "$cmd" gvl.rb; then
+		"$B" record -p "$RB_PID" --duration 1 --rate 200 --threads --idle --no-lines \
+			--format folded -o "$T/idle.folded" -q
+		check "$R: --threads --idle: a root per thread, the spinners waiting for the GVL, main sleeping" \
+			sh -c "grep -q '^thread [0-9]* \"left\"' '$T/idle.folded' &&
+			       grep -q '^thread [0-9]* \"right\"' '$T/idle.folded' &&
+			       grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' '$T/idle.folded' &&
+			       grep -q '(main).*Kernel#sleep;(sleeping) [0-9]*$' '$T/idle.folded'"
+		"$B" record -p "$RB_PID" --duration 1 --rate 200 --gvl --no-lines \
+			--format folded -o "$T/gvl.folded" -q
+		gv=$(leaf_share "$T/gvl.folded" 'Busy.left|Busy.right')
+		if [ "$(samples "$T/gvl.folded")" -gt 100 ] && near "$gv" 100 &&
+			! grep -q '(waiting)\|(sleeping)\|Kernel#sleep' "$T/gvl.folded"; then
+			ok "$R: --gvl: only the thread holding the GVL, in Busy ($gv %)"
+		else
+			not_ok "$R: --gvl: Busy $gv %"; diag "$(cat "$T/gvl.folded")"
+		fi
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: gvl.rb did not start"
+	fi
+
+	# ---- Torn stacks are never recorded ---------------------------------------------------
+	if ruby_start "$kind" "$root" "$cmd" recurse.rb; then
+		"$B" record -p "$RB_PID" --duration 1.5 --rate 1000 --no-lines --format folded \
+			-o "$T/rec.folded" 2>"$T/stats"
+		bad=$(sed -E 's/ \([^;]*\)//g' "$T/rec.folded" | awk '{ $NF = ""; sub(/ $/, ""); print }' |
+			awk -F';' '
+			$0 == "<main>;Kernel#loop" { next }     # between two iterations
+			{ ok = $1 == "<main>"; i = 2
+			  if ($i == "Kernel#loop") i++
+			  if ($i != "block in <main>") ok = 0
+			  for (i++; i <= NF && $i == "Object#r"; i++) ;
+			  if (i < NF || (i == NF && $i !~ /^(Integer#zero\?|Numeric#zero\?|Integer#[-+%]|\(garbage collection\))$/)) ok = 0
+			  if (!ok) print }')
+		torn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
+		if [ -z "$bad" ] && [ "$(samples "$T/rec.folded")" -gt 100 ]; then
+			ok "$R: a stack that never stands still: every recorded stack is real ($torn torn, counted)"
+		else
+			not_ok "$R: made-up stacks recorded"; diag "$bad"; diag "$(cat "$T/stats")"
+		fi
+		# Paused, hardly anything is torn (Ruby 2.7 may be stopped half way
+		# through pushing a frame) and deep stacks get their share: depth d
+		# (0-59) takes time in proportion to 60 - d, so 30+ is a quarter.
+		"$B" record -p "$RB_PID" --duration 1.5 --rate 300 --pause --no-lines --format folded \
+			-o "$T/recp.folded" 2>"$T/stats"
+		deep=$(awk '{ n = gsub(/Object#r/, "&"); t += $NF; if (n >= 30) d += $NF }
+			    END { if (t) printf "%.1f\n", 100 * d / t; else print 0 }' "$T/recp.folded")
+		ptorn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
+		if [ "${ptorn:-99}" -le 9 ] && awk -v d="$deep" 'BEGIN { exit !(d >= 15 && d <= 40) }'; then
+			ok "$R: --pause: $ptorn torn stacks, depth 30+ in $deep % of samples (want about 25)"
+		else
+			not_ok "$R: --pause: depth 30+ in $deep % of samples"; diag "$(cat "$T/stats")"
+		fi
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: recurse.rb did not start"
+	fi
+
+	# ---- GC as its own frame ----------------------------------------------------------------
+	if ruby_start "$kind" "$root" "$cmd" alloc.rb; then
+		"$B" record -p "$RB_PID" --duration 1 --rate 300 --no-lines --format folded \
+			-o "$T/gc.folded" -q
+		gc=$(leaf_share "$T/gc.folded" '(garbage collection)')
+		if awk -v g="$gc" 'BEGIN { exit !(g >= 3) }' &&
+			grep -q '^<main> .*;Alloc.churn .*;(garbage collection) [0-9]*$' "$T/gc.folded"; then
+			ok "$R: GC is its own frame, on top of the allocating stack ($gc % of samples)"
+		elif [ "$kind" = deb ] && [ "$gc" = 0.0 ]; then
+			skip "$R: no GC frames: this Ruby's built-in layout has no objspace.during_gc"
+		else
+			not_ok "$R: GC frames: $gc %"; diag "$(head -5 "$T/gc.folded")"
+		fi
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: alloc.rb did not start"
+	fi
+
+	# ---- Forking server: --subprocesses -------------------------------------------------------
+	if ruby_start "$kind" "$root" "$cmd" forker.rb; then
+		"$B" record -p "$RB_PID" --subprocesses --duration 2 --rate 250 --no-lines \
+			--format folded -o "$T/fork.folded" -q 2>"$T/err"
+		workers=$(sed -n 's/^process \([0-9]*\);.*/\1/p' "$T/fork.folded" | sort -u | wc -l)
+		fsh=$(hot_share "$T/fork.folded")
+		if [ "$workers" = 2 ] && near "$fsh" 80; then
+			ok "$R: --subprocesses: both forked workers sampled, Hot#spin $fsh %"
+		else
+			not_ok "$R: --subprocesses: $workers workers, Hot#spin $fsh %"
+			diag "$(cut -c1-150 "$T/fork.folded" | head -5)"; diag "$(cat "$T/err")"
+		fi
+		kill -TERM "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: forker.rb did not start"
+	fi
+
+	# ---- A program started by record: -- COMMAND -----------------------------------------------
+	if [ "$kind" = deb ]; then
+		set -- chroot "$root" /usr/bin/ruby /tmp/rbi-programs/hot.rb 2.5
+	else
+		set -- "$cmd" "$here/testdata/programs/hot.rb" 2.5
+	fi
+	"$B" record --rate 400 --no-lines --format folded -o "$T/cmd.folded" -q -- "$@" >/dev/null 2>"$T/err"
+	rc=$?
+	csh=$(hot_share "$T/cmd.folded")
+	if [ "$rc" = 0 ] && near "$csh" 80 && [ "$(samples "$T/cmd.folded")" -gt 500 ]; then
+		ok "$R: record -- COMMAND: runs it, records it to its end (Hot#spin $csh %)"
+	else
+		not_ok "$R: record -- COMMAND: exit $rc, Hot#spin $csh %"; diag "$(cat "$T/err")"
+	fi
+
+	# ---- A process in its own mount and pid namespace (a container) -------------------------------
+	if [ "$kind" = deb ]; then
+		if ruby_start "$kind" "$root" "$cmd" gvl.rb ns; then
+			"$B" record -p "$RB_PID" --duration 1 --rate 200 --threads --idle --no-lines \
+				--format folded -o "$T/ns.folded" -q 2>"$T/err"
+			check "$R: a process in another mount+pid namespace: stacks and thread states" \
+				sh -c "grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' '$T/ns.folded' &&
+				       grep -q 'Busy.left[^;]* [0-9]*$' '$T/ns.folded' &&
+				       grep -q '(main) tid 1;' '$T/ns.folded'"
+			kill -9 "$RB_PID" 2>/dev/null
+		else
+			not_ok "$R: gvl.rb did not start in a namespace"
+		fi
+	fi
+	first=0
+done < <(rubies_list)
+tap_done

@@ -1,0 +1,344 @@
+/* test-profile.c: profiles and their encoders, on a profile built by hand
+ * (no target): folded (exact), the raw form (round trip, bad input),
+ * flame graph SVG (escaping, script), pprof (gunzipped and decoded here),
+ * callgrind, speedscope; and the hash tables under them.  The real
+ * consumers (Chromium, pprof, callgrind_annotate, speedscope's schema) are
+ * run by tests/integration/profile.sh. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "ruby-introspect.h"
+#include "util/table.h"
+
+static int n_test, n_failed;
+
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++n_test);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!cond)
+		n_failed++;
+}
+
+static const struct rbi_sample_frame f_main = {
+	.id = 0, .kind = RBI_FRAME_RUBY, .label = "<main>", .path = "/app/main.rb",
+	.line = 3, .first_line = 1,
+};
+static const struct rbi_sample_frame f_hot = {
+	.id = 1, .kind = RBI_FRAME_RUBY, .label = "Hot#spin", .path = "/app/hot.rb",
+	.line = 12, .first_line = 10,
+};
+/* A hostile name: the folded separator, a newline, markup, a quote and a
+   byte that is not UTF-8. */
+static const struct rbi_sample_frame f_evil = {
+	.id = 2, .kind = RBI_FRAME_RUBY, .label = "Cold;walk\n<b>\"x\"\xff", .path = "/app/cold.rb",
+	.line = 7, .first_line = 5,
+};
+static const struct rbi_sample_frame f_sleep = {
+	.id = 3, .kind = RBI_FRAME_CFUNC, .label = "Kernel#sleep",
+};
+
+static void add(rbi_profile *p, const struct rbi_sample_frame *leaf, rbi_sample_state state,
+		int n, unsigned thread)
+{
+	const struct rbi_sample_frame *frames[2] = { &f_main, leaf };
+
+	for (int i = 0; i < n; i++) {
+		struct rbi_sample s = {
+			.pid = 42, .time_ns = 1000000ull * (uint64_t)i, .thread_number = thread,
+			.thread = 0x1000 * thread, .tid = 100 + (int)thread,
+			.thread_name = thread == 1 ? NULL : "worker", .main = thread == 1,
+			.state = state, .status = RBI_OK, .nframes = 2, .frames = frames,
+		};
+		rbi_profile_add(p, &s);
+	}
+}
+
+/* Render P in FORMAT into a malloc'd buffer (*LEN bytes). */
+static char *render(rbi_profile *p, rbi_profile_format format, uint32_t flags, size_t *len)
+{
+	struct rbi_profile_view v = { .size = sizeof(v), .flags = flags };
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	int rc = rbi_profile_write(p, format, &v, f);
+
+	fclose(f);
+	if (rc) {
+		printf("# write %s: %s\n", rbi_profile_format_name(format), rbi_errmsg());
+		free(buf);
+		return NULL;
+	}
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static void test_folded(rbi_profile *p)
+{
+	char *out = render(p, RBI_FORMAT_FOLDED, 0, NULL);
+	const char *want =
+		"<main> (/app/main.rb:3);Cold\\x3bwalk\\n<b>\"x\"\\xff (/app/cold.rb:7) 20\n"
+		"<main> (/app/main.rb:3);Hot#spin (/app/hot.rb:12) 80\n";
+
+	ok(out && !strcmp(out, want), "folded: sorted stacks, ';' newline and bad bytes escaped");
+	if (out && strcmp(out, want))
+		printf("# got:\n%s", out);
+	free(out);
+	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_IDLE | RBI_VIEW_THREADS | RBI_VIEW_NO_LINES, NULL);
+	ok(out && strstr(out, "thread 2 \"worker\" tid 102;<main> (/app/main.rb);Kernel#sleep;"
+			    "(sleeping) 5\n"), "folded --idle --threads --no-lines: thread root, "
+	   "state leaf, no lines");
+	free(out);
+	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_GVL, NULL);
+	ok(out && !strstr(out, "Cold") && strstr(out, "Hot#spin (/app/hot.rb:12) 80\n"),
+	   "folded --gvl: only samples holding the GVL");
+	free(out);
+}
+
+static void test_raw(rbi_profile *p)
+{
+	char *a, *b;
+	size_t na, nb;
+	rbi_profile *q = NULL;
+	FILE *f;
+	int rc;
+
+	a = render(p, RBI_FORMAT_RAW, 0, &na);
+	f = fmemopen(a, na, "r");
+	rc = rbi_profile_load(f, &q);
+	fclose(f);
+	ok(rc == RBI_OK, "raw: loads what it saved (%s)", rc ? rbi_errmsg() : "ok");
+	b = q ? render(q, RBI_FORMAT_RAW, 0, &nb) : NULL;
+	ok(b && na == nb && !memcmp(a, b, na), "raw: saved again, byte for byte the same");
+	free(b);
+	b = q ? render(q, RBI_FORMAT_FOLDED, 0, NULL) : NULL;
+	ok(b && strstr(b, "Hot#spin (/app/hot.rb:12) 80"), "raw: the loaded profile renders");
+	free(b);
+	rbi_profile_free(q);
+	free(a);
+
+	static const char *const bad[] = {
+		"",
+		"not a profile\n",
+		"rbinspect-profile 1\nf\t0\t1\t3\t1\tx\n",              /* fields missing */
+		"rbinspect-profile 1\nn\t1\t0\t0\n",                     /* no such frame */
+		"rbinspect-profile 1\nf\t0\t1\t3\t1\tx\t\nn\t1\t5\t0\n", /* parent after child */
+		"rbinspect-profile 1\nf\t1\t1\t3\t1\tx\t\n",             /* ids out of order */
+		"rbinspect-profile 1\nf\t0\t1\t3\t1\tx\\q\t\n",          /* bad escape */
+		"rbinspect-profile 1\ns\t1\t0\t0\t0\t0\n",               /* no such thread */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		q = NULL;
+		f = fmemopen((void *)bad[i], strlen(bad[i]) ? strlen(bad[i]) : 1, "r");
+		rc = rbi_profile_load(f, &q);
+		fclose(f);
+		ok(rc == RBI_CORRUPT && !q, "raw: bad input %zu refused: %s", i, rbi_errmsg());
+		rbi_profile_free(q);
+	}
+}
+
+static void test_flamegraph(rbi_profile *p)
+{
+	char *out = render(p, RBI_FORMAT_FLAMEGRAPH, 0, NULL);
+
+	ok(out && strstr(out, "<svg ") && strstr(out, "</svg>"), "flamegraph: an SVG document");
+	ok(out && strstr(out, "function search(") && strstr(out, "<![CDATA["),
+	   "flamegraph: the search/zoom script is built in");
+	ok(out && strstr(out, "<title>Hot#spin (/app/hot.rb:12) (80 samples, 80.00%)</title>"),
+	   "flamegraph: frame title with samples and share");
+	ok(out && strstr(out, "Cold;walk\\n&lt;b&gt;&quot;x&quot;\\xff") && !strstr(out, "<b>"),
+	   "flamegraph: names XML-escaped, bad bytes visible");
+	ok(out && !strstr(out, "href=") && !strstr(out, "src=") && !strstr(out, "url(http"),
+	   "flamegraph: loads nothing from elsewhere");
+	free(out);
+}
+
+/* ---- A little protobuf reader for the pprof check ------------------------- */
+
+static int varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+struct pprof_seen {
+	int strings, samples, functions, locations;
+	uint64_t value_sum;
+	bool hot, evil_clean;
+};
+
+static int pb_walk(const uint8_t *p, const uint8_t *end, struct pprof_seen *s)
+{
+	while (p < end) {
+		uint64_t key, v, len;
+
+		if (varint(&p, end, &key))
+			return -1;
+		if ((key & 7) == 0) {
+			if (varint(&p, end, &v))
+				return -1;
+			continue;
+		}
+		if ((key & 7) != 2 || varint(&p, end, &len) || len > (uint64_t)(end - p))
+			return -1;
+		switch (key >> 3) {
+		case 6:
+			s->strings++;
+			if (len == 8 && !memcmp(p, "Hot#spin", 8))
+				s->hot = true;
+			if (len > 9 && !memcmp(p, "Cold;walk", 9))
+				s->evil_clean = !memchr(p, '\n', len) && !memchr(p, 0xff, len);
+			break;
+		case 2: {
+			/* Sample: field 2 = packed values. */
+			const uint8_t *q = p, *qe = p + len;
+
+			s->samples++;
+			while (q < qe) {
+				uint64_t k, l, x;
+
+				if (varint(&q, qe, &k) || varint(&q, qe, &l) || l > (uint64_t)(qe - q))
+					return -1;
+				if ((k >> 3) == 2) {
+					const uint8_t *r = q;
+
+					if (!varint(&r, q + l, &x))
+						s->value_sum += x;      /* the count */
+				}
+				q += l;
+			}
+			break;
+		}
+		case 4: s->locations++; break;
+		case 5: s->functions++; break;
+		}
+		p += len;
+	}
+	return 0;
+}
+
+static void test_pprof(rbi_profile *p)
+{
+	size_t n;
+	char *gz = render(p, RBI_FORMAT_PPROF, RBI_VIEW_IDLE, &n);
+	uint8_t *raw = malloc(1 << 20);
+	z_stream z = { .next_in = (Bytef *)gz, .avail_in = (uInt)n, .next_out = raw,
+		       .avail_out = 1 << 20 };
+	struct pprof_seen s = { 0 };
+	int zrc = -1;
+
+	ok(gz && n > 2 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b, "pprof: gzip");
+	if (gz && raw && inflateInit2(&z, 15 + 16) == Z_OK) {
+		zrc = inflate(&z, Z_FINISH);
+		inflateEnd(&z);
+	}
+	ok(zrc == Z_STREAM_END, "pprof: gunzips");
+	ok(zrc == Z_STREAM_END && !pb_walk(raw, raw + z.total_out, &s), "pprof: valid protobuf");
+	ok(s.samples == 3 && s.value_sum == 105, "pprof: 3 stacks, 105 samples (got %d, %llu)",
+	   s.samples, (unsigned long long)s.value_sum);
+	ok(s.hot && s.functions == 5 && s.locations == 5,
+	   "pprof: functions and locations (%d, %d), names in the string table",
+	   s.functions, s.locations);
+	ok(s.evil_clean, "pprof: names escaped to clean UTF-8");
+	free(gz);
+	free(raw);
+}
+
+static void test_callgrind(rbi_profile *p)
+{
+	char *out = render(p, RBI_FORMAT_CALLGRIND, 0, NULL);
+
+	ok(out && strstr(out, "# callgrind format\n") && strstr(out, "events: Samples\n") &&
+	   strstr(out, "summary: 100\n"), "callgrind: header and total");
+	ok(out && strstr(out, "\nfl=(2)\nfn=(2)\n12 80\n"), "callgrind: self cost on its line");
+	ok(out && strstr(out, "fn=(1) <main>\ncfl=(2) /app/hot.rb\ncfn=(2) Hot#spin\n"
+			    "calls=80 10\n3 80\n"),
+	   "callgrind: the call from <main> line 3 with inclusive cost");
+	ok(out && !strstr(out, "walk\n<"), "callgrind: names on one line");
+	free(out);
+}
+
+static void test_speedscope(rbi_profile *p)
+{
+	char *out = render(p, RBI_FORMAT_SPEEDSCOPE, RBI_VIEW_IDLE, NULL);
+
+	ok(out && strstr(out, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""),
+	   "speedscope: schema");
+	ok(out && strstr(out, "\"type\":\"sampled\"") && strstr(out, "\"unit\":\"seconds\"") &&
+	   strstr(out, "\"name\":\"thread 2 \\\"worker\\\" tid 102\""),
+	   "speedscope: one sampled profile per thread");
+	ok(out && strstr(out, "\"name\":\"Cold;walk\\n<b>\\\"x\\\"\\u00ff\""),
+	   "speedscope: names JSON-escaped");
+	free(out);
+}
+
+static void test_tables(void)
+{
+	struct rbi_map m = { 0 };
+	struct rbi_strtab st = { 0 };
+	struct rbi_frametab ft = { 0 };
+	bool all = true;
+	uint64_t v;
+
+	for (uint64_t i = 1; i <= 100000; i++)
+		all &= rbi_map_put(&m, i * 8, i, 0, i * 3) == RBI_OK;
+	for (uint64_t i = 1; i <= 100000; i++)
+		all &= rbi_map_get(&m, i * 8, i, 0, &v) && v == i * 3;
+	ok(all && m.n == 100000 && !rbi_map_get(&m, 8, 2, 0, &v), "map: 100000 keys in and out");
+	ok(rbi_map_put(&m, 0, 0, 0, 1) == RBI_INVAL, "map: the empty key is refused");
+	rbi_map_free(&m);
+	const char *a = rbi_strtab_intern(&st, "abc", 3), *b = rbi_strtab_intern(&st, "abcd", 3);
+	ok(a && a == b && !strcmp(a, "abc") && rbi_strtab_intern(&st, "ab", 2) != a,
+	   "strtab: one copy per string");
+	rbi_strtab_free(&st);
+	const struct rbi_sample_frame *x = rbi_frametab_intern(&ft, RBI_FRAME_RUBY, "m", "p", 1, 1);
+	const struct rbi_sample_frame *y = rbi_frametab_intern(&ft, RBI_FRAME_RUBY, "m", "p", 2, 1);
+	const struct rbi_sample_frame *z = rbi_frametab_intern(&ft, RBI_FRAME_RUBY, "m", "p", 1, 1);
+	const struct rbi_sample_frame *u = rbi_frametab_intern(&ft, RBI_FRAME_CFUNC, NULL, NULL, 0, 0);
+	ok(x && y && x == z && x != y && x->id == 0 && y->id == 1 && u && !strcmp(u->label, "(unknown)"),
+	   "frametab: interned by content, dense ids");
+	rbi_frametab_free(&ft);
+}
+
+int main(void)
+{
+	rbi_profile *p;
+
+	test_tables();
+	if (rbi_profile_new(&p)) {
+		printf("not ok 1 - profile_new\n1..1\n");
+		return 1;
+	}
+	rbi_profile_set_meta(p, "rate", "1000");
+	rbi_profile_set_meta(p, "pid", "42");
+	add(p, &f_hot, RBI_STATE_GVL, 80, 1);
+	add(p, &f_evil, RBI_STATE_RUNNING, 20, 1);
+	add(p, &f_sleep, RBI_STATE_SLEEPING, 5, 2);
+	ok(rbi_profile_sample_count(p) == 105, "profile: 105 samples kept");
+	test_folded(p);
+	test_raw(p);
+	test_flamegraph(p);
+	test_pprof(p);
+	test_callgrind(p);
+	test_speedscope(p);
+	rbi_profile_free(p);
+	printf("1..%d\n", n_test);
+	return n_failed != 0;
+}
