@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -48,7 +49,8 @@ extern "C" {
 	X(DWARF,     -18, "DWARF error")                                      \
 	X(ITER_END,  -19, "end of iteration")                                 \
 	X(GONE,      -20, "target process has exited")                        \
-	X(UNSUPPORTED, -21, "not supported by this backend or target")
+	X(UNSUPPORTED, -21, "not supported by this backend or target")     \
+	X(TORN,      -22, "the stack changed while it was read")
 
 typedef enum {
 #define RBI_STATUS_ENUM_(name, num, msg) RBI_##name = (num),
@@ -139,6 +141,8 @@ struct rbi_open_opts {
 	const char *sysroot;    /* optional: where the target's files are
 				   (a core from another machine or a chroot) */
 	const char *exe;        /* optional: the core's executable */
+	pid_t pid;              /* optional: the process id of a target opened
+				   with rbi_target_open_ops (rbi_target_pid) */
 };
 
 /* Open a live process.  Never stops it.  Errors: RBI_NO_PROCESS, RBI_ZOMBIE,
@@ -171,7 +175,9 @@ int rbi_target_read(rbi_target *t, uint64_t addr, void *buf, size_t len,
    memory that is read once (profiler samples, heap scans). */
 int rbi_target_read_batch(rbi_target *t, struct rbi_iov *iov, size_t n);
 
-/* Forget everything read from a live target; the next call re-reads. */
+/* Forget everything read from a live target; the next call re-reads.
+   RBI_GONE if the process has exited (or is a zombie) since it was
+   opened: T stays valid (close it), but reads fail.  RBI_OK for a core. */
 int rbi_target_refresh(rbi_target *t);
 
 /* The process id (live: the pid opened; core: the dumped pid). */
@@ -272,6 +278,9 @@ int rbi_thread_foreach(rbi_target *t, rbi_thread_fn fn, void *arg);
 typedef enum {
 	RBI_FRAME_RUBY = 1,     /* Ruby code (an iseq) */
 	RBI_FRAME_CFUNC = 2,    /* a method written in C */
+	RBI_FRAME_GC = 3,       /* the VM collecting garbage (samples only) */
+	RBI_FRAME_OTHER = 4,    /* made up by a profile view: a process, a
+				   thread, a thread state */
 } rbi_frame_kind;
 
 /* The control frame's type (VM_FRAME_MAGIC_* in its environment flags). */
@@ -331,6 +340,465 @@ typedef int (*rbi_frame_fn)(const struct rbi_frame *frame, void *arg);
    stack changing under the walk; frames before it were delivered). */
 int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		      size_t max_frames, rbi_frame_fn fn, void *arg);
+
+/* ---- Values and local variables ------------------------------------------ */
+
+/* What a Ruby VALUE is, as far as rbi decodes it. */
+typedef enum {
+	RBI_VALUE_UNREADABLE = 0, /* not decoded: ERROR says why */
+	RBI_VALUE_NIL,
+	RBI_VALUE_TRUE,
+	RBI_VALUE_FALSE,
+	RBI_VALUE_INTEGER,      /* a Fixnum: INTEGER (a Bignum is an OBJECT) */
+	RBI_VALUE_FLOAT,        /* a flonum or a heap Float: REAL */
+	RBI_VALUE_SYMBOL,       /* static or dynamic: its name in BYTES */
+	RBI_VALUE_STRING,       /* BYTES, cut to the caller's limit */
+	RBI_VALUE_OBJECT,       /* anything else: CLASS_NAME and RAW (its address) */
+	RBI_VALUE_UNDEF,        /* Qundef: a slot not holding a value */
+} rbi_value_kind;
+
+/* "unreadable", "nil", "true", "false", "integer", "float", "symbol",
+   "string", "object", "undef"; "unknown" otherwise. */
+const char *rbi_value_kind_name(rbi_value_kind kind);
+
+/* One decoded VALUE.  Strings are raw target bytes (untrusted: escape
+   before printing), NUL-terminated, and borrowed: see the function that
+   filled the struct for how long they live. */
+struct rbi_value {
+	rbi_value_kind kind;
+	uint64_t raw;           /* the VALUE as the target holds it */
+	int64_t integer;        /* INTEGER */
+	double real;            /* FLOAT */
+	const char *bytes;      /* SYMBOL: its name; STRING: its bytes; for an
+				   OBJECT that is a class or module: its
+				   path ("Foo::Bar"); else NULL */
+	size_t len;             /* bytes in BYTES (it may hold NULs) */
+	uint64_t full_len;      /* STRING: the String's whole length (more
+				   than LEN when BYTES was cut) */
+	int truncated;          /* non-zero: BYTES was cut */
+	const char *class_name; /* the class ("Integer", "Foo::Bar"); NULL if
+				   it cannot be named (anonymous classes;
+				   Ruby 3.2, whose class names are not read) */
+	unsigned type;          /* heap objects: Ruby's T_xxx type
+				   (ruby_value_type: 0x01 T_OBJECT, 0x05
+				   T_STRING, ...); 0 for immediates */
+	int error;              /* UNREADABLE: why (a negative rbi_status) */
+	const char *error_msg;  /* UNREADABLE: explanation; else "" */
+};
+
+/* Decode VALUE.  BUF (CAP bytes, the caller's) holds every string OUT
+   points to: the class name first, then the Symbol or String bytes, cut to
+   what fits (then OUT->truncated is set); 4096 bytes show any class name
+   and the first few KiB of a String.  A value that cannot be read (a
+   pointer to garbage, a freed object) gives its error with OUT->kind
+   RBI_VALUE_UNREADABLE, OUT->raw set and OUT->error_msg the text of
+   rbi_errmsg() (valid until this thread's next failing call). */
+int rbi_value_read(rbi_target *t, uint64_t value, char *buf, size_t cap,
+		   struct rbi_value *out);
+
+/* One local variable of a frame, as rbi_local_foreach() found it.  Valid
+   only during the callback, strings included. */
+struct rbi_local {
+	unsigned level;         /* 0: the frame's own scope; 1: the scope
+				   around it (a block's method or outer
+				   block), and so on out to the method */
+	size_t index;           /* position in that scope's local table */
+	const char *name;       /* the variable's name (raw bytes); NULL if
+				   its ID has none we can read */
+	int internal;           /* non-zero: not a variable Ruby's
+				   local_variables lists (anonymous *, **, &
+				   and ... parameters, compiler temporaries) */
+	struct rbi_value value;
+};
+
+/* Callback for each local.  Returning non-zero stops the walk and makes
+   rbi_local_foreach() return that value. */
+typedef int (*rbi_local_fn)(const struct rbi_local *local, void *arg);
+
+/* Call FN for the local variables of FRAME (as passed to an rbi_frame_fn,
+   or a copy of it: its KIND, CFP and ISEQ are used), the frame's own
+   first, then for a block those of the scopes around it out to its
+   method (what binding.local_variables lists there).  Names come from
+   each iseq's local table, values from its environment.  A String value
+   is cut to MAX_STRING bytes (0: 256).  A C frame has none: RBI_OK without
+   any call.  A live target may have moved on since FRAME was read: a
+   control frame that no longer runs FRAME's iseq gives RBI_CORRUPT (walk
+   the frames again).  Errors: RBI_LAYOUT when the Ruby's iseq body layout
+   has no local table (read its DWARF), RBI_CORRUPT. */
+int rbi_local_foreach(rbi_target *t, const struct rbi_frame *frame,
+		      size_t max_string, rbi_local_fn fn, void *arg);
+
+/* ---- Sampling ------------------------------------------------------------ */
+
+/* A sampler reads the Ruby stacks of every thread of a live target, over and
+   over, without stopping it (unless asked to).  It keeps what it decoded
+   (frames by iseq and pc, labels by method entry, strings by address) so a
+   repeated stack costs a few system calls and hash lookups.  A stack that
+   moves while it is read is detected (the innermost frame and the execution
+   context are read again afterwards and must not have changed), read again,
+   and if it keeps moving, counted as torn and delivered without frames:
+   never as made-up frames. */
+
+/* What a thread was doing when it was sampled. */
+typedef enum {
+	RBI_STATE_GVL = 0,      /* holds its ractor's GVL: running Ruby code */
+	RBI_STATE_RUNNING = 1,  /* runnable and on a CPU without the GVL: C
+				   code that released it (zlib, bcrypt ...) */
+	RBI_STATE_WAITING = 2,  /* runnable, off CPU, without the GVL: waiting
+				   for the GVL, or blocked in I/O */
+	RBI_STATE_SLEEPING = 3, /* sleep, join, Queue#pop, Mutex#lock ... */
+	RBI_STATE_UNKNOWN = 4,  /* runnable without the GVL, OS state unknown
+				   (no kernel thread id): counted as active */
+} rbi_sample_state;
+
+/* "gvl", "running", "waiting", "sleeping", "unknown". */
+const char *rbi_sample_state_name(rbi_sample_state s);
+/* WAITING and SLEEPING are idle; the others are active. */
+int rbi_sample_state_idle(rbi_sample_state s);
+
+/* One frame of a sampled stack.  Interned by whoever hands it out (a
+   sampler, a profile): the same frame is the same pointer, valid until that
+   object is freed.  Strings are raw target bytes (escape before printing). */
+struct rbi_sample_frame {
+	uint32_t id;            /* 0, 1, 2 ... dense, in order of first sight */
+	rbi_frame_kind kind;    /* RUBY, CFUNC, GC (sampler); OTHER (views) */
+	const char *label;      /* as rbi_frame.label; never NULL: an unreadable
+				   one is "(unknown)" */
+	const char *path;       /* Ruby frames: the iseq's path; NULL for C
+				   methods, GC and made-up frames */
+	int line;               /* Ruby frames: the line running; else 0 */
+	int first_line;         /* Ruby frames: the iseq's first line; else 0 */
+};
+
+/* One thread's stack at one moment. */
+struct rbi_sample {
+	pid_t pid;
+	uint64_t time_ns;       /* CLOCK_MONOTONIC, when the thread was read */
+	unsigned thread_number; /* as rbi_thread.number */
+	uint64_t thread;        /* the rb_thread_t */
+	int32_t tid;            /* kernel thread id (the target's namespace); 0
+				   if unknown */
+	const char *thread_name;        /* NULL if none */
+	int main;               /* the VM's main thread */
+	rbi_sample_state state;
+	int gc;                 /* the VM was collecting garbage (set on the
+				   thread holding the GVL; its stack then ends
+				   in an RBI_FRAME_GC frame) */
+	int status;             /* RBI_OK: FRAMES is the stack; RBI_TORN: it
+				   moved under every read, no frames; else an
+				   error, no frames */
+	int truncated;          /* deeper than max_frames: FRAMES holds the
+				   innermost max_frames */
+	size_t nframes;
+	const struct rbi_sample_frame *const *frames;   /* outermost first */
+};
+
+/* Callback for each thread of a sample.  Valid only during the call, except
+   the frames, which live as long as their sampler.  Non-zero stops. */
+typedef int (*rbi_sample_fn)(const struct rbi_sample *s, void *arg);
+
+/* Sampling-quality figures.  A sampler counts the first group; a recording
+   (rbi_profile_record) adds LATE and sums its samplers. */
+struct rbi_sample_stats {
+	uint64_t samples;       /* rbi_sampler_sample calls (ticks) */
+	uint64_t stacks;        /* thread stacks delivered */
+	uint64_t idle;          /* idle threads not read (no RBI_SAMPLER_IDLE) */
+	uint64_t errors;        /* thread stacks lost to errors */
+	uint64_t torn;          /* thread stacks lost: moved under every read */
+	uint64_t retries;       /* reads redone because the stack moved */
+	uint64_t rescans;       /* full walks of the thread lists */
+	uint64_t total_ns;      /* time spent in rbi_sampler_sample ... */
+	uint64_t max_ns;        /* ... and the longest call */
+	uint64_t late;          /* ticks taken more than a period late */
+};
+
+typedef struct rbi_sampler rbi_sampler;
+
+#define RBI_SAMPLER_IDLE  1u    /* also read idle threads' stacks */
+#define RBI_SAMPLER_PAUSE 2u    /* stop the process (ptrace) while sampling */
+
+struct rbi_sampler_opts {
+	uint32_t size;          /* sizeof(struct rbi_sampler_opts) */
+	uint32_t flags;         /* RBI_SAMPLER_* */
+	size_t max_frames;      /* per stack; 0: all (bounded by the VM stack) */
+};
+
+/* A sampler for the live target T (borrowed: T must outlive it).  Locates
+   the VM (rbi_ruby_info's errors).  RBI_UNSUPPORTED for a core.  With
+   RBI_SAMPLER_PAUSE the process is attached with ptrace (PTRACE_SEIZE: it
+   keeps running) and stopped only inside rbi_sampler_sample; RBI_PERM if
+   it is already traced or ptrace is not allowed. */
+int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opts,
+		    rbi_sampler **out);
+/* NULL-safe.  Detaches a paused process. */
+void rbi_sampler_free(rbi_sampler *s);
+/* Read every Ruby thread now and call FN for each (idle threads only with
+   RBI_SAMPLER_IDLE).  Torn and unreadable stacks are delivered with their
+   status, and counted.  Returns RBI_OK, FN's non-zero return, or an error
+   for the whole process (RBI_GONE once it has exited). */
+int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg);
+/* The sampler's figures so far. */
+void rbi_sampler_stats(const rbi_sampler *s, struct rbi_sample_stats *out);
+
+/* ---- Profiles ------------------------------------------------------------ */
+
+/* A profile is what a recording keeps: every sample (time, thread, state
+   and stack, the stack as a node of a call tree), the frames and threads
+   they name, key/value metadata and the sampling-quality figures.  It can
+   be saved in a raw form and loaded again, and rendered in any format
+   through a view that filters and reshapes it. */
+typedef struct rbi_profile rbi_profile;
+
+int rbi_profile_new(rbi_profile **out);
+void rbi_profile_free(rbi_profile *p);      /* NULL-safe */
+/* Add a sample (as a sampler hands it; everything is copied).  Samples
+   without frames (torn, errors) are not kept: their counts are in the
+   stats. */
+int rbi_profile_add(rbi_profile *p, const struct rbi_sample *s);
+/* rbi_profile_add as an rbi_sample_fn (ARG is the profile). */
+int rbi_profile_add_fn(const struct rbi_sample *s, void *arg);
+/* Drop the samples kept so far (frames and threads stay): for a live view
+   that only looks at the latest ones. */
+void rbi_profile_clear_samples(rbi_profile *p);
+size_t rbi_profile_sample_count(const rbi_profile *p);
+/* Metadata ("target", "ruby", "rate", "start" ...).  Replaces KEY's value. */
+int rbi_profile_set_meta(rbi_profile *p, const char *key, const char *value);
+/* The value of KEY, or NULL. */
+const char *rbi_profile_meta(const rbi_profile *p, const char *key);
+/* Add ST to the profile's figures / read them. */
+void rbi_profile_add_stats(rbi_profile *p, const struct rbi_sample_stats *st);
+void rbi_profile_stats(const rbi_profile *p, struct rbi_sample_stats *out);
+
+/* The raw form (line-based text, versioned): everything a profile holds.
+   rbi_profile_load: RBI_CORRUPT for a file that is not one. */
+int rbi_profile_save(const rbi_profile *p, FILE *f);
+int rbi_profile_load(FILE *f, rbi_profile **out);
+
+#define RBI_VIEW_THREADS  1u    /* a root frame per thread */
+#define RBI_VIEW_IDLE     2u    /* keep idle samples (WAITING, SLEEPING),
+				   each with a leaf frame naming its state */
+#define RBI_VIEW_GVL      4u    /* only samples of threads holding the GVL */
+#define RBI_VIEW_NO_LINES 8u    /* one frame per method: lines set to 0 */
+
+/* Which samples a rendering uses, and how stacks are shaped.  A profile of
+   more than one process always gets a root frame per process. */
+struct rbi_profile_view {
+	uint32_t size;          /* sizeof(struct rbi_profile_view) */
+	uint32_t flags;         /* RBI_VIEW_* */
+	size_t first_sample;    /* samples [FIRST_SAMPLE, END_SAMPLE) ... */
+	size_t end_sample;      /* ... 0: to the last */
+};
+
+/* Callback for each distinct stack of a view (FRAMES outermost first, with
+   the view's made-up frames; valid until the profile is freed) and how
+   many samples had it.  Non-zero stops. */
+typedef int (*rbi_stack_fn)(const struct rbi_sample_frame *const *frames,
+			    size_t n, uint64_t count, void *arg);
+/* Each distinct stack once, in no particular order.  VIEW may be NULL
+   (all samples, active only). */
+int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profile_view *view,
+			      rbi_stack_fn fn, void *arg);
+
+typedef enum {
+	RBI_FORMAT_FLAMEGRAPH = 0,      /* interactive SVG (self-contained) */
+	RBI_FORMAT_FOLDED = 1,          /* Brendan Gregg's collapsed stacks */
+	RBI_FORMAT_SPEEDSCOPE = 2,      /* speedscope JSON, one profile a thread */
+	RBI_FORMAT_PPROF = 3,           /* gzipped profile.proto */
+	RBI_FORMAT_CALLGRIND = 4,       /* callgrind_annotate / kcachegrind */
+	RBI_FORMAT_RAW = 5,             /* rbi_profile_save */
+} rbi_profile_format;
+
+/* "flamegraph", "folded", ...; NULL for an unknown format. */
+const char *rbi_profile_format_name(rbi_profile_format f);
+/* The usual file name extension: "svg", "txt", "speedscope.json",
+   "pb.gz", "callgrind", "rbiprof". */
+const char *rbi_profile_format_extension(rbi_profile_format f);
+/* RBI_INVAL for an unknown NAME. */
+int rbi_profile_format_from_name(const char *name, rbi_profile_format *out);
+/* Render P in FORMAT through VIEW (NULL: all samples, active only) to F.
+   Target strings are escaped for the format.  RBI_SYSTEM if writing
+   fails. */
+int rbi_profile_write(rbi_profile *p, rbi_profile_format format,
+		      const struct rbi_profile_view *view, FILE *f);
+
+/* ---- Recording ----------------------------------------------------------- */
+
+#define RBI_RECORD_SUBPROCESSES 0x100u  /* also every descendant process
+					   that runs Ruby (forking servers) */
+#define RBI_RECORD_WAIT 0x200u  /* the process may not run Ruby yet (just
+				   started): keep trying until it does */
+
+struct rbi_record_opts {
+	uint32_t size;          /* sizeof(struct rbi_record_opts) */
+	uint32_t flags;         /* RBI_RECORD_* | RBI_SAMPLER_* */
+	double rate;            /* samples per second; 0: 100 */
+	double duration;        /* seconds; 0: until STOP or every process
+				   has exited */
+	size_t max_frames;      /* as rbi_sampler_opts */
+	const struct rbi_open_opts *open;       /* optional, for each process */
+	/* Optional: recording ends when *STOP becomes non-zero (set it from a
+	   signal handler). */
+	const volatile int *stop;
+	/* Optional: called every PROGRESS_INTERVAL seconds (0: 1) with the
+	   profile so far; a non-zero return ends the recording. */
+	int (*progress)(rbi_profile *p, void *arg);
+	void *progress_arg;
+	double progress_interval;
+};
+
+/* Sample process PID (and its Ruby descendants with RBI_RECORD_SUBPROCESSES)
+   into P at OPTS->rate until the duration is over, *STOP is set or every
+   process has exited.  Ticks are spread randomly (uniform in 0.5 to 1.5
+   periods) so periodic work in the target does not alias.  The profile
+   gets metadata (pid, ruby, rate, start) and the figures.  Returns RBI_OK
+   or an error that prevented any sampling (RBI_PERM, RBI_NOT_RUBY ...). */
+int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts);
+
+/* ---- Stopping a live target ---------------------------------------------- */
+
+/* Stop live target T with SIGSTOP and wait (at most about 2 s) until every
+   one of its threads is stopped, for a consistent snapshot (exact object
+   counts).  Reads made after it see the stopped process (T's read cache is
+   dropped).  *STOPPED (optional) is set non-zero when this call stopped
+   the process; if it was stopped already (job control, a debugger) nothing
+   is sent, *STOPPED is 0 and rbi_target_resume() leaves it stopped.  Calls
+   do not nest: a second pause is a no-op.  The caller must resume on every
+   path, including its own signal handlers when *STOPPED is set
+   (kill(rbi_target_pid(T), SIGCONT) is what rbi_target_resume() sends).
+   Errors: RBI_UNSUPPORTED (a core, or memory served by
+   rbi_target_open_ops), RBI_PERM, RBI_GONE. */
+int rbi_target_pause(rbi_target *t, int *stopped);
+
+/* Let a target stopped by rbi_target_pause() run again (SIGCONT) and drop
+   the read cache.  RBI_OK without doing anything when T is not paused by
+   rbi_target_pause() (or was stopped before it).  NULL-safe. */
+int rbi_target_resume(rbi_target *t);
+
+/* ---- Heap: every object ------------------------------------------------- */
+
+/* Ruby's object types (enum ruby_value_type, RBasic.flags & 0x1f): the
+   same numbers in Ruby 2.6 to 4.0.  A slot whose flags are 0 is free. */
+#define RBI_TYPE_COUNT 0x20
+
+/* The key ObjectSpace.count_objects uses for TYPE: "T_OBJECT", "T_STRING",
+   ..., "T_NONE"; NULL for a number Ruby has no name for. */
+const char *rbi_value_type_name(unsigned type);
+
+/* A walk over the target's object heap: every slot of every heap page, in
+ * the order ObjectSpace.count_objects visits them.  Pages are read whole,
+ * a batch of them per read (one system call for a live process), so the
+ * memory a walk holds is bounded (about 1 MiB of page bodies) whatever
+ * the heap's size.
+ *
+ * A walk of a live target that is not stopped (rbi_target_pause) sees a
+ * moving heap: objects allocated or freed during the walk may be missed or
+ * seen twice, and a page freed under the walk is skipped.  Every page is
+ * checked before its slots are used (its body must point back at it, its
+ * slots must fit in it), the walk is bounded by the page count read at
+ * the start, and the stats say when the result is only approximate.
+ *
+ * Usage:
+ *      rbi_heap_iter *it;
+ *      const struct rbi_heap_slot *s;
+ *      int rc = rbi_heap_iter_init(t, 0, &it);
+ *      while (rc == RBI_OK && (rc = rbi_heap_iter_next(it, &s)) == RBI_OK)
+ *              counts[s->type]++;
+ *      if (rc == RBI_ITER_END) rc = RBI_OK;
+ *      rbi_heap_iter_stats(it, &st);   // TOTAL = st.slots, FREE = st.free
+ *      rbi_heap_iter_fini(it);
+ */
+typedef struct rbi_heap_iter rbi_heap_iter;
+
+/* Flags for rbi_heap_iter_init(). */
+#define RBI_HEAP_FREE_SLOTS 1u  /* also return free slots (flags 0) */
+
+/* One heap slot, as rbi_heap_iter_next() returns it.  Borrowed from the
+   iterator: valid until its next call, BYTES included. */
+struct rbi_heap_slot {
+	uint64_t addr;          /* the object (its VALUE) */
+	uint64_t flags;         /* RBasic.flags; 0: a free slot */
+	uint64_t klass;         /* RBasic.klass; 0: a hidden internal object */
+	unsigned type;          /* flags & 0x1f (see rbi_value_type_name) */
+	uint32_t size;          /* the slot's size in bytes: 40 up to Ruby
+				   3.1, 40/80/160/320/640 from 3.2 */
+	const void *bytes;      /* the slot's SIZE bytes as read */
+	uint64_t owned;         /* a String's or Array's buffer outside the
+				   heap that it owns: its capacity in bytes;
+				   0 when embedded in the slot, shared with
+				   another object, or not a String or Array */
+};
+
+/* Slots of one size (rbi_heap_stats.sizes). */
+#define RBI_HEAP_SIZES 8
+struct rbi_heap_size {
+	uint32_t slot_size;     /* bytes; 0: an unused entry */
+	uint64_t slots;         /* slots of this size walked */
+	uint64_t free;          /* of which free */
+};
+
+/* What a walk saw so far (rbi_heap_iter_stats). */
+struct rbi_heap_stats {
+	uint64_t pages;         /* heap pages listed when the walk started */
+	uint64_t pages_done;    /* pages walked (read or skipped) so far */
+	uint64_t pages_skipped; /* pages that could not be read or failed their
+				   checks: their slots are not counted */
+	uint64_t slots;         /* slots of the pages walked: what
+				   ObjectSpace.count_objects calls TOTAL */
+	uint64_t free;          /* free slots among them (FREE) */
+	uint64_t slot_bytes;    /* bytes of those slots */
+	uint64_t bytes_read;    /* target memory read */
+	uint64_t gc_count;      /* GC.count when the walk started */
+	struct rbi_heap_size sizes[RBI_HEAP_SIZES];     /* per slot size,
+				   smallest first: one size up to Ruby 3.1,
+				   one per size pool from 3.2 */
+	int moved;              /* non-zero: the heap changed during the walk
+				   (a GC ran or was running, the page list
+				   changed, pages were skipped), so counts
+				   are approximate; MOVED_WHY says how */
+	const char *moved_why;  /* "" if MOVED is 0; static text */
+};
+
+/* Start a walk of T's heap into *OUT.  FLAGS: RBI_HEAP_*.  Locates the
+   VM (rbi_ruby_info's errors), its objspace and page list, and checks the
+   first pages against the layout: RBI_LAYOUT when they do not match it
+   (a built-in table that is wrong for this Ruby: supply its DWARF),
+   RBI_NO_LAYOUT when the layout has no heap fields (read its DWARF),
+   RBI_UNSUPPORTED for a GC this walker does not know (Ruby 3.4+ built
+   with a modular GC library).  Free with rbi_heap_iter_fini(). */
+int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter **out);
+
+/* The next slot in *OUT: a used slot (flags non-zero), or a free one with
+   RBI_HEAP_FREE_SLOTS.  RBI_ITER_END after the last.  Pages that cannot
+   be read are skipped (counted in the stats), never an error; errors end
+   the walk: RBI_GONE (the process exited), RBI_PERM, RBI_NOMEM. */
+int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out);
+
+/* The figures of the walk so far into *OUT (call it at the end for the
+   totals; during the walk for progress: PAGES_DONE of PAGES).  At the
+   end of a walk the page list and GC count are read again, so that MOVED
+   also reports a GC that ran during it. */
+void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *out);
+
+/* The class of the object in slot S as obj.class returns it (singleton
+   classes and module inclusions skipped) into *KLASS.  RBI_ITER_END when
+   ObjectSpace.each_object(Object) would not yield the object: free and
+   internal slots (T_IMEMO, T_ICLASS, T_NODE, T_ZOMBIE, T_MOVED), hidden
+   objects (klass 0), metaclasses Ruby keeps to itself, BasicObject
+   instances.  The answers per class are cached in IT, so calling it for
+   every slot is cheap.  Errors: RBI_CORRUPT (a class chain that cannot be
+   read, e.g. a live heap moving). */
+int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			  uint64_t *klass);
+
+/* NULL-safe.  Frees the iterator and everything it holds. */
+void rbi_heap_iter_fini(rbi_heap_iter *it);
+
+/* The name of class or module KLASS into BUF (CAP bytes, NUL-terminated,
+   cut to fit): its permanent path ("Foo::Bar"), or as Ruby inspects an
+   anonymous one ("#<Class:0x000055d0c0ffee00>").  On Ruby 3.2, whose
+   class paths hide in object shapes, every class is shown the anonymous
+   way.  Errors: RBI_CORRUPT (not a class or module). */
+int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -93,6 +93,9 @@ struct rbi_target {
 	struct rbi_diag diag;
 	struct rbi_image_list *images;  /* loaded on first use */
 	struct rbi_vm *vm;              /* located on first use */
+	int paused;                     /* rbi_target_pause (mem/pause.c):
+					   0 no, 1 we stopped it, 2 it was
+					   stopped already */
 };
 
 /* Read exactly LEN bytes or fail with RBI_UNMAPPED/RBI_PARTIAL and an

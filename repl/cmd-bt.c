@@ -19,11 +19,16 @@ struct bt_ctx {
 	unsigned shown;
 };
 
+/* Stop a walk: the interrupt (Ctrl-C) or the frame limit. */
+#define STOP_INTERRUPTED 2
+
 static int frame_text(const struct rbi_frame *f, void *arg)
 {
 	struct bt_ctx *c = arg;
 	FILE *out = c->s->out;
 
+	if (interrupted())
+		return STOP_INTERRUPTED;
 	if (c->max && c->count == c->max) {
 		c->truncated = true;
 		return 1;
@@ -34,7 +39,9 @@ static int frame_text(const struct rbi_frame *f, void *arg)
 		fprintf(out, ":%d", f->line);
 	if (f->label) {
 		fputs(":in '", out);
+		style_begin(c->s, STYLE_LABEL);
 		rbi_out_text_cstr(out, f->label);
+		style_end(c->s);
 		fputs("'\n", out);
 	} else {
 		fputs(":in unknown method\n", out);
@@ -42,17 +49,8 @@ static int frame_text(const struct rbi_frame *f, void *arg)
 	return 0;
 }
 
-static int frame_json(const struct rbi_frame *f, void *arg)
+void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f)
 {
-	struct bt_ctx *c = arg;
-	struct rbi_json *j = &c->j;
-
-	if (c->max && c->count == c->max) {
-		c->truncated = true;
-		return 1;
-	}
-	c->count++;
-	rbi_json_object(j);
 	rbi_json_key(j, "index"); rbi_json_int(j, (int64_t)f->index);
 	rbi_json_key(j, "kind"); rbi_json_cstr(j, f->kind == RBI_FRAME_CFUNC ? "cfunc" : "ruby");
 	rbi_json_key(j, "type"); rbi_json_cstr(j, rbi_frame_type_name(f->type));
@@ -66,6 +64,22 @@ static int frame_json(const struct rbi_frame *f, void *arg)
 	rbi_json_key(j, "pc"); rbi_json_addr(j, f->pc);
 	rbi_json_key(j, "cme"); rbi_json_addr(j, f->cme);
 	rbi_json_key(j, "self"); rbi_json_addr(j, f->self);
+}
+
+static int frame_json(const struct rbi_frame *f, void *arg)
+{
+	struct bt_ctx *c = arg;
+	struct rbi_json *j = &c->j;
+
+	if (interrupted())
+		return STOP_INTERRUPTED;
+	if (c->max && c->count == c->max) {
+		c->truncated = true;
+		return 1;
+	}
+	c->count++;
+	rbi_json_object(j);
+	frame_json_fields(j, f);
 	rbi_json_end_object(j);
 	return 0;
 }
@@ -78,6 +92,8 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 
 	if (c->want && th->number != c->want)
 		return 0;
+	if (interrupted())
+		return STOP_INTERRUPTED;
 	c->shown++;
 	c->count = 0;
 	c->truncated = false;
@@ -96,15 +112,20 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 			rbi_json_cstr(&c->j, rc < 0 ? rbi_errmsg() : NULL);
 		}
 		rbi_json_end_object(&c->j);
-		return 0;
+		return rc == STOP_INTERRUPTED ? rc : 0;
 	}
 	if (c->shown > 1)
 		fputc('\n', out);
+	style_begin(c->s, STYLE_HEADER);
 	thread_header_text(out, th);
-	fputs(th->error ? "\n" : ":\n", out);
+	fputs(th->error ? "" : ":", out);
+	style_end(c->s);
+	fputc('\n', out);
 	if (th->error)
 		return 0;
 	rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0, frame_text, c);
+	if (rc == STOP_INTERRUPTED)
+		return rc;
 	if (c->truncated)
 		fprintf(out, "... more frames (shown: the first %zu)\n", c->max);
 	if (rc < 0) {
@@ -132,11 +153,13 @@ static int parse_count(const char *s, unsigned long max, unsigned long *out)
 
 int cmd_bt(struct session *s, int argc, char **argv)
 {
-	struct bt_ctx c = { .s = s };
+	struct bt_ctx c = { .s = s, .max = s->max_frames };
 	bool json = s->json;
 	unsigned long v;
 	int rc;
 
+	if ((rc = target_gone(s, "bt")))
+		return rc;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 
@@ -177,8 +200,13 @@ int cmd_bt(struct session *s, int argc, char **argv)
 		rbi_json_end_object(&c.j);
 	}
 	s->json = json;
+	if (rc == STOP_INTERRUPTED) {
+		fflush(s->out);
+		fputs("rbinspect: bt: interrupted\n", stderr);
+		return EXIT_INTERRUPTED;
+	}
 	if (rc)
-		return report_failure(rc);
+		return session_failure(s, rc);
 	if (c.want && !c.shown) {
 		fprintf(stderr, "rbinspect: bt: no thread %u; see \"threads\"\n", c.want);
 		return EXIT_USAGE;

@@ -11,6 +11,7 @@ static void info_json(struct session *s, const struct rbi_ruby_info *i)
 	rbi_json_init(&j, s->out);
 	rbi_json_object(&j);
 	rbi_json_key(&j, "pid"); rbi_json_int(&j, rbi_target_pid(s->target));
+	rbi_json_key(&j, "state"); rbi_json_cstr(&j, s->live ? "running" : "core");
 	rbi_json_key(&j, "version"); rbi_json_cstr(&j, i->version);
 	rbi_json_key(&j, "description"); rbi_json_cstr(&j, i->description);
 	rbi_json_key(&j, "libruby"); rbi_json_cstr(&j, i->image);
@@ -49,6 +50,7 @@ static void info_text(struct session *s, const struct rbi_ruby_info *i)
 	FILE *f = s->out;
 
 	fprintf(f, "%-12s %d\n", "pid", (int)rbi_target_pid(s->target));
+	field(f, "state", s->live ? "running" : "core");
 	field(f, "ruby", i->version);
 	field(f, "description", i->description);
 	field(f, "libruby", i->image);
@@ -70,13 +72,36 @@ static void info_text(struct session *s, const struct rbi_ruby_info *i)
 		i->ractor_count, i->ractor_count == 1 ? "" : "s");
 }
 
+/* The process is gone: say so (the REPL stays usable). */
+static int info_gone(struct session *s)
+{
+	struct rbi_json j;
+
+	if (s->json) {
+		rbi_json_init(&j, s->out);
+		rbi_json_object(&j);
+		rbi_json_key(&j, "pid"); rbi_json_int(&j, rbi_target_pid(s->target));
+		rbi_json_key(&j, "state"); rbi_json_cstr(&j, "exited");
+		rbi_json_end_object(&j);
+	} else {
+		fprintf(s->out, "%-12s %d\n", "pid", (int)rbi_target_pid(s->target));
+		field(s->out, "state", "exited: the process is gone (nothing left to "
+		      "read; quit, or start rbinspect on another target)");
+	}
+	return EXIT_GONE;
+}
+
 int cmd_info(struct session *s, int argc, char **argv)
 {
 	const struct rbi_ruby_info *info;
-	int rc = rbi_ruby_info(s->target, &info);
+	int rc;
 
-	if (rc)
-		return report_failure(rc);
+	if (s->gone)
+		return info_gone(s);
+	if ((rc = rbi_ruby_info(s->target, &info))) {
+		rc = session_failure(s, rc);
+		return s->gone ? info_gone(s) : rc;
+	}
 	if (s->json)
 		info_json(s, info);
 	else

@@ -96,6 +96,8 @@ int cmd_threads(struct session *s, int argc, char **argv)
 	bool json = s->json;
 	int rc;
 
+	if ((rc = target_gone(s, "threads")))
+		return rc;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			s->json = true;
@@ -110,8 +112,11 @@ int cmd_threads(struct session *s, int argc, char **argv)
 		rbi_json_key(&c.j, "threads");
 		rbi_json_array(&c.j);
 	} else {
-		fprintf(s->out, "%4s  %-16s %-8s %-16s %-4s %-3s %s\n", "#", "THREAD",
+		style_begin(s, STYLE_HEADER);
+		fprintf(s->out, "%4s  %-16s %-8s %-16s %-4s %-3s %s", "#", "THREAD",
 			"TID", "STATUS", "MAIN", "GVL", "NAME");
+		style_end(s);
+		fputc('\n', s->out);
 	}
 	rc = rbi_thread_foreach(s->target, thread_line, &c);
 	if (s->json) {
@@ -123,5 +128,5 @@ int cmd_threads(struct session *s, int argc, char **argv)
 		rbi_json_end_object(&c.j);
 	}
 	s->json = json;
-	return rc ? report_failure(rc) : EXIT_OK;
+	return rc ? session_failure(s, rc) : EXIT_OK;
 }

@@ -2,14 +2,53 @@
  * `help` and completion. */
 #include <string.h>
 
+#include "out/out.h"
 #include "rbinspect.h"
 
+/* What tab completion offers after each command's name (rbinspect.h). */
+static const char *const c_json[] = { "--json", NULL };
+static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--json", NULL };
+static const char *const c_thread[] = { "%thread", NULL };
+static const char *const c_frame[] = { "%frame", "--json", NULL };
+static const char *const c_set[] = { "color=on|off|auto", "max-frames=", "json=on|off", NULL };
+static const char *const c_help[] = { "%command", NULL };
+static const char *const c_objects[] = { "--by-class", "--top", "--pause", "--json", NULL };
+static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
+	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--raw=", "--subprocesses",
+	"--threads", "--idle", "--gvl", "--no-lines", "--pause", "--max-frames=", "--quiet", NULL };
+static const char *const c_top[] = { "--rate=", "--interval=", "--duration=", "--top=",
+	"--subprocesses", "--threads", "--idle", "--gvl", "--pause", NULL };
+static const char *const c_report[] = {
+	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--output=", "--threads",
+	"--idle", "--gvl", "--no-lines", NULL };
+
 const struct command commands[] = {
-	{ "info", "", "Ruby version, libruby, VM address and where each was found", cmd_info },
-	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads },
-	{ "bt", "[all|N] [--max-frames N]", "Ruby backtrace of every thread, or of thread N", cmd_bt },
-	{ "help", "[COMMAND]", "list commands, or describe one", cmd_help },
-	{ NULL, NULL, NULL, NULL },
+	{ "info", "", "Ruby version, libruby, VM address and where each was found", cmd_info,
+	  c_json },
+	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads,
+	  c_json },
+	{ "bt", "[all|N] [--max-frames N]", "Ruby backtrace of every thread, or of thread N", cmd_bt,
+	  c_bt },
+	{ "objects", "[--by-class] [--top N] [--pause]",
+	  "heap objects by type (ObjectSpace.count_objects) or by class", cmd_objects, c_objects },
+	{ "thread", "[N]", "select thread N for \"frame\" (default: the main thread)", cmd_thread,
+	  c_thread },
+	{ "frame", "[N] [--json]", "frame N of the selected thread: self and local variables",
+	  cmd_frame, c_frame },
+	{ "refresh", "", "re-read a live process now (the session does before each command)",
+	  cmd_refresh, NULL },
+	{ "set", "[KEY VALUE]", "color on|off|auto, max-frames N, json on|off; alone: show them",
+	  cmd_set, c_set },
+	{ "help", "[COMMAND]", "list commands, or describe one", cmd_help, c_help },
+	{ "record", "[--rate HZ] [--duration S] [-o FILE] [--format F] ...",
+	  "sample the process into a profile (flamegraph, folded, speedscope, pprof, "
+	  "callgrind)", cmd_record, c_record },
+	{ "top", "[--rate HZ] [--interval S] [--idle] [--gvl] ...",
+	  "live view of the hottest methods, refreshed every second", cmd_top, c_top },
+	{ "report", "FILE [--format F] [-o FILE]", "render a raw profile (record --format raw)",
+	  cmd_report, c_report },
+	{ "quit", "", "leave the session (so does end of input, Ctrl-D)", cmd_quit, NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct command *command_find(const char *name)
@@ -26,14 +65,16 @@ int cmd_help(struct session *s, int argc, char **argv)
 		const struct command *c = command_find(argv[1]);
 
 		if (!c) {
-			fprintf(stderr, "rbinspect: no command \"%s\"; try \"help\"\n", argv[1]);
+			fputs("rbinspect: no command \"", stderr);
+			rbi_out_text_cstr(stderr, argv[1]);
+			fputs("\"; try \"help\"\n", stderr);
 			return EXIT_USAGE;
 		}
 		fprintf(s->out, "%s %s\n    %s\n", c->name, c->args, c->help);
 		return EXIT_OK;
 	}
 	for (const struct command *c = commands; c->name; c++)
-		fprintf(s->out, "  %-8s %-12s %s\n", c->name, c->args, c->help);
+		fprintf(s->out, "  %-8s %-24s %s\n", c->name, c->args, c->help);
 	return EXIT_OK;
 }
 

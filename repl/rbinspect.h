@@ -3,6 +3,7 @@
 #ifndef RBINSPECT_H
 #define RBINSPECT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -20,7 +21,11 @@ enum {
 	EXIT_NO_LAYOUT = 7,     /* unknown Ruby version and no DWARF */
 	EXIT_NO_VM = 8,         /* VM not found or inconsistent */
 	EXIT_GONE = 9,          /* process exited (or is a zombie) */
+	EXIT_INTERRUPTED = 10,  /* a command was interrupted (Ctrl-C) */
 };
+
+/* Color: `--color=WHEN` and `set color`. */
+enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
 struct session {
 	rbi_target *target;
@@ -28,6 +33,16 @@ struct session {
 	bool json;
 	FILE *out;
 	size_t warnings_shown;  /* rbi_target_warning() index already printed */
+	/* Session state (repl.c, cmd-frame.c, cmd-session.c). */
+	bool live;              /* a process, not a core */
+	bool gone;              /* the live process has exited */
+	bool quit;              /* `quit` ran */
+	unsigned thread;        /* selected thread number; 0: the main thread */
+	size_t frame;           /* selected frame of that thread */
+	size_t max_frames;      /* `set max-frames`: frames per thread, 0: all */
+	int color_mode;         /* COLOR_* */
+	bool color;             /* write escape sequences (resolved from
+				   color_mode, the terminal and NO_COLOR) */
 };
 
 struct command {
@@ -35,7 +50,20 @@ struct command {
 	const char *args;       /* usage after the name, "" if none */
 	const char *help;       /* one line */
 	int (*run)(struct session *s, int argc, char **argv);
+	/* Words tab completion offers after the name (NULL-terminated,
+	   or NULL): literal options, "%thread" (thread numbers), "%frame"
+	   (frame numbers of the selected thread), "%command" (command
+	   names); "KEY=a|b" offers a or b after the word KEY. */
+	const char *const *complete;
 };
+
+/* Set by SIGINT during an interactive session; long commands stop when
+   they see it (interrupted()) and the REPL clears it. */
+extern volatile sig_atomic_t interrupt_flag;
+static inline bool interrupted(void)
+{
+	return interrupt_flag != 0;
+}
 
 extern const struct command commands[];
 const struct command *command_find(const char *name);
@@ -48,12 +76,42 @@ int exit_code_for(int status);
 int cmd_info(struct session *s, int argc, char **argv);
 int cmd_threads(struct session *s, int argc, char **argv);
 int cmd_bt(struct session *s, int argc, char **argv);
+int cmd_objects(struct session *s, int argc, char **argv);
+/* Sampling (cmd-record.c, cmd-top.c).  With no session target (run as
+   `rbinspect record ...`) they take -p PID or -- COMMAND themselves. */
+int cmd_record(struct session *s, int argc, char **argv);
+int cmd_report(struct session *s, int argc, char **argv);
+int cmd_top(struct session *s, int argc, char **argv);
 
 struct rbi_json;
 /* A thread's number, identity and state as JSON object members, and as the
    one-line text header `bt` prints (cmd-threads.c). */
 void thread_json_fields(struct rbi_json *j, const struct rbi_thread *th);
 void thread_header_text(FILE *f, const struct rbi_thread *th);
+/* A frame's fields as JSON object members (cmd-bt.c). */
+void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f);
 int cmd_help(struct session *s, int argc, char **argv);
+/* `--gdb COMMAND ARGS`: run a command on the target a gdb session holds,
+   described by gdb's output on stdin (gdb.c, for rbinspect.gdb). */
+int gdb_main(struct session *s, struct rbi_open_opts *opts, int argc, char **argv);
+int cmd_thread(struct session *s, int argc, char **argv);
+int cmd_frame(struct session *s, int argc, char **argv);
+int cmd_set(struct session *s, int argc, char **argv);
+int cmd_refresh(struct session *s, int argc, char **argv);
+int cmd_quit(struct session *s, int argc, char **argv);
+
+/* A live target that exited: print why COMMAND cannot run and return
+   EXIT_GONE; 0 if the target is there (repl.c). */
+int target_gone(struct session *s, const char *command);
+/* Note a failure: a live target gone is remembered (s->gone). */
+int session_failure(struct session *s, int status);
+
+/* Terminal styles (style.c): nothing unless s->color. */
+enum style { STYLE_HEADER, STYLE_LABEL, STYLE_NAME, STYLE_ERROR, STYLE_DIM };
+void style_begin(struct session *s, enum style st);
+void style_end(struct session *s);
+/* Resolve s->color from s->color_mode, whether s->out is a terminal and
+   NO_COLOR. */
+void style_resolve(struct session *s);
 
 #endif

@@ -1,8 +1,20 @@
-/* repl.c: the interactive session.  Lines are split into words and run
- * through the same command table as the one-shot CLI. */
+/* repl.c: running commands: one at a time (the one-shot CLI), from -ex
+ * and -x (batch), or interactively.  Every line is split into words and
+ * run through the one command table (commands.c).
+ *
+ * On a terminal the session uses GNU readline's callback interface, so a
+ * SIGINT never lands inside readline: at the prompt Ctrl-C drops the line
+ * being typed; during a command it sets interrupt_flag, which long walks
+ * check (the command stops and says so), and the session goes on.  History
+ * is kept across runs in $XDG_STATE_HOME/rbinspect/history.  On anything
+ * else (a pipe, a file) lines are read plainly, without a prompt. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <readline/history.h>
 #include <readline/readline.h>
@@ -10,6 +22,14 @@
 #include "repl.h"
 
 #define REPL_ARGS_MAX 64
+#define HISTORY_MAX 1000
+#define PROMPT "(rbinspect) "
+/* Completion candidates: thread and frame numbers offered at most. */
+#define COMPLETE_MAX 256
+
+volatile sig_atomic_t interrupt_flag;
+
+/* ---- Running one command ------------------------------------------------ */
 
 /* Warnings appear as the library learns things (opening the target,
    loading its images), so show the new ones after every command. */
@@ -18,9 +38,27 @@ static void print_new_warnings(struct session *s)
 	const char *w;
 
 	while ((w = rbi_target_warning(s->target, s->warnings_shown))) {
-		fprintf(stderr, "rbinspect: warning: %s\n", w);
+		fputs("rbinspect: warning: ", stderr);
+		rbi_out_text_cstr(stderr, w);
+		fputc('\n', stderr);
 		s->warnings_shown++;
 	}
+}
+
+int target_gone(struct session *s, const char *command)
+{
+	if (!s->gone)
+		return EXIT_OK;
+	fprintf(stderr, "rbinspect: %s: %s has exited; nothing left to read\n",
+		command, s->what);
+	return EXIT_GONE;
+}
+
+int session_failure(struct session *s, int status)
+{
+	if (s->live && (status == RBI_GONE || status == RBI_ZOMBIE))
+		s->gone = true;
+	return report_failure(status);
 }
 
 int run_command(struct session *s, int argc, char **argv)
@@ -29,10 +67,13 @@ int run_command(struct session *s, int argc, char **argv)
 	int rc;
 
 	if (!c) {
-		fprintf(stderr, "rbinspect: unknown command \"%s\"; try \"help\"\n", argv[0]);
+		fputs("rbinspect: unknown command \"", stderr);
+		rbi_out_text_cstr(stderr, argv[0]);
+		fputs("\"; try \"help\"\n", stderr);
 		return EXIT_USAGE;
 	}
 	rc = c->run(s, argc, argv);
+	fflush(s->out);
 	print_new_warnings(s);
 	return rc;
 }
@@ -41,75 +82,406 @@ static int split_words(char *line, char **argv, int max)
 {
 	int argc = 0;
 
-	for (char *tok = strtok(line, " \t\n"); tok && argc < max;
-	     tok = strtok(NULL, " \t\n"))
+	for (char *tok = strtok(line, " \t\r\n"); tok && argc < max;
+	     tok = strtok(NULL, " \t\r\n"))
 		argv[argc++] = tok;
 	return argc;
 }
 
-static char *command_generator(const char *text, int state)
+/* A live process moved on since the last command: read it afresh, and
+   notice when it has exited (once). */
+static void refresh(struct session *s)
+{
+	int rc;
+
+	if (!s->live || s->gone)
+		return;
+	rc = rbi_target_refresh(s->target);
+	if (rc == RBI_GONE || rc == RBI_ZOMBIE) {
+		s->gone = true;
+		fprintf(stderr, "rbinspect: %s has exited\n", s->what);
+	}
+}
+
+/* Run one line of a session or a script; *RAN: whether a command ran
+   before (then the target is refreshed first).  Returns the command's exit
+   code, or -1 for a line without a command. */
+static int run_line(struct session *s, char *line, bool *ran)
+{
+	char *argv[REPL_ARGS_MAX];
+	int argc = split_words(line, argv, REPL_ARGS_MAX), rc;
+
+	if (argc == 0 || argv[0][0] == '#')
+		return -1;
+	if (*ran)
+		refresh(s);
+	*ran = true;
+	interrupt_flag = 0;
+	rc = run_command(s, argc, argv);
+	interrupt_flag = 0;
+	return rc;
+}
+
+/* ---- -ex CMD and -x FILE ------------------------------------------------ */
+
+int run_batch(struct session *s, const struct batch_item *items, size_t n)
+{
+	bool ran = false;
+	int rc = EXIT_OK;
+
+	for (size_t i = 0; i < n && !s->quit; i++) {
+		if (items[i].file) {
+			FILE *f = fopen(items[i].text, "r");
+			char *line = NULL;
+			size_t cap = 0;
+
+			if (!f) {
+				fprintf(stderr, "rbinspect: -x %s: %s\n", items[i].text,
+					strerror(errno));
+				return EXIT_USAGE;
+			}
+			while (!s->quit && getline(&line, &cap, f) >= 0) {
+				if ((rc = run_line(s, line, &ran)) > 0)
+					break;
+			}
+			free(line);
+			fclose(f);
+		} else {
+			char *line = strdup(items[i].text);
+
+			if (!line)
+				return EXIT_ERROR;
+			rc = run_line(s, line, &ran);
+			free(line);
+		}
+		if (rc > 0)
+			return rc;      /* the first failure ends the script */
+		rc = EXIT_OK;
+	}
+	return rc;
+}
+
+/* ---- History ------------------------------------------------------------ */
+
+static char history_path[PATH_MAX + 16];
+static int history_added;
+
+/* mkdir -p DIR (mode 0700 for what it creates). */
+static int make_dirs(char *dir)
+{
+	for (char *p = dir + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+
+		*p = '\0';
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			*p = c;
+			return -1;
+		}
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
+static void history_open(void)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char dir[PATH_MAX];
+	int n;
+
+	/* XDG: a relative XDG_STATE_HOME is invalid and ignored. */
+	if (state && state[0] == '/')
+		n = snprintf(dir, sizeof(dir), "%s/rbinspect", state);
+	else if (home && home[0] == '/')
+		n = snprintf(dir, sizeof(dir), "%s/.local/state/rbinspect", home);
+	else
+		return;
+	if (n < 0 || (size_t)n >= sizeof(dir) - 8 || make_dirs(dir))
+		return;         /* no history, silently: not worth a warning */
+	snprintf(history_path, sizeof(history_path), "%s/history", dir);
+	using_history();
+	stifle_history(HISTORY_MAX);
+	read_history(history_path);
+}
+
+static void history_add(const char *line)
+{
+	HIST_ENTRY *last = history_length ? history_get(history_base + history_length - 1)
+					  : NULL;
+
+	if (!*line || (last && !strcmp(last->line, line)))
+		return;
+	add_history(line);
+	history_added++;
+}
+
+static void history_close(void)
+{
+	int n = history_added < history_length ? history_added : history_length;
+
+	if (!history_path[0] || n == 0)
+		return;
+	/* Append, so two sessions at once both keep their lines. */
+	if (append_history(n, history_path))
+		write_history(history_path);
+	history_truncate_file(history_path, HISTORY_MAX);
+}
+
+/* ---- Completion --------------------------------------------------------- */
+
+static struct session *comp_session;
+static char *comp_words[COMPLETE_MAX];
+static size_t comp_n;
+
+static void comp_add(const char *w)
+{
+	char *d;
+
+	if (comp_n < COMPLETE_MAX && (d = strdup(w)))
+		comp_words[comp_n++] = d;
+}
+
+static int comp_thread(const struct rbi_thread *th, void *arg)
+{
+	char num[16];
+
+	snprintf(num, sizeof(num), "%u", th->number);
+	comp_add(num);
+	return comp_n >= COMPLETE_MAX;
+}
+
+static int comp_frame(const struct rbi_frame *f, void *arg)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%zu", f->index);
+	comp_add(num);
+	return 0;
+}
+
+struct comp_pick {
+	unsigned want;
+	struct rbi_thread th;
+	bool found;
+};
+
+static int comp_pick_thread(const struct rbi_thread *th, void *arg)
+{
+	struct comp_pick *p = arg;
+
+	if (p->want ? th->number != p->want : !th->main)
+		return 0;
+	p->th = *th;
+	p->found = !th->error;
+	/* Walk its frames here: TH is valid only during the callback. */
+	if (p->found)
+		rbi_frame_foreach(comp_session->target, th, COMPLETE_MAX, comp_frame, NULL);
+	return 1;
+}
+
+/* The words COMMAND takes after the word PREV (NULL: right after the
+   command name), from its table entry. */
+static void comp_collect(const struct command *c, const char *prev)
+{
+	struct session *s = comp_session;
+	const char *const *e;
+
+	if (!c->complete)
+		return;
+	/* After a KEY of "KEY=a|b": only its values. */
+	for (e = c->complete; prev && *e; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (!eq || strlen(prev) != (size_t)(eq - *e) || strncmp(*e, prev, eq - *e))
+			continue;
+		for (const char *v = eq + 1; *v;) {
+			size_t len = strcspn(v, "|");
+			char word[64];
+
+			snprintf(word, sizeof(word), "%.*s", (int)len, v);
+			comp_add(word);
+			v += len + (v[len] == '|');
+		}
+		return;
+	}
+	for (e = c->complete; *e; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (!strcmp(*e, "%command")) {
+			for (const struct command *k = commands; k->name; k++)
+				comp_add(k->name);
+		} else if (!strcmp(*e, "%thread")) {
+			if (!s->gone)
+				rbi_thread_foreach(s->target, comp_thread, NULL);
+		} else if (!strcmp(*e, "%frame")) {
+			struct comp_pick p = { .want = s->thread };
+
+			if (!s->gone)
+				rbi_thread_foreach(s->target, comp_pick_thread, &p);
+		} else if (eq) {
+			char word[64];
+
+			snprintf(word, sizeof(word), "%.*s", (int)(eq - *e), *e);
+			comp_add(word);
+		} else {
+			comp_add(*e);
+		}
+	}
+}
+
+static char *comp_generator(const char *text, int state)
 {
 	static size_t next;
 	size_t len = strlen(text);
 
 	if (!state)
 		next = 0;
-	while (commands[next].name) {
-		const char *name = commands[next++].name;
+	while (next < comp_n) {
+		const char *w = comp_words[next++];
 
-		if (!strncmp(name, text, len))
-			return strdup(name);
+		if (!strncmp(w, text, len))
+			return strdup(w);
 	}
 	return NULL;
 }
 
 static char **complete(const char *text, int start, int end)
 {
-	rl_attempted_completion_over = 1;
-	return start == 0 ? rl_completion_matches(text, command_generator) : NULL;
+	char *words[REPL_ARGS_MAX], *line;
+	const struct command *c;
+	int n;
+
+	rl_attempted_completion_over = 1;       /* never file names */
+	for (size_t i = 0; i < comp_n; i++)
+		free(comp_words[i]);
+	comp_n = 0;
+	if (!(line = strndup(rl_line_buffer, (size_t)start)))
+		return NULL;
+	n = split_words(line, words, REPL_ARGS_MAX);
+	if (n == 0) {
+		for (c = commands; c->name; c++)
+			comp_add(c->name);
+	} else if ((c = command_find(words[0]))) {
+		interrupt_flag = 0;
+		comp_collect(c, n > 1 ? words[n - 1] : NULL);
+	}
+	free(line);
+	return rl_completion_matches(text, comp_generator);
+}
+
+/* ---- The interactive session -------------------------------------------- */
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupt_flag = 1;
+}
+
+static void sigint_install(struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = on_sigint };
+
+	sigemptyset(&sa.sa_mask);
+	/* Restart writes and reads a command makes; select() (the prompt)
+	   is never restarted, so Ctrl-C there still wakes the loop. */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, old);
+}
+
+static struct session *line_session;
+static bool line_eof;
+static int line_rc;
+static bool line_ran;
+
+static void line_handler(char *line)
+{
+	struct session *s = line_session;
+	int rc;
+
+	if (!line) {
+		line_eof = true;
+		fputc('\n', rl_outstream);      /* after the prompt Ctrl-D left */
+		return;
+	}
+	history_add(line);
+	if ((rc = run_line(s, line, &line_ran)) >= 0)
+		line_rc = rc;
+	free(line);
+	if (s->quit) {
+		/* Do not print a new prompt. */
+		rl_callback_handler_remove();
+	}
+}
+
+static int repl_tty(struct session *s)
+{
+	line_session = s;
+	comp_session = s;
+	rl_readline_name = "rbinspect";
+	rl_outstream = stdout;
+	rl_attempted_completion_function = complete;
+	rl_catch_signals = 0;           /* SIGINT is ours (on_sigint) */
+	/* Output redirected: keep the prompt and echo on the terminal. */
+	if (!isatty(fileno(s->out)))
+		rl_outstream = stderr;
+	history_open();
+	rl_callback_handler_install(PROMPT, line_handler);
+	while (!line_eof && !s->quit) {
+		fd_set fds;
+
+		FD_ZERO(&fds);
+		FD_SET(STDIN_FILENO, &fds);
+		if (select(STDIN_FILENO + 1, &fds, NULL, NULL, NULL) < 0) {
+			if (errno != EINTR)
+				break;
+			if (interrupt_flag) {
+				/* Ctrl-C at the prompt: drop the line, prompt again. */
+				interrupt_flag = 0;
+				rl_free_line_state();
+				rl_callback_sigcleanup();
+				rl_cleanup_after_signal();
+				rl_callback_handler_remove();
+				fputc('\n', rl_outstream);
+				fflush(rl_outstream);
+				rl_callback_handler_install(PROMPT, line_handler);
+			}
+			continue;
+		}
+		rl_callback_read_char();
+	}
+	if (!s->quit)
+		rl_callback_handler_remove();
+	history_close();
+	for (size_t i = 0; i < comp_n; i++)
+		free(comp_words[i]);
+	comp_n = 0;
+	return line_rc;
+}
+
+static int repl_lines(struct session *s)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	bool ran = false;
+	int rc = EXIT_OK, r;
+
+	while (!s->quit && getline(&line, &cap, stdin) >= 0) {
+		if ((r = run_line(s, line, &ran)) >= 0)
+			rc = r;
+	}
+	free(line);
+	return rc;
 }
 
 int repl_run(struct session *s)
 {
-	bool tty = isatty(STDIN_FILENO);
-	char *argv[REPL_ARGS_MAX];
-	bool ran = false;
-	int rc = EXIT_OK;
+	struct sigaction old;
+	int rc;
 
-	rl_readline_name = "rbinspect";
-	rl_attempted_completion_function = complete;
-	for (;;) {
-		char *line;
-
-		if (tty) {
-			line = readline("(rbinspect) ");
-		} else {
-			size_t cap = 0;
-			line = NULL;
-			if (getline(&line, &cap, stdin) < 0) {
-				free(line);
-				line = NULL;
-			}
-		}
-		if (!line)
-			break;
-		if (tty && *line)
-			add_history(line);
-		int argc = split_words(line, argv, REPL_ARGS_MAX);
-		if (argc > 0 && (!strcmp(argv[0], "quit") || !strcmp(argv[0], "exit"))) {
-			free(line);
-			break;
-		}
-		if (argc > 0) {
-			/* A live process moved on since the last command: read it
-			   afresh (a no-op for cores). */
-			if (ran)
-				rbi_target_refresh(s->target);
-			rc = run_command(s, argc, argv);
-			ran = true;
-		}
-		fflush(s->out);
-		free(line);
-	}
+	sigint_install(&old);
+	rc = isatty(STDIN_FILENO) ? repl_tty(s) : repl_lines(s);
+	sigaction(SIGINT, &old, NULL);
 	return rc;
 }

@@ -4,10 +4,23 @@
 set -euo pipefail
 build_deps=(gcc make meson ninja-build pkg-config libelf-dev libdw-dev
 	    libcapstone-dev libreadline-dev zlib1g-dev xz-utils)
-test_deps=(gdb jq binutils util-linux python3)
+test_deps=(gdb jq binutils util-linux python3 tmux groff-base
+	   g++ lldb-14 liblldb-14-dev gdbserver
+	   chromium golang-go golang-github-google-pprof-dev valgrind)
 missing=()
 want=("${build_deps[@]}")
 [ "${1:-}" = --test ] && want+=("${test_deps[@]}")
+# gdb without Python and LLDB 19 (they conflict with gdb, lldb-14): unpacked privately.
+if [ "${1:-}" = --test ]; then
+	for d in gdb-minimal lldb-19; do
+		bash "$(dirname "$0")/private-debugger.sh" "$d" >/dev/null || true
+	done
+fi
+# Node.js may come from elsewhere with its own npm (Debian's npm conflicts
+# with such a nodejs): only ask Debian when the commands are missing.
+if [ "${1:-}" = --test ] && ! command -v npm >/dev/null; then
+	want+=(nodejs npm)
+fi
 for p in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done

@@ -25,8 +25,9 @@ die() { printf 'run-in-ns.sh: %s\n' "$*" >&2; exit 2; }
 
 # Host pid of the namespaced child of $1: the child whose NSpid has two entries (host, ns).
 ns_child_of() {
-	local parent=$1 c
-	for c in $(cat "/proc/$parent/task/$parent/children" 2> /dev/null); do
+	local parent=$1 c kids=()
+	read -r -a kids < "/proc/$parent/task/$parent/children" 2> /dev/null || true
+	for c in "${kids[@]}"; do
 		awk '$1 == "NSpid:" && NF == 3 { found = 1 } END { exit !found }' \
 			"/proc/$c/status" 2> /dev/null && { echo "$c"; return 0; }
 	done
@@ -46,6 +47,7 @@ wait_ns_child() {
 
 CHILD="" # host pid of CMD once known
 
+# shellcheck disable=SC2317  # called from the trap
 forward_term() {
 	[[ -n $CHILD ]] || CHILD=$(ns_child_of "$UNSHARE") || true
 	[[ -n $CHILD ]] && kill -TERM "$CHILD" 2> /dev/null

@@ -60,7 +60,7 @@ declare -A SRC_SPEC=(
 VERSIONS=(2.7 3.1 3.3 3.4)
 # Runtime closure of /usr/bin/rubyX.Y and libruby (DT_NEEDED), plus libgcc-s1 which glibc
 # loads for pthread cancellation unwinding. Enough for Thread, Queue, Mutex, ObjectSpace, json.
-RUNTIME_PKGS="libc6 libgcc-s1 libcrypt1 libgmp10 zlib1g"
+RUNTIME_PKGS=(libc6 libgcc-s1 libcrypt1 libgmp10 zlib1g)
 BUILD_DEPS="gcc make autoconf libssl-dev libyaml-dev libffi-dev zlib1g-dev libgmp-dev"
 # Smoke test every Ruby must pass before it is stamped.
 SMOKE='q = Queue.new; m = Mutex.new
@@ -127,9 +127,9 @@ fetch_binary() {
 	done | apt_setup "$a"
 	apt_opts "$a"  # apt_setup ran in the pipeline's subshell
 	mkdir -p "$a/debs"
-	(cd "$a/debs" && apt-get "${APTO[@]}" -qq download "ruby$v" "libruby$v" $RUNTIME_PKGS)
+	(cd "$a/debs" && apt-get "${APTO[@]}" -qq download "ruby$v" "libruby$v" "${RUNTIME_PKGS[@]}")
 	mkdir -p "$root/usr/bin" "$root/usr/lib" "$root/usr/lib64" "$root/usr/sbin" "$root/proc"
-	mkdir -p -m 1777 "$root/tmp"
+	mkdir -m 1777 "$root/tmp"
 	# merged-/usr: PT_INTERP is /lib64/ld-linux-x86-64.so.2, and bullseye's libc6 ships /lib.
 	for d in bin lib lib64 sbin; do ln -s "usr/$d" "$root/$d"; done
 	for d in "$a"/debs/*.deb; do
@@ -162,7 +162,7 @@ do_binaries() {
 ensure_build_deps() {
 	local missing=() p
 	for p in $BUILD_DEPS; do
-		dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+		[[ $(dpkg-query -W -f '${Status}' "$p" 2> /dev/null) == *"ok installed" ]] || missing+=("$p")
 	done
 	command -v dpkg-source > /dev/null || missing+=(dpkg-dev)
 	[[ ${#missing[@]} -eq 0 ]] && return
@@ -258,15 +258,18 @@ do_dwarf() {
 		wait $! || failed+=("$v")
 	done
 	[[ ${#failed[@]} -eq 0 ]] || die "DWARF builds failed: ${failed[*]}"
+	rm -rf "$RBI_RUBIES/.apt/src" # ~60 MB of source indexes, only needed while building
 }
 
 # The point of these builds: libruby must keep .symtab and DWARF.
 check_dwarf() {
-	local lib
+	local lib sections
 	lib=$(find "$2/lib" -maxdepth 1 -name "libruby.so.$1*" -type f | head -n 1)
 	[[ -n $lib ]] || die "dwarf-$1: no libruby.so.$1* in $2/lib"
-	readelf -S -W "$lib" | grep -q '\.symtab' || die "dwarf-$1: $lib has no .symtab"
-	readelf -S -W "$lib" | grep -q '\.debug_info' || die "dwarf-$1: $lib has no DWARF"
+	# Read the whole list first: `readelf | grep -q` fails under pipefail when grep exits early.
+	sections=$(readelf -S -W "$lib")
+	[[ $sections == *" .symtab "* ]] || die "dwarf-$1: $lib has no .symtab"
+	[[ $sections == *" .debug_info "* ]] || die "dwarf-$1: $lib has no DWARF"
 }
 
 do_list() {

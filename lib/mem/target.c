@@ -49,7 +49,11 @@ RBI_EXPORT int rbi_target_open_ops(const struct rbi_mem_ops *ops, void *be,
 {
 	if (!ops || !out || ops->version < 1 || !ops->read || !ops->region)
 		return rbi_fail(RBI_INVAL, "memory backend lacks required members");
-	return target_new(ops, be, opts, out);
+	int rc = target_new(ops, be, opts, out);
+	if (rc == RBI_OK && opts &&
+	    opts->size >= offsetof(struct rbi_open_opts, pid) + sizeof(opts->pid))
+		(*out)->pid = opts->pid;
+	return rc;
 }
 
 RBI_EXPORT int rbi_target_open_pid(pid_t pid, const struct rbi_open_opts *opts,
@@ -137,6 +141,15 @@ RBI_EXPORT int rbi_target_refresh(rbi_target *t)
 	t->images = NULL;
 	if (t->ops->refresh)
 		t->ops->refresh(t->be);
+	/* Tell a process that is gone (or a zombie) now, not at the next
+	   read: its region list is what any next call needs first. */
+	if (t->live) {
+		struct rbi_region r;
+		int rc = t->ops->region(t->be, 0, &r);
+
+		if (rc == RBI_GONE || rc == RBI_ZOMBIE)
+			return rc;
+	}
 	return RBI_OK;
 }
 

@@ -151,3 +151,75 @@ void rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 	snprintf(buf, cap, "%s%c%s", path, sep, name);
 	*qualified = true;
 }
+
+/* rb_class_real: KLASS without singleton classes and include wrappers. */
+#define CLASS_CHAIN_MAX 64
+
+static bool class_super(struct rbi_target *t, const struct rbi_vm *vm,
+			uint64_t klass, uint64_t *super)
+{
+	const struct rbi_layout *l = vm->layout;
+
+	if (l->rclass_super != RBI_ABSENT)
+		return !rbi_read_u64(t, klass + l->rclass_super, super);
+	if (l->rclass_classext != RBI_ABSENT && l->classext_super != RBI_ABSENT)
+		return !rbi_read_u64(t, klass + l->rclass_classext + l->classext_super,
+				     super);
+	return false;
+}
+
+bool rbi_vm_class_path(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
+		       char *buf, size_t cap)
+{
+	uint64_t flags;
+
+	buf[0] = '\0';
+	if (!class_or_module(t, vm, klass, &flags) || !class_path(t, vm, klass, buf, cap)) {
+		buf[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
+		       char *buf, size_t cap)
+{
+	uint64_t flags;
+
+	buf[0] = '\0';
+	for (int i = 0; i < CLASS_CHAIN_MAX; i++) {
+		if (rbi_vm_obj_flags(t, vm, klass, &flags))
+			return false;
+		if ((flags & RBI_T_MASK) == RBI_T_ICLASS ||
+		    ((flags & RBI_T_MASK) == RBI_T_CLASS && (flags & vm->k.fl_singleton))) {
+			if (!class_super(t, vm, klass, &klass))
+				return false;
+			continue;
+		}
+		return rbi_vm_class_path(t, vm, klass, buf, cap);
+	}
+	return false;
+}
+
+/* ---- For the heap walk (heap.c) ------------------------------------------ */
+
+bool rbi_vm_class_super(struct rbi_target *t, const struct rbi_vm *vm,
+			uint64_t klass, uint64_t *super)
+{
+	return class_super(t, vm, klass, super);
+}
+
+bool rbi_vm_class_attached(struct rbi_target *t, struct rbi_vm *vm,
+			   uint64_t sklass, uint64_t *attached)
+{
+	const struct rbi_layout *l = vm->layout;
+
+	if (!vm->k.classpath_in_classext) {
+		class_ids(t, vm);
+		return class_ivar(t, vm, sklass, vm->id_attached, attached);
+	}
+	return l->rclass_classext != RBI_ABSENT &&
+	       l->classext_attached_object != RBI_ABSENT &&
+	       !rbi_read_u64(t, sklass + l->rclass_classext +
+			     l->classext_attached_object, attached);
+}

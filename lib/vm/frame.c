@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/sample.h"
 
 /* A VM stack larger than this (in VALUEs; Ruby's default is 128 Ki) is
    garbage. */
@@ -554,4 +554,39 @@ out:
 	free(w.memo);
 	free(w.chunk);
 	return rc;
+}
+
+/* ---- One frame at a time, for the sampler (vm/sample.c) ----------------- */
+
+rbi_frame_type rbi_vm_frame_type(uint64_t ep_flags)
+{
+	return frame_type(ep_flags);
+}
+
+uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
+				   uint64_t v, bool can_be_svar)
+{
+	struct fwalk w = { .t = t, .vm = vm, .l = vm->layout };
+
+	return check_method_entry(&w, v, can_be_svar);
+}
+
+int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,
+		       const struct rbi_iseq *is, uint64_t cme,
+		       char **label, char **path)
+{
+	struct fwalk w = { .t = t, .vm = vm, .l = vm->layout };
+	struct memo m = { .iseq = is ? is->addr : 0, .cme = cme };
+
+	if (is) {
+		m.is = *is;
+		iseq_labels(&w, &m, cme);
+	} else {
+		cfunc_labels(&w, &m, cme);
+	}
+	*label = m.label;
+	*path = m.path;
+	m.label = m.path = NULL;
+	memo_clear(&m);
+	return RBI_OK;
 }

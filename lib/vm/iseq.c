@@ -102,6 +102,7 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 	out->succ_index_table = get_u64(b, l->body_succ_index_table);
 	out->parent_iseq = get_u64(b, l->body_parent_iseq);
 	out->local_iseq = get_u64(b, l->body_local_iseq);
+	out->body = body;
 
 	if (out->type > RBI_ISEQ_PLAIN || out->iseq_size > ISEQ_SIZE_MAX ||
 	    out->insns_info_size > INSNS_INFO_MAX || (out->iseq_encoded & 7))

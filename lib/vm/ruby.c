@@ -65,12 +65,14 @@ static int read_version(struct rbi_target *t, struct rbi_vm *vm)
    special_consts.h (Qnil), fl_type.h (FL_SINGLETON), id.h via bindgen and
    otel (tLAST_OP_ID: 164 in 2.6, 168 in 2.7-3.0, 169 in 3.1-3.3, 170 in
    3.4, 171 in 4.0), rarray.h (embedded length bits), vm_core.h
-   (first_lineno), vm_backtrace.c (labels). */
+   (first_lineno), vm_backtrace.c (labels), gc.c and gc/default/default.c
+   (HEAP_PAGE_ALIGN_LOG 14, 16 from 3.3; the darray page list from 3.4). */
 static void set_constants(struct rbi_vm *vm)
 {
 	struct rbi_vm_consts *k = &vm->k;
 
 	k->qnil = rbi_vm_ge(vm, 3, 2) ? 0x04 : 0x08;
+	k->qundef = rbi_vm_ge(vm, 3, 2) ? 0x24 : 0x34;
 	k->fl_singleton = 1ull << (rbi_vm_ge(vm, 3, 4) ? 13 : 12);
 	k->tlast_op_id = rbi_vm_ge(vm, 4, 0) ? 171 : rbi_vm_ge(vm, 3, 4) ? 170 :
 			 rbi_vm_ge(vm, 3, 1) ? 169 : rbi_vm_ge(vm, 2, 7) ? 168 : 164;
@@ -79,6 +81,8 @@ static void set_constants(struct rbi_vm *vm)
 	k->label_skips_rescue_caller = rbi_vm_ge(vm, 3, 4);
 	k->label_qualified = rbi_vm_ge(vm, 3, 4);
 	k->classpath_in_classext = rbi_vm_ge(vm, 3, 3);
+	k->heap_page_align = rbi_vm_ge(vm, 3, 3) ? 1u << 16 : 1u << 14;
+	k->heap_sorted_darray = rbi_vm_ge(vm, 3, 4);
 	vm->pthread_tid_off = -2;
 }
 
@@ -87,15 +91,24 @@ static int choose_layout(struct rbi_vm *vm)
 	const struct rbi_ruby_info *info = &vm->info;
 	const struct rbi_layout *table =
 		rbi_layout_table(info->major, info->minor, info->teeny);
+	const char *file = vm->image->file ? vm->image->file : vm->image->name;
 	Dwarf_Addr bias;
-	Dwarf *dw = rbi_image_dwarf(vm->image, &bias);
+	Dwarf *dw;
 
-	/* DWARF describes this very build, so it wins over any table. */
+	/* DWARF describes this very build, so it wins over any table; what
+	   it gave before for this build-id is reused (layout/cache.c). */
+	if (rbi_layout_cache_load(&vm->image->build_id, &vm->dwarf_layout)) {
+		vm->layout = &vm->dwarf_layout;
+		snprintf(vm->layout_desc, sizeof(vm->layout_desc),
+			 "dwarf of %s (cached)", file);
+		return RBI_OK;
+	}
+	dw = rbi_image_dwarf(vm->image, &bias);
 	if (dw && rbi_layout_from_dwarf(dw, &vm->dwarf_layout) == RBI_OK &&
 	    rbi_layout_validate(&vm->dwarf_layout) == RBI_OK) {
 		vm->layout = &vm->dwarf_layout;
-		snprintf(vm->layout_desc, sizeof(vm->layout_desc), "dwarf of %s",
-			 vm->image->file ? vm->image->file : vm->image->name);
+		snprintf(vm->layout_desc, sizeof(vm->layout_desc), "dwarf of %s", file);
+		rbi_layout_cache_store(&vm->image->build_id, &vm->dwarf_layout);
 		return RBI_OK;
 	}
 	if (!table) {

@@ -43,14 +43,20 @@ static int typed_flags(struct rbi_target *t, const struct rbi_vm *vm,
 	return RBI_OK;
 }
 
-int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
-		  char *buf, size_t cap, size_t *len)
+/* A String a program holds (a local variable's value) may be large; one
+   claiming more than this is garbage. */
+#define RBI_VALUE_STRING_MAX (1ull << 40)
+
+static int string_read(struct rbi_target *t, const struct rbi_vm *vm,
+		       uint64_t v, char *buf, size_t cap, size_t *len,
+		       uint64_t *full, uint64_t max)
 {
 	const struct rbi_layout *l = vm->layout;
 	uint64_t flags, n, ptr;
 	int rc;
 
 	buf[0] = '\0';
+	*full = 0;
 	if (len)
 		*len = 0;
 	if ((rc = typed_flags(t, vm, v, RBI_T_STRING, "String", &flags)))
@@ -80,9 +86,10 @@ int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 		if (rc)
 			return rc;
 	}
-	if (n > RBI_STRING_MAX)
+	if (n > max)
 		return rbi_fail(RBI_CORRUPT, "String 0x%" PRIx64 " claims %" PRIu64
 				" bytes", v, n);
+	*full = n;
 	if (n > cap - 1)
 		n = cap - 1;
 	if (n && (rc = rbi_read(t, ptr, buf, n)))
@@ -91,6 +98,21 @@ int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 	if (len)
 		*len = n;
 	return RBI_OK;
+}
+
+int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		  char *buf, size_t cap, size_t *len)
+{
+	uint64_t full;
+
+	return string_read(t, vm, v, buf, cap, len, &full, RBI_STRING_MAX);
+}
+
+int rbi_vm_string_full(struct rbi_target *t, const struct rbi_vm *vm,
+		       uint64_t v, char *buf, size_t cap, size_t *len,
+		       uint64_t *full)
+{
+	return string_read(t, vm, v, buf, cap, len, full, RBI_VALUE_STRING_MAX);
 }
 
 int rbi_vm_array(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,

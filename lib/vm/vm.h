@@ -15,6 +15,7 @@
    version (rbi_vm_get), so walkers read vm->k.qnil, never a version. */
 struct rbi_vm_consts {
 	uint64_t qnil;                  /* 0x08 (<= 3.1), 0x04 (3.2+) */
+	uint64_t qundef;                /* 0x34 (<= 3.1), 0x24 (3.2+) */
 	uint64_t fl_singleton;          /* FL_USER0 (<= 3.3), FL_USER1 (3.4+) */
 	uint32_t tlast_op_id;           /* last operator ID (enum ruby_method_ids) */
 	uint32_t rarray_embed_len_mask; /* after >> 15: 0x3 (<= 3.1), 0x7f (3.2+) */
@@ -23,6 +24,12 @@ struct rbi_vm_consts {
 					   under a rescue/ensure frame */
 	bool label_qualified;           /* 3.4+ labels are "Class#meth" */
 	bool classpath_in_classext;     /* 3.3+: RCLASS_EXT(c)->classpath */
+	uint32_t heap_page_align;       /* HEAP_PAGE_ALIGN: heap page bodies are
+					   aligned to it and start with a
+					   pointer to their struct heap_page:
+					   16 KiB (<= 3.2), 64 KiB (3.3+) */
+	bool heap_sorted_darray;        /* 3.4+: heap_pages.sorted is an
+					   rb_darray { size, capa, data[] } */
 };
 
 struct rbi_vm {
@@ -95,6 +102,11 @@ int rbi_vm_obj_flags(struct rbi_target *t, const struct rbi_vm *vm,
    not a plausible String. */
 int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 		  char *buf, size_t cap, size_t *len);
+/* rbi_vm_string, also giving the String's whole length (*FULL, which is
+   more than *LEN when the copy was cut). */
+int rbi_vm_string_full(struct rbi_target *t, const struct rbi_vm *vm,
+		       uint64_t v, char *buf, size_t cap, size_t *len,
+		       uint64_t *full);
 /* Array V: its length and the address of its first element. */
 int rbi_vm_array(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 		 uint64_t *len, uint64_t *elems);
@@ -121,6 +133,22 @@ int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
 void rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 			uint64_t owner, const char *name, char *buf, size_t cap,
 			bool *qualified);
+/* The permanent path ("Foo::Bar") of class or module KLASS into BUF;
+   false (and "") if it has none we can read (anonymous, or Ruby 3.2). */
+bool rbi_vm_class_path(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
+		       char *buf, size_t cap);
+/* The path of rb_class_real(KLASS): KLASS (an object's RBasic.klass)
+   without singleton classes and include wrappers. */
+bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
+		       char *buf, size_t cap);
+/* KLASS's superclass (RCLASS_SUPER) into *SUPER. */
+bool rbi_vm_class_super(struct rbi_target *t, const struct rbi_vm *vm,
+			uint64_t klass, uint64_t *super);
+/* The object singleton class SKLASS is attached to (RCLASS_ATTACHED_OBJECT:
+   classext, or the hidden __attached__ ivar up to 3.1).  False if
+   unreadable, and always on Ruby 3.2 (object shapes). */
+bool rbi_vm_class_attached(struct rbi_target *t, struct rbi_vm *vm,
+			   uint64_t sklass, uint64_t *attached);
 
 /* ---- ISeqs (iseq.c) ----------------------------------------------------- */
 
@@ -141,6 +169,7 @@ struct rbi_iseq {
 	uint64_t insns_info, positions, succ_index_table;
 	uint32_t insns_info_size;
 	uint64_t parent_iseq, local_iseq;
+	uint64_t body;                  /* the rb_iseq_constant_body */
 };
 
 /* Read and check the iseq at ADDR (an imemo_iseq with a sane body). */
