@@ -1,6 +1,5 @@
 /* cmd-bt.c: `bt [all|N] [--max-frames N]`: Ruby backtraces, one block per
  * thread, each frame as Ruby 3.4 prints it: path:line:in 'label'. */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -135,19 +134,6 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 	} else if (c->count == 0) {
 		fputs("(no Ruby frames)\n", out);
 	}
-	return 0;
-}
-
-static int parse_count(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-' || v > max)
-		return -1;
-	*out = v;
 	return 0;
 }
 

@@ -1,6 +1,5 @@
 /* cmd-frame.c: `thread [N]` selects a thread, `frame [N]` shows one frame
  * of it: label, path, line, self and local variables. */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -13,19 +12,6 @@
 #define VALUE_BUF 4096
 /* String values shown in full up to this many bytes. */
 #define STRING_SHOWN 200
-
-static int parse_number(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-' || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 /* ---- Finding the selected thread --------------------------------------- */
 
@@ -83,7 +69,7 @@ int cmd_thread(struct session *s, int argc, char **argv)
 
 	if ((rc = target_gone(s, "thread")))
 		return rc;
-	if (argc > 2 || (argc == 2 && (parse_number(argv[1], UINT_MAX, &v) || !v))) {
+	if (argc > 2 || (argc == 2 && (parse_count(argv[1], UINT_MAX, &v) || !v))) {
 		fprintf(stderr, "rbinspect: thread: usage: thread [N] (N as \"threads\" "
 			"numbers them)\n");
 		return EXIT_USAGE;
@@ -387,7 +373,7 @@ int cmd_frame(struct session *s, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
-		} else if (!parse_number(argv[i], SIZE_MAX / 2, &v)) {
+		} else if (!parse_count(argv[i], SIZE_MAX / 2, &v)) {
 			c.want = v;
 		} else {
 			fprintf(stderr, "rbinspect: frame: usage: frame [N] [--json] (N as "

@@ -8,7 +8,7 @@
  * (SIGSTOP; SIGCONT on every way out: the end, an error, Ctrl-C and the
  * other terminating signals).  Counts of a running target are marked
  * approximate when the library saw the heap change. */
-#include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -457,19 +457,6 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 		fprintf(f, "note: %" PRIu64 " heap pages skipped\n", o->st.pages_skipped);
 }
 
-static int parse_top(const char *s, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int cmd_objects(struct session *s, int argc, char **argv)
 {
 	struct objects o = { .s = s, .top = TOP_DEFAULT };
@@ -488,7 +475,7 @@ int cmd_objects(struct session *s, int argc, char **argv)
 			json = true;
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 			val = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!val || parse_top(val, &o.top)) {
+			if (!val || parse_count(val, ULONG_MAX, &o.top)) {
 				fprintf(stderr, "rbinspect: objects: --top needs a number\n");
 				return EXIT_USAGE;
 			}

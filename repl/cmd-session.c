@@ -1,5 +1,4 @@
 /* cmd-session.c: the session's own commands: `set`, `refresh`, `quit`. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,12 +50,9 @@ int cmd_set(struct session *s, int argc, char **argv)
 			goto usage;
 		style_resolve(s);
 	} else if (!strcmp(key, "max-frames")) {
-		char *end;
-		unsigned long long v;
+		unsigned long v;
 
-		errno = 0;
-		v = strtoull(val, &end, 10);
-		if (errno || *end || end == val || val[0] == '-' || v > SIZE_MAX / 2)
+		if (parse_count(val, SIZE_MAX / 2, &v))
 			goto usage;
 		s->max_frames = (size_t)v;
 	} else if (!strcmp(key, "json")) {

@@ -1,9 +1,24 @@
 /* commands.c: the one command table behind the one-shot CLI, the REPL,
  * `help` and completion. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "out/out.h"
 #include "rbinspect.h"
+
+int parse_count(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
 
 /* What tab completion offers after each command's name (rbinspect.h). */
 static const char *const c_json[] = { "--json", NULL };

@@ -73,6 +73,10 @@ const struct command *command_find(const char *name);
 int report_failure(int status);
 int exit_code_for(int status);
 
+/* Arguments: S, a whole decimal number of at most MAX, into *OUT; -1 for
+   anything else (a sign, other characters, too large) (commands.c). */
+int parse_count(const char *s, unsigned long max, unsigned long *out);
+
 int cmd_info(struct session *s, int argc, char **argv);
 int cmd_threads(struct session *s, int argc, char **argv);
 int cmd_bt(struct session *s, int argc, char **argv);
