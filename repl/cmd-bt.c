@@ -170,21 +170,7 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (s->json) {
-		rbi_json_init(&c.j, s->out);
-		rbi_json_object(&c.j);
-		rbi_json_key(&c.j, "threads");
-		rbi_json_array(&c.j);
-	}
-	rc = rbi_thread_foreach(s->target, thread_bt, &c);
-	if (s->json) {
-		rbi_json_end_array(&c.j);
-		if (rc) {
-			rbi_json_key(&c.j, "error");
-			rbi_json_cstr(&c.j, rbi_errmsg());
-		}
-		rbi_json_end_object(&c.j);
-	}
+	rc = threads_foreach(s, &c.j, thread_bt, &c);
 	s->json = json;
 	if (rc == STOP_INTERRUPTED) {
 		fflush(s->out);

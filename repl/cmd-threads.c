@@ -1,5 +1,5 @@
 /* cmd-threads.c: `threads`: one line per Ruby thread.  Also the thread
- * header and JSON fields that `bt` shares. */
+ * walk, header and JSON fields that `bt` shares. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +55,28 @@ void thread_header_text(FILE *f, const struct rbi_thread *th)
 		fprintf(f, ", ractor %u", th->ractor_id);
 }
 
+int threads_foreach(struct session *s, struct rbi_json *j, rbi_thread_fn fn, void *arg)
+{
+	int rc;
+
+	if (s->json) {
+		rbi_json_init(j, s->out);
+		rbi_json_object(j);
+		rbi_json_key(j, "threads");
+		rbi_json_array(j);
+	}
+	rc = rbi_thread_foreach(s->target, fn, arg);
+	if (s->json) {
+		rbi_json_end_array(j);
+		if (rc) {
+			rbi_json_key(j, "error");
+			rbi_json_cstr(j, rbi_errmsg());
+		}
+		rbi_json_end_object(j);
+	}
+	return rc;
+}
+
 struct threads_ctx {
 	struct session *s;
 	struct rbi_json j;
@@ -106,27 +128,14 @@ int cmd_threads(struct session *s, int argc, char **argv)
 		fprintf(stderr, "rbinspect: threads: unknown argument \"%s\"\n", argv[i]);
 		return EXIT_USAGE;
 	}
-	if (s->json) {
-		rbi_json_init(&c.j, s->out);
-		rbi_json_object(&c.j);
-		rbi_json_key(&c.j, "threads");
-		rbi_json_array(&c.j);
-	} else {
+	if (!s->json) {
 		style_begin(s, STYLE_HEADER);
 		fprintf(s->out, "%4s  %-16s %-8s %-16s %-4s %-3s %s", "#", "THREAD",
 			"TID", "STATUS", "MAIN", "GVL", "NAME");
 		style_end(s);
 		fputc('\n', s->out);
 	}
-	rc = rbi_thread_foreach(s->target, thread_line, &c);
-	if (s->json) {
-		rbi_json_end_array(&c.j);
-		if (rc) {
-			rbi_json_key(&c.j, "error");
-			rbi_json_cstr(&c.j, rbi_errmsg());
-		}
-		rbi_json_end_object(&c.j);
-	}
+	rc = threads_foreach(s, &c.j, thread_line, &c);
 	s->json = json;
 	return rc ? session_failure(s, rc) : EXIT_OK;
 }

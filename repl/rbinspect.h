@@ -92,6 +92,10 @@ struct rbi_json;
    one-line text header `bt` prints (cmd-threads.c). */
 void thread_json_fields(struct rbi_json *j, const struct rbi_thread *th);
 void thread_header_text(FILE *f, const struct rbi_thread *th);
+/* rbi_thread_foreach(s->target, FN, ARG); with s->json, inside a JSON
+   object on J (initialised here) as {"threads": [...]}, and an "error"
+   member if the walk failed (cmd-threads.c). */
+int threads_foreach(struct session *s, struct rbi_json *j, rbi_thread_fn fn, void *arg);
 /* A frame's fields as JSON object members (cmd-bt.c). */
 void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f);
 int cmd_help(struct session *s, int argc, char **argv);
