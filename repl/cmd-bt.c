@@ -21,11 +21,10 @@ struct bt_ctx {
 /* Stop a walk: the interrupt (Ctrl-C) or the frame limit. */
 #define STOP_INTERRUPTED 2
 
-static int frame_text(const struct rbi_frame *f, void *arg)
+/* Before a frame is shown: 0 to show it (counted), else what stops the
+   walk (STOP_INTERRUPTED, or 1 at the frame limit). */
+static int frame_next(struct bt_ctx *c)
 {
-	struct bt_ctx *c = arg;
-	FILE *out = c->s->out;
-
 	if (interrupted())
 		return STOP_INTERRUPTED;
 	if (c->max && c->count == c->max) {
@@ -33,6 +32,17 @@ static int frame_text(const struct rbi_frame *f, void *arg)
 		return 1;
 	}
 	c->count++;
+	return 0;
+}
+
+static int frame_text(const struct rbi_frame *f, void *arg)
+{
+	struct bt_ctx *c = arg;
+	FILE *out = c->s->out;
+	int stop = frame_next(c);
+
+	if (stop)
+		return stop;
 	rbi_out_text_cstr(out, f->path ? f->path : "(unknown)");
 	if (f->line)
 		fprintf(out, ":%d", f->line);
@@ -69,14 +79,10 @@ static int frame_json(const struct rbi_frame *f, void *arg)
 {
 	struct bt_ctx *c = arg;
 	struct rbi_json *j = &c->j;
+	int stop = frame_next(c);
 
-	if (interrupted())
-		return STOP_INTERRUPTED;
-	if (c->max && c->count == c->max) {
-		c->truncated = true;
-		return 1;
-	}
-	c->count++;
+	if (stop)
+		return stop;
 	rbi_json_object(j);
 	frame_json_fields(j, f);
 	rbi_json_end_object(j);
