@@ -32,28 +32,72 @@ static size_t utf8_char(const unsigned char *s, size_t len)
 	return n;
 }
 
-void rbi_out_text(FILE *f, const char *s, size_t len)
+/* How one byte is written escaped. */
+typedef void escape_fn(FILE *f, unsigned char c);
+
+/* S[0..LEN) to F: printable UTF-8 characters as they are, but for '\\'
+   and the ASCII characters in ALSO; those and every other byte (controls,
+   invalid UTF-8) through ESCAPE. */
+static void escaped(FILE *f, const char *s, size_t len, const char *also, escape_fn *escape)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (size_t i = 0; i < len;) {
 		size_t n = utf8_char(p + i, len - i);
 
-		if (n && p[i] != '\\') {
+		if (n && p[i] != '\\' && !(n == 1 && strchr(also, p[i]))) {
 			fwrite(p + i, 1, n, f);
 			i += n;
 			continue;
 		}
-		switch (p[i]) {
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		case 0x1b: fputs("\\e", f); break;
-		default: fprintf(f, "\\x%02x", p[i]); break;
-		}
+		escape(f, p[i]);
 		i++;
 	}
+}
+
+/* Terminal text: Ruby's escapes, else \xNN. */
+static void escape_text(FILE *f, unsigned char c)
+{
+	switch (c) {
+	case '\\': fputs("\\\\", f); break;
+	case '\n': fputs("\\n", f); break;
+	case '\t': fputs("\\t", f); break;
+	case '\r': fputs("\\r", f); break;
+	case 0x1b: fputs("\\e", f); break;
+	default: fprintf(f, "\\x%02x", c); break;
+	}
+}
+
+/* JSON strings: invalid UTF-8 and controls keep the byte value visible. */
+static void escape_json(FILE *f, unsigned char c)
+{
+	switch (c) {
+	case '"': fputs("\\\"", f); break;
+	case '\\': fputs("\\\\", f); break;
+	case '\n': fputs("\\n", f); break;
+	case '\t': fputs("\\t", f); break;
+	case '\r': fputs("\\r", f); break;
+	default: fprintf(f, "\\u%04x", c); break;
+	}
+}
+
+/* XML: markup as entities; invalid UTF-8 and controls as in text (visible,
+   and legal XML). */
+static void escape_xml(FILE *f, unsigned char c)
+{
+	switch (c) {
+	case '&': fputs("&amp;", f); break;
+	case '<': fputs("&lt;", f); break;
+	case '>': fputs("&gt;", f); break;
+	case '"': fputs("&quot;", f); break;
+	case '\'': fputs("&#39;", f); break;
+	default: escape_text(f, c); break;
+	}
+}
+
+void rbi_out_text(FILE *f, const char *s, size_t len)
+{
+	escaped(f, s, len, "", escape_text);
 }
 
 void rbi_out_text_cstr(FILE *f, const char *s)
@@ -103,28 +147,8 @@ void rbi_json_end_array(struct rbi_json *j) { json_close(j, ']'); }
 
 static void json_string(FILE *f, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
 	fputc('"', f);
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_char(p + i, len - i);
-
-		if (n && p[i] != '"' && p[i] != '\\') {
-			fwrite(p + i, 1, n, f);
-			i += n;
-			continue;
-		}
-		switch (p[i]) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		/* Invalid UTF-8 and controls: keep the byte value visible. */
-		default: fprintf(f, "\\u%04x", p[i]); break;
-		}
-		i++;
-	}
+	escaped(f, s, len, "\"", escape_json);
 	fputc('"', f);
 }
 
@@ -187,57 +211,10 @@ void rbi_json_null(struct rbi_json *j)
 
 void rbi_out_text_also(FILE *f, const char *s, size_t len, const char *also)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_char(p + i, len - i);
-
-		if (n && p[i] != '\\' && !(n == 1 && strchr(also, p[i]))) {
-			fwrite(p + i, 1, n, f);
-			i += n;
-			continue;
-		}
-		switch (p[i]) {
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		case 0x1b: fputs("\\e", f); break;
-		default: fprintf(f, "\\x%02x", p[i]); break;
-		}
-		i++;
-	}
+	escaped(f, s, len, also, escape_text);
 }
 
 void rbi_out_xml(FILE *f, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_char(p + i, len - i);
-
-		switch (n == 1 ? p[i] : 0) {
-		case '&': fputs("&amp;", f); i++; continue;
-		case '<': fputs("&lt;", f); i++; continue;
-		case '>': fputs("&gt;", f); i++; continue;
-		case '"': fputs("&quot;", f); i++; continue;
-		case '\'': fputs("&#39;", f); i++; continue;
-		case '\\': fputs("\\\\", f); i++; continue;
-		default: break;
-		}
-		if (n) {
-			fwrite(p + i, 1, n, f);
-			i += n;
-			continue;
-		}
-		/* Invalid UTF-8 and controls: visible, and legal XML. */
-		switch (p[i]) {
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		case 0x1b: fputs("\\e", f); break;
-		default: fprintf(f, "\\x%02x", p[i]); break;
-		}
-		i++;
-	}
+	escaped(f, s, len, "&<>\"'", escape_xml);
 }
