@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
+#include <time.h>
 #include <elfutils/libdwfl.h>
 
 #include "ruby-introspect.h"
@@ -20,6 +22,35 @@
 #define RBI_EXPORT __attribute__((visibility("default")))
 #define RBI_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define RBI_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- util: small helpers, inline (the sampler's fast path uses them) ----- */
+
+/* The 64- or 32-bit word at B + OFF (a buffer read from the target, any
+   alignment). */
+static inline uint64_t rbi_get_u64(const uint8_t *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static inline uint32_t rbi_get_u32(const uint8_t *b, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t rbi_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- util/error.c ------------------------------------------------------- */
 

@@ -70,14 +70,6 @@ struct rec {
 	uint64_t rng;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static double uniform(struct rec *r)
 {
 	/* xorshift64*: enough to spread ticks. */
@@ -448,7 +440,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 	else
 		r.open.size = sizeof(r.open);
 	period = (uint64_t)(1e9 / rate);
-	r.rng = now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	r.rng = rbi_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
 	start_meta(&r, pid, rate);
@@ -460,19 +452,19 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 	   Ruby) come back at once; the clock starts after it. */
 	rc = open_target(&r, pid, &t);
 	r.procs[0].t = t;
-	proc_opened(&r, &r.procs[0], rc, now_ns());
+	proc_opened(&r, &r.procs[0], rc, rbi_now_ns());
 	if (rc && (r.procs[0].state == PROC_DEAD ||
 		   !(o->flags & (RBI_RECORD_WAIT | RBI_RECORD_SUBPROCESSES))))
 		goto out;
 	rc = RBI_OK;
-	start = now_ns();
+	start = rbi_now_ns();
 	if (o->duration > 0)
 		stop_at = start + (uint64_t)(o->duration * 1e9);
 	progress_every = (uint64_t)((o->progress_interval > 0 ? o->progress_interval : 1.0) * 1e9);
 	next_progress = start + progress_every;
 	due = start;
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = rbi_now_ns();
 
 		if ((o->stop && *o->stop) || (stop_at && now >= stop_at))
 			break;
@@ -529,7 +521,7 @@ out:
 	{
 		char buf[64];
 
-		snprintf(buf, sizeof(buf), "%.3f", (double)(now_ns() - (start ? start : now_ns())) / 1e9);
+		snprintf(buf, sizeof(buf), "%.3f", (double)(rbi_now_ns() - (start ? start : rbi_now_ns())) / 1e9);
 		rbi_profile_set_meta(p, "duration", buf);
 	}
 	if (!rc && !r.meta_done && r.root_rc) {

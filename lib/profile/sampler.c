@@ -59,14 +59,6 @@ RBI_EXPORT int rbi_sample_state_idle(rbi_sample_state s)
 	return s == RBI_STATE_WAITING || s == RBI_STATE_SLEEPING;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static bool same_pid_namespace(pid_t pid)
 {
 	char a[64], b[64], path[64];
@@ -323,7 +315,7 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 
 	if (!s || !fn)
 		return rbi_fail(RBI_INVAL, "no sampler or callback");
-	t0 = now_ns();
+	t0 = rbi_now_ns();
 	if (s->pause && (rc = rbi_pause_stop(s->pause)))
 		return rc;
 	rc = rbi_vm_sampler_poll(s->vs, &th, &n);
@@ -346,7 +338,7 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 	}
 	if (s->pause)
 		rbi_pause_resume(s->pause);
-	t1 = now_ns();
+	t1 = rbi_now_ns();
 	s->st.samples++;
 	s->st.total_ns += t1 - t0;
 	if (t1 - t0 > s->st.max_ns)

@@ -102,14 +102,6 @@ struct fwalk {
 	int caller_line;
 };
 
-static uint64_t get_u64(const uint8_t *b, uint32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
 static int get_cfp(struct fwalk *w, size_t i, struct cfp *out)
 {
 	const struct rbi_layout *l = w->l;
@@ -128,10 +120,10 @@ static int get_cfp(struct fwalk *w, size_t i, struct cfp *out)
 	}
 	b = w->chunk + (i - w->chunk_lo) * l->cfp_size;
 	out->addr = w->first + i * l->cfp_size;
-	out->pc = get_u64(b, l->cfp_pc);
-	out->iseq = get_u64(b, l->cfp_iseq);
-	out->self = get_u64(b, l->cfp_self);
-	out->ep = get_u64(b, l->cfp_ep);
+	out->pc = rbi_get_u64(b, l->cfp_pc);
+	out->iseq = rbi_get_u64(b, l->cfp_iseq);
+	out->self = rbi_get_u64(b, l->cfp_self);
+	out->ep = rbi_get_u64(b, l->cfp_ep);
 	return RBI_OK;
 }
 

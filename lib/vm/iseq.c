@@ -30,22 +30,6 @@
 #define SUCC_BLOCK_SMALL_RANKS 8
 #define SUCC_BLOCK_BITS 16
 
-static uint64_t get_u64(const uint8_t *b, uint32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
-static uint32_t get_u32(const uint8_t *b, uint32_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
 int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 		  struct rbi_iseq *out)
 {
@@ -86,22 +70,22 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 	if ((rc = rbi_read(t, body, b, end)))
 		return rbi_fail_context(rc, "reading iseq 0x%" PRIx64 " body: ", addr);
 
-	out->type = get_u32(b, l->body_type);
-	out->iseq_size = get_u32(b, l->body_iseq_size);
-	out->iseq_encoded = get_u64(b, l->body_iseq_encoded);
-	out->pathobj = get_u64(b, l->body_pathobj);
-	out->base_label = get_u64(b, l->body_base_label);
-	out->label = get_u64(b, l->body_label);
+	out->type = rbi_get_u32(b, l->body_type);
+	out->iseq_size = rbi_get_u32(b, l->body_iseq_size);
+	out->iseq_encoded = rbi_get_u64(b, l->body_iseq_encoded);
+	out->pathobj = rbi_get_u64(b, l->body_pathobj);
+	out->base_label = rbi_get_u64(b, l->body_base_label);
+	out->label = rbi_get_u64(b, l->body_label);
 	if (vm->k.first_lineno_fixnum)
-		out->first_lineno = (int)((int64_t)get_u64(b, l->body_first_lineno) >> 1);
+		out->first_lineno = (int)((int64_t)rbi_get_u64(b, l->body_first_lineno) >> 1);
 	else
-		out->first_lineno = (int)get_u32(b, l->body_first_lineno);
-	out->insns_info = get_u64(b, l->body_insns_info_body);
-	out->positions = get_u64(b, l->body_insns_info_positions);
-	out->insns_info_size = get_u32(b, l->body_insns_info_size);
-	out->succ_index_table = get_u64(b, l->body_succ_index_table);
-	out->parent_iseq = get_u64(b, l->body_parent_iseq);
-	out->local_iseq = get_u64(b, l->body_local_iseq);
+		out->first_lineno = (int)rbi_get_u32(b, l->body_first_lineno);
+	out->insns_info = rbi_get_u64(b, l->body_insns_info_body);
+	out->positions = rbi_get_u64(b, l->body_insns_info_positions);
+	out->insns_info_size = rbi_get_u32(b, l->body_insns_info_size);
+	out->succ_index_table = rbi_get_u64(b, l->body_succ_index_table);
+	out->parent_iseq = rbi_get_u64(b, l->body_parent_iseq);
+	out->local_iseq = rbi_get_u64(b, l->body_local_iseq);
 	out->body = body;
 
 	if (out->type > RBI_ISEQ_PLAIN || out->iseq_size > ISEQ_SIZE_MAX ||

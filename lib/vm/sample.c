@@ -105,30 +105,6 @@ struct rbi_vm_sampler {
 	size_t iov_cap, niov;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t get_u64(const uint8_t *b, uint32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
-static uint32_t get_u32(const uint8_t *b, uint32_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
 static bool present(uint32_t off)
 {
 	return off != RBI_ABSENT;
@@ -289,7 +265,7 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
 	s->need_rescan = true;
-	s->last_flush_ns = now_ns();
+	s->last_flush_ns = rbi_now_ns();
 	*out = s;
 	return RBI_OK;
 }
@@ -402,7 +378,7 @@ static int rescan(struct rbi_vm_sampler *s)
 			rc = rbi_fail(RBI_NOMEM, "out of memory");
 	}
 	s->rescans++;
-	s->last_rescan_ns = now_ns();
+	s->last_rescan_ns = rbi_now_ns();
 	s->need_rescan = rc != RBI_OK;
 	if (rc)
 		threads_free(s);
@@ -416,10 +392,10 @@ static void parse_ec(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th,
 {
 	const struct rbi_layout *l = s->l;
 
-	th->vm_stack = get_u64(b, l->ec_vm_stack - s->ec_lo);
-	th->vm_stack_size = get_u64(b, l->ec_vm_stack_size - s->ec_lo);
-	th->cfp = get_u64(b, l->ec_cfp - s->ec_lo);
-	th->ec_thread = present(l->ec_thread_ptr) ? get_u64(b, l->ec_thread_ptr - s->ec_lo)
+	th->vm_stack = rbi_get_u64(b, l->ec_vm_stack - s->ec_lo);
+	th->vm_stack_size = rbi_get_u64(b, l->ec_vm_stack_size - s->ec_lo);
+	th->cfp = rbi_get_u64(b, l->ec_cfp - s->ec_lo);
+	th->ec_thread = present(l->ec_thread_ptr) ? rbi_get_u64(b, l->ec_thread_ptr - s->ec_lo)
 						  : th->thread;
 }
 
@@ -496,16 +472,16 @@ static int poll_once(struct rbi_vm_sampler *s, bool *again)
 		th->poll_rc = RBI_OK;
 		th->gvl = th->gc = false;
 		if (s->iov[i].status != RBI_OK ||
-		    get_u64(b, l->thread_vm - s->th_lo) != s->vm->info.vm) {
+		    rbi_get_u64(b, l->thread_vm - s->th_lo) != s->vm->info.vm) {
 			/* Freed: the thread is gone. */
 			th->poll_rc = rbi_fail(RBI_CORRUPT, "thread 0x%" PRIx64 " went away",
 					       th->thread);
 			*again = true;
 			continue;
 		}
-		unit = get_u32(b, l->thread_status / 8 - s->th_lo);
+		unit = rbi_get_u32(b, l->thread_status / 8 - s->th_lo);
 		th->status = (rbi_thread_status)((unit >> (l->thread_status % 8)) & 3);
-		ec = get_u64(b, l->thread_ec - s->th_lo);
+		ec = rbi_get_u64(b, l->thread_ec - s->th_lo);
 		if (ec != th->ec) {
 			/* Another fiber (or the first look): read its context. */
 			struct rbi_iov v = { .addr = ec + s->ec_lo,
@@ -548,7 +524,7 @@ static int poll_once(struct rbi_vm_sampler *s, bool *again)
 int rbi_vm_sampler_poll(struct rbi_vm_sampler *s, struct rbi_vm_sthread **threads,
 			size_t *n)
 {
-	uint64_t now = now_ns();
+	uint64_t now = rbi_now_ns();
 	bool again;
 	int rc;
 
@@ -781,8 +757,8 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	}
 	for (size_t i = 0; i < th->ncfps; i++) {
 		const uint8_t *c = th->cfps + i * l->cfp_size;
-		uint64_t pc = get_u64(c, l->cfp_pc), iseq = get_u64(c, l->cfp_iseq);
-		uint64_t ep = get_u64(c, l->cfp_ep), env[3], cme, v = 0;
+		uint64_t pc = rbi_get_u64(c, l->cfp_pc), iseq = rbi_get_u64(c, l->cfp_iseq);
+		uint64_t ep = rbi_get_u64(c, l->cfp_ep), env[3], cme, v = 0;
 		rbi_frame_type type;
 
 		if (iseq && !pc)
@@ -900,7 +876,7 @@ static int plan_values(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 
 	th->nheap = 0;
 	for (size_t k = 0; k < th->ncfps; k++) {
-		uint64_t ep = get_u64(th->cfps + k * l->cfp_size, l->cfp_ep);
+		uint64_t ep = rbi_get_u64(th->cfps + k * l->cfp_size, l->cfp_ep);
 
 		if (!ep || (ep & 7))
 			continue;       /* decode() reports it */
@@ -955,10 +931,10 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 {
 	const struct rbi_layout *l = s->l;
 	const uint32_t fields[] = { l->cfp_iseq, l->cfp_ep, l->cfp_self, l->cfp_pc };
-	uint64_t cfp = get_u64(th->check_ec, l->ec_cfp - s->ec_lo), skip = 0;
+	uint64_t cfp = rbi_get_u64(th->check_ec, l->ec_cfp - s->ec_lo), skip = 0;
 	bool ok = th->check_th_ec == th->ec && cfp >= th->cfps_at &&
 		  (cfp - th->cfps_at) % l->cfp_size == 0 &&
-		  get_u64(th->check_ec, l->ec_vm_stack - s->ec_lo) == th->vm_stack;
+		  rbi_get_u64(th->check_ec, l->ec_vm_stack - s->ec_lo) == th->vm_stack;
 
 	if (ok) {
 		skip = (cfp - th->cfps_at) / l->cfp_size;
@@ -972,10 +948,10 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	}
 	for (size_t k = skip; ok && k < th->ncfps; k++) {
 		const uint8_t *a = th->cfps + k * l->cfp_size, *b = th->cfps2 + k * l->cfp_size;
-		uint64_t ep = get_u64(b, l->cfp_ep);
+		uint64_t ep = rbi_get_u64(b, l->cfp_ep);
 
 		for (size_t f = 0; ok && f < RBI_ARRAY_SIZE(fields) - (k == skip); f++)
-			ok = get_u64(a, fields[f]) == get_u64(b, fields[f]);
+			ok = rbi_get_u64(a, fields[f]) == rbi_get_u64(b, fields[f]);
 		if (ok && ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
 			ok = !memcmp(th->vals + (ep - 16 - th->vals_lo),
 				     th->vals2 + (ep - 16 - th->vals_lo), 24);
