@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <elfutils/libdwfl.h>
@@ -51,6 +52,29 @@ static inline uint64_t rbi_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* Room for NEED elements of SIZE bytes in the array whose pointer is at
+   ARRP and whose capacity is *CAP: when it is smaller, doubled (from
+   FIRST) until it fits, and reallocated.  False when out of memory, with
+   the array and *CAP as they were. */
+static inline bool rbi_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first)
+{
+	void *v;
+	size_t c;
+
+	if (need <= *cap)
+		return true;
+	for (c = *cap ? *cap * 2 : first; c < need; c *= 2)
+		;
+	memcpy(&v, arrp, sizeof(v));
+	if (!(v = realloc(v, c * size)))
+		return false;
+	memcpy(arrp, &v, sizeof(v));
+	*cap = c;
+	return true;
+}
+/* The same for a typed array ARR (a pointer lvalue). */
+#define RBI_GROW(arr, cap, need, first) rbi_grow(&(arr), &(cap), (need), sizeof(*(arr)), (first))
 
 /* ---- util/error.c ------------------------------------------------------- */
 

@@ -219,16 +219,9 @@ static int maps_load(struct live *l)
 			 (perms[1] == 'w' ? RBI_PROT_WRITE : 0) |
 			 (perms[2] == 'x' ? RBI_PROT_EXEC : 0);
 		const char *p = maps_path(line + pos);
-		if (l->maps.n == cap) {
-			size_t ncap = cap ? cap * 2 : 128;
-			struct rbi_region *v = realloc(l->maps.v, ncap * sizeof(*v));
-
-			if (!v) {
-				rc = rbi_fail(RBI_NOMEM, "out of memory");
-				break;
-			}
-			l->maps.v = v;
-			cap = ncap;
+		if (!RBI_GROW(l->maps.v, cap, l->maps.n + 1, 128)) {
+			rc = rbi_fail(RBI_NOMEM, "out of memory");
+			break;
 		}
 		if (p && !(r.path = strdup(p))) {
 			rc = rbi_fail(RBI_NOMEM, "out of memory");
@@ -276,16 +269,9 @@ static int tids_load(struct live *l)
 
 		if (*end || tid <= 0)
 			continue;
-		if (l->ntids == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			pid_t *v = realloc(l->tids, ncap * sizeof(*v));
-
-			if (!v) {
-				closedir(d);
-				return rbi_fail(RBI_NOMEM, "out of memory");
-			}
-			l->tids = v;
-			cap = ncap;
+		if (!RBI_GROW(l->tids, cap, l->ntids + 1, 16)) {
+			closedir(d);
+			return rbi_fail(RBI_NOMEM, "out of memory");
 		}
 		l->tids[l->ntids++] = (pid_t)tid;
 	}

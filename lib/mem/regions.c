@@ -38,15 +38,8 @@ static int regions_load(struct rbi_target *t, struct rbi_region_list *l)
 			return rc;
 		if (r.end <= r.start)
 			continue;
-		if (l->n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct rbi_region *v = realloc(l->v, ncap * sizeof(*v));
-
-			if (!v)
-				return rbi_fail(RBI_NOMEM, "out of memory");
-			l->v = v;
-			cap = ncap;
-		}
+		if (!RBI_GROW(l->v, cap, l->n + 1, 64))
+			return rbi_fail(RBI_NOMEM, "out of memory");
 		if (r.path && !(r.path = strdup(r.path)))
 			return rbi_fail(RBI_NOMEM, "out of memory");
 		l->v[l->n++] = r;

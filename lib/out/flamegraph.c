@@ -50,15 +50,8 @@ static long node_get(struct fg *g, uint32_t parent, const struct rbi_sample_fram
 
 	if (rbi_map_get(&g->idx, parent + 1ull, f->id + 1ull, 1, &v))
 		return (long)v;
-	if (g->n == g->cap) {
-		size_t cap = g->cap * 2;
-		struct fnode *nv = realloc(g->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		g->v = nv;
-		g->cap = cap;
-	}
+	if (!RBI_GROW(g->v, g->cap, g->n + 1, 1024))
+		return -1;
 	if (rbi_map_put(&g->idx, parent + 1ull, f->id + 1ull, 1, g->n))
 		return -1;
 	g->v[g->n] = (struct fnode){
@@ -121,17 +114,10 @@ static int layout(struct fg *g)
 		double x = n->x;
 
 		for (uint32_t c = n->first; c != UINT32_MAX; c = g->v[c].next) {
-			if (k == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				uint32_t *nk = realloc(kids, nc * sizeof(*nk));
-
-				if (!nk) {
-					free(kids);
-					free(stack);
-					return rbi_fail(RBI_NOMEM, "out of memory");
-				}
-				kids = nk;
-				cap = nc;
+			if (!RBI_GROW(kids, cap, k + 1, 64)) {
+				free(kids);
+				free(stack);
+				return rbi_fail(RBI_NOMEM, "out of memory");
 			}
 			kids[k++] = c;
 		}

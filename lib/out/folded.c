@@ -46,16 +46,9 @@ static int stack_line(const struct rbi_sample_frame *const *frames, size_t n,
 		free(buf);
 		goto oom;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		char **v = realloc(c->lines, cap * sizeof(*v));
-
-		if (!v) {
-			free(buf);
-			goto oom;
-		}
-		c->lines = v;
-		c->cap = cap;
+	if (!RBI_GROW(c->lines, c->cap, c->n + 1, 256)) {
+		free(buf);
+		goto oom;
 	}
 	c->lines[c->n++] = buf;
 	return 0;

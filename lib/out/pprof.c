@@ -128,16 +128,9 @@ static uint64_t str(struct pprof *c, const char *s)
 	}
 	if (rbi_map_get(&c->str_idx, (uintptr_t)in, 0, 0, &v))
 		return v;
-	if (c->nstr == c->str_cap) {
-		size_t cap = c->str_cap ? c->str_cap * 2 : 256;
-		const char **nv = realloc(c->str_v, cap * sizeof(*nv));
-
-		if (!nv) {
-			c->oom = true;
-			return 0;
-		}
-		c->str_v = nv;
-		c->str_cap = cap;
+	if (!RBI_GROW(c->str_v, c->str_cap, c->nstr + 1, 256)) {
+		c->oom = true;
+		return 0;
 	}
 	if (!c->nstr)
 		c->str_v[c->nstr++] = "";

@@ -109,15 +109,8 @@ long rbi_functions_get(struct rbi_functions *fs, const struct rbi_sample_frame *
 	if (f->id < fs->by_frame_cap && fs->by_frame[f->id])
 		return (long)fs->by_frame[f->id] - 1;
 	if (!rbi_map_get(&fs->idx, (uintptr_t)f->label, (uintptr_t)f->path, f->kind + 1ull, &v)) {
-		if (fs->n == fs->cap) {
-			size_t cap = fs->cap ? fs->cap * 2 : 64;
-			const struct rbi_sample_frame **nv = realloc(fs->v, cap * sizeof(*nv));
-
-			if (!nv)
-				return -1;
-			fs->v = nv;
-			fs->cap = cap;
-		}
+		if (!RBI_GROW(fs->v, fs->cap, fs->n + 1, 64))
+			return -1;
 		v = fs->n;
 		if (rbi_map_put(&fs->idx, (uintptr_t)f->label, (uintptr_t)f->path, f->kind + 1ull, v))
 			return -1;

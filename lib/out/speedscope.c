@@ -28,24 +28,9 @@ static int collect(const struct rbi_profile_sample *s, const struct rbi_sample_f
 {
 	struct ss *c = arg;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct ssample *v = realloc(c->s, cap * sizeof(*v));
-
-		if (!v)
-			goto oom;
-		c->s = v;
-		c->cap = cap;
-	}
-	while (c->nids + n > c->ids_cap) {
-		size_t cap = c->ids_cap ? c->ids_cap * 2 : 4096;
-		uint32_t *v = realloc(c->ids, cap * sizeof(*v));
-
-		if (!v)
-			goto oom;
-		c->ids = v;
-		c->ids_cap = cap;
-	}
+	if (!RBI_GROW(c->s, c->cap, c->n + 1, 1024) ||
+	    !RBI_GROW(c->ids, c->ids_cap, c->nids + n, 4096))
+		goto oom;
 	c->s[c->n++] = (struct ssample){ s->thread, (uint32_t)c->nids, (uint32_t)n };
 	for (size_t i = 0; i < n; i++)
 		c->ids[c->nids++] = frames[i]->id;

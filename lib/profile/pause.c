@@ -34,15 +34,8 @@ struct rbi_pause {
 
 static int seize(struct rbi_pause *p, pid_t tid)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct task *t = realloc(p->t, cap * sizeof(*t));
-
-		if (!t)
-			return rbi_fail(RBI_NOMEM, "out of memory");
-		p->t = t;
-		p->cap = cap;
-	}
+	if (!RBI_GROW(p->t, p->cap, p->n + 1, 16))
+		return rbi_fail(RBI_NOMEM, "out of memory");
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
 		if (errno == ESRCH)
 			return RBI_OK;  /* gone already */

@@ -99,15 +99,8 @@ static bool proc_add(struct rec *r, pid_t pid)
 
 	pthread_mutex_lock(&r->mu);
 	if (r->n < PROCS_MAX) {
-		if (r->n == r->cap) {
-			size_t cap = r->cap ? r->cap * 2 : 8;
-			struct proc *v = realloc(r->procs, cap * sizeof(*v));
-
-			if (!v)
-				goto out;
-			r->procs = v;
-			r->cap = cap;
-		}
+		if (!RBI_GROW(r->procs, r->cap, r->n + 1, 8))
+			goto out;
 		memset(&r->procs[r->n], 0, sizeof(r->procs[r->n]));
 		r->procs[r->n++].pid = pid;
 		ok = true;

@@ -123,17 +123,10 @@ static struct ostask *task_find(struct rbi_sampler *s, int32_t tid)
 
 static struct ostask *task_add(struct rbi_sampler *s, int32_t tid, int fd)
 {
-	if (s->ntasks == s->tasks_cap) {
-		size_t cap = s->tasks_cap ? s->tasks_cap * 2 : 16;
-		struct ostask *t = realloc(s->tasks, cap * sizeof(*t));
-
-		if (!t) {
-			if (fd >= 0)
-				close(fd);
-			return NULL;
-		}
-		s->tasks = t;
-		s->tasks_cap = cap;
+	if (!RBI_GROW(s->tasks, s->tasks_cap, s->ntasks + 1, 16)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
 	}
 	s->tasks[s->ntasks] = (struct ostask){ .tid = tid, .fd = fd, .seen = true };
 	return &s->tasks[s->ntasks++];

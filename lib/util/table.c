@@ -145,15 +145,8 @@ const struct rbi_sample_frame *rbi_frametab_intern(struct rbi_frametab *t,
 	    (uint64_t)((uint32_t)first_line & 0xffffff) << 40;
 	if (rbi_map_get(&t->idx, (uintptr_t)l, (uintptr_t)p, c, &v))
 		return t->v[v];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : MAP_MIN;
-		struct rbi_sample_frame **nv = realloc(t->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		t->v = nv;
-		t->cap = cap;
-	}
+	if (!RBI_GROW(t->v, t->cap, t->n + 1, MAP_MIN))
+		return NULL;
 	if (!(f = calloc(1, sizeof(*f))))
 		return NULL;
 	*f = (struct rbi_sample_frame){

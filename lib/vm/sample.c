@@ -122,15 +122,8 @@ static void fresh(struct rbi_vm_sampler *s)
 
 static int iov_add(struct rbi_vm_sampler *s, uint64_t addr, void *buf, size_t len)
 {
-	if (s->niov == s->iov_cap) {
-		size_t cap = s->iov_cap ? s->iov_cap * 2 : 64;
-		struct rbi_iov *v = realloc(s->iov, cap * sizeof(*v));
-
-		if (!v)
-			return rbi_fail(RBI_NOMEM, "out of memory");
-		s->iov = v;
-		s->iov_cap = cap;
-	}
+	if (!RBI_GROW(s->iov, s->iov_cap, s->niov + 1, 64))
+		return rbi_fail(RBI_NOMEM, "out of memory");
 	s->iov[s->niov++] = (struct rbi_iov){ .addr = addr, .buf = buf, .len = len };
 	return RBI_OK;
 }
@@ -296,16 +289,9 @@ static int rescan_thread(const struct rbi_thread *th, void *arg)
 
 	if (th->error)
 		return 0;       /* starting or dying: the next rescan sees it */
-	if (s->nth == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		struct rbi_vm_sthread *v = realloc(s->th, cap * sizeof(*v));
-
-		if (!v) {
-			c->rc = rbi_fail(RBI_NOMEM, "out of memory");
-			return 1;
-		}
-		s->th = v;
-		c->cap = cap;
+	if (!RBI_GROW(s->th, c->cap, s->nth + 1, 16)) {
+		c->rc = rbi_fail(RBI_NOMEM, "out of memory");
+		return 1;
 	}
 	st = &s->th[s->nth++];
 	memset(st, 0, sizeof(*st));
@@ -586,15 +572,9 @@ static int env_at(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, uint64_t 
 	fresh(s);
 	if ((rc = rbi_read(s->t, ep - 16, env, 24)))
 		return rbi_fail_context(rc, "environment 0x%" PRIx64 ": ", ep);
-	if (s->nenv_words == s->env_words_cap) {
-		size_t cap = s->env_words_cap ? s->env_words_cap * 2 : 64;
-		uint64_t *w = realloc(s->env_words, cap * 3 * sizeof(*w));
-
-		if (!w)
-			return RBI_OK;
-		s->env_words = w;
-		s->env_words_cap = cap;
-	}
+	if (!rbi_grow(&s->env_words, &s->env_words_cap, s->nenv_words + 1,
+		      3 * sizeof(*s->env_words), 64))
+		return RBI_OK;
 	memcpy(s->env_words + 3 * s->nenv_words, env, 24);
 	if (!rbi_map_put(&s->envs, ep, 0, 3, s->nenv_words))
 		s->nenv_words++;
