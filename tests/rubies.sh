@@ -71,3 +71,21 @@ core_of() {
 
 # truth_get KEY — the value of "KEY<TAB>value" from the truth file.
 truth_get() { awk -F'\t' -v k="$1" '$1 == k { print $2; exit }' "$RB_TRUTH"; }
+
+# task_states PID: the distinct states of PID's tasks ("S", "R S", "T" ...).
+task_states() {
+	local s
+	for s in /proc/"$1"/task/*/stat; do sed 's/.*) //' "$s" | cut -d' ' -f1; done 2>/dev/null |
+		sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+
+# wait_parked PID: until every task of PID sleeps (state S), so the truth
+# writer is back in its recorded call (see testdata/programs/lib/truth.rb);
+# 1 after 10 s.
+wait_parked() {
+	for _ in $(seq 1 200); do
+		[ "$(task_states "$1")" = S ] && return 0
+		sleep 0.05
+	done
+	return 1
+}

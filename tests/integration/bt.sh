@@ -8,18 +8,6 @@ set -u
 . "$(dirname "$0")/../rubies.sh"
 check_py=$here/tests/bt-check.py
 
-# wait_parked PID: until every task of PID sleeps (state S), so the truth
-# writer is back in its recorded call (see testdata/programs/lib/truth.rb).
-wait_parked() {
-	local st
-	for _ in $(seq 1 100); do
-		st=$(for s in /proc/"$1"/task/*/stat; do sed 's/.*) //' "$s" | cut -d' ' -f1; done 2>/dev/null | sort -u)
-		[ "$st" = S ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # compare LABEL JSON: bt --json output against the running program's truth.
 compare() {
 	local out

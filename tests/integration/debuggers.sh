@@ -49,17 +49,6 @@ RUBIES_RE=${RBI_DEBUGGER_RUBIES:-'^(deb 3\.[3-9]|dwarf 2\.7)'}
 HAVE_OBJECTS=0
 "$RBINSPECT" --help 2>/dev/null | grep -q "^  objects " && HAVE_OBJECTS=1
 
-# wait_parked PID: until every task of PID sleeps (state S).
-wait_parked() {
-	local st
-	for _ in $(seq 1 200); do
-		st=$(for s in /proc/"$1"/task/*/stat; do sed 's/.*) //' "$s" | cut -d' ' -f1; done 2>/dev/null | sort -u)
-		[ "$st" = S ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # want PREFIX RBINSPECT-TARGET-ARGS...: rbinspect's own output, PREFIX.bt and PREFIX.objects.
 want() {
 	local p=$1; shift

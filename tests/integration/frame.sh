@@ -11,16 +11,6 @@ set -u
 . "$(dirname "$0")/../rubies.sh"
 check_py=$here/tests/locals-check.py
 
-wait_parked() {
-	local st
-	for _ in $(seq 1 100); do
-		st=$(for s in /proc/"$1"/task/*/stat; do sed 's/.*) //' "$s" | cut -d' ' -f1; done 2>/dev/null | sort -u)
-		[ "$st" = S ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # locals LABEL TARGET...: frames 1, 3 and 4 of main against the truth.
 locals() {
 	local label=$1 i out; shift

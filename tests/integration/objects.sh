@@ -31,23 +31,6 @@ set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 
-# wait_parked PID: until every task of PID sleeps (state S).
-wait_parked() {
-	local st
-	for _ in $(seq 1 200); do
-		st=$(for s in /proc/"$1"/task/*/stat; do sed 's/.*) //' "$s" | cut -d' ' -f1; done 2>/dev/null | sort -u)
-		[ "$st" = S ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# task_states PID: the distinct states of PID's tasks ("S", "R S", "T" ...).
-task_states() {
-	for s in /proc/"$1"/task/*/stat; do sed 's/.*) //' "$s" | cut -d' ' -f1; done 2>/dev/null |
-		sort -u | tr '\n' ' ' | sed 's/ $//'
-}
-
 # wait_size FILE N: until FILE holds at least N bytes.
 wait_size() {
 	for _ in $(seq 1 300); do
