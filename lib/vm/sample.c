@@ -952,9 +952,29 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	return true;
 }
 
+/* Read the batch planned in s->iov; *NONE (and nothing read) if nothing is
+   planned: no thread is wanted any more. */
+static int read_planned(struct rbi_vm_sampler *s, bool *none)
+{
+	*none = !s->niov;
+	return *none ? RBI_OK : rbi_target_read_batch(s->t, s->iov, s->niov);
+}
+
+/* The end of a read: threads still wanted are torn. */
+static int rest_torn(struct rbi_vm_sampler *s)
+{
+	for (size_t i = 0; i < s->nth; i++)
+		if (s->th[i].want) {
+			s->th[i].want = false;
+			s->th[i].rc = RBI_TORN;
+		}
+	return RBI_OK;
+}
+
 int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned retries)
 {
 	size_t pending = 0;
+	bool none;
 	int rc;
 
 	for (size_t i = 0; i < s->nth; i++) {
@@ -986,10 +1006,8 @@ int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned re
 				pending--;
 			}
 		}
-		if (!s->niov)
-			break;
-		if ((rc = rbi_target_read_batch(s->t, s->iov, s->niov)))
-			return rc;
+		if ((rc = read_planned(s, &none)) || none)
+			return rc ? rc : rest_torn(s);
 		for (size_t i = 0, k = 0; i < s->nth; i++) {
 			struct rbi_vm_sthread *th = &s->th[i];
 
@@ -1008,10 +1026,8 @@ int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned re
 		for (size_t i = 0; i < s->nth; i++)
 			if (s->th[i].want && (rc = plan_values(s, &s->th[i])))
 				return rc;
-		if (!s->niov)
-			break;
-		if ((rc = rbi_target_read_batch(s->t, s->iov, s->niov)))
-			return rc;
+		if ((rc = read_planned(s, &none)) || none)
+			return rc ? rc : rest_torn(s);
 		for (size_t i = 0, k = 0; i < s->nth; i++) {
 			struct rbi_vm_sthread *th = &s->th[i];
 			size_t nio;
@@ -1042,10 +1058,5 @@ int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned re
 			}
 		}
 	}
-	for (size_t i = 0; i < s->nth; i++)
-		if (s->th[i].want) {
-			s->th[i].want = false;
-			s->th[i].rc = RBI_TORN;
-		}
-	return RBI_OK;
+	return rest_torn(s);
 }
