@@ -13,7 +13,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,47 +22,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tap.h"
 
-static int ntests, nfailed;
 static char tmpdir[PATH_MAX];
 static const char *fixture_a, *fixture_b;
-
-/* ---- TAP ----------------------------------------------------------------- */
-
-static bool ok(bool cond, const char *fmt, ...) RBI_PRINTF(2, 3);
-static bool ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", ++ntests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		nfailed++;
-	fflush(stdout);
-	return cond;
-}
-
-static void skip(const char *why, const char *what)
-{
-	printf("ok %d - %s # SKIP %s\n", ++ntests, what, why);
-	fflush(stdout);
-}
-
-static void note(const char *fmt, ...) RBI_PRINTF(1, 2);
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 /* ---- processes and files ------------------------------------------------- */
 
@@ -239,7 +201,7 @@ static char *make_gcore(const char *exe, struct fixture *fx, unsigned filter,
 	int rc;
 
 	if (!fixture_start(exe, "wait", NULL, fx)) {
-		note("fixture did not start");
+		diag("fixture did not start");
 		goto out;
 	}
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)fx->pid);
@@ -256,7 +218,7 @@ static char *make_gcore(const char *exe, struct fixture *fx, unsigned filter,
 	if (asprintf(&core, "%s.%d", prefix, (int)fx->pid) < 0)
 		abort();
 	if (rc != 0 || stat(core, &st) != 0) {
-		note("gcore failed (exit %d); see %s", rc, log);
+		diag("gcore failed (exit %d); see %s", rc, log);
 		free(core);
 		core = NULL;
 	}
@@ -412,7 +374,7 @@ static const char *warning_with(const struct core_h *h, const char *a,
 static void print_warnings(const struct core_h *h)
 {
 	for (size_t i = 0; i < h->diag.n; i++)
-		note("warning: %s", h->diag.msgs[i]);
+		diag("warning: %s", h->diag.msgs[i]);
 }
 
 static int read_u64(const struct core_h *h, uint64_t addr, uint64_t *v)
@@ -523,7 +485,7 @@ static void check_threads(const char *label, const struct core_h *h,
 		const struct rbi_region *sp = region_at(r, t[i].sp);
 		uint64_t want = t[i].tid == fx->tid0 ? fx->fs0 : fx->fs1;
 
-		note("%s: thread %d pc 0x%" PRIx64 " sp 0x%" PRIx64 " fs_base 0x%"
+		diag("%s: thread %d pc 0x%" PRIx64 " sp 0x%" PRIx64 " fs_base 0x%"
 		     PRIx64 " (pc in %s)", label, t[i].tid, t[i].pc, t[i].sp,
 		     t[i].fs_base, pc && pc->path ? pc->path : "?");
 		if (t[i].tid != fx->tid0 && t[i].tid != fx->tid1)
@@ -670,7 +632,7 @@ static void check_mismatch(const char *label, const char *core,
 	w = warning_with(&h, exe, "differs");
 	ok(w != NULL, "%s: build-id mismatch warning", label);
 	if (w)
-		note("%s", w);
+		diag("%s", w);
 	rc = h.ops->read(h.be, fx->magic, magic, sizeof(magic), &n);
 	ok(rc == RBI_UNMAPPED && n == 0,
 	   "%s: no bytes from the mismatched file (rc %d, %zu bytes)", label, rc, n);
@@ -697,7 +659,7 @@ static void check_mismatch(const char *label, const char *core,
 		*slash = '\0';
 		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", copy);
 		if (system(cmd) != 0)
-			note("mkdir failed");
+			diag("mkdir failed");
 		*slash = '/';
 	}
 	rc = copy_file(fixture_a, copy) ? open_core(&h, core, root, NULL) : -1;
@@ -946,7 +908,7 @@ static void fuzz(const char *good_core, unsigned iters)
 			if (!rbi_errmsg()[0])
 				silent++;
 			if (verbose)
-				note("fuzz %u: %s: %s", it, rbi_strerror(rc), rbi_errmsg());
+				diag("fuzz %u: %s: %s", it, rbi_strerror(rc), rbi_errmsg());
 			continue;
 		}
 		opened++;
@@ -1072,6 +1034,7 @@ int main(int argc, char **argv)
 	const char *iters_env = getenv("RBI_FUZZ_ITERS");
 	unsigned iters = iters_env ? (unsigned)strtoul(iters_env, NULL, 10) : 300;
 	char tmpl[] = "/tmp/rbi-test-core.XXXXXX";
+	int status;
 
 	alarm(600);
 	if (argc == 3) {
@@ -1090,7 +1053,7 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
-	note("working in %s", tmpdir);
+	diag("working in %s", tmpdir);
 
 	check_util();
 
@@ -1167,20 +1130,20 @@ int main(int argc, char **argv)
 	if (!gcore && !kcore)
 		skip("no core", "fuzz");
 
-	printf("1..%d\n", ntests);
-	if (!nfailed && !getenv("RBI_KEEP_TMP")) {
+	status = tap_plan();
+	if (!status && !getenv("RBI_KEEP_TMP")) {
 		char cmd[PATH_MAX + 16];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 		if (system(cmd) != 0)
-			note("could not remove %s", tmpdir);
+			diag("could not remove %s", tmpdir);
 	} else {
-		note("kept %s", tmpdir);
+		diag("kept %s", tmpdir);
 	}
 	free(exe);
 	free(gcore);
 	free(gfcore);
 	free(kcore);
 	free(k2core);
-	return nfailed ? 1 : 0;
+	return status;
 }

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,35 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-static int tests, failures;
-
-static bool ok(bool cond, const char *fmt, ...) RBI_PRINTF(2, 3);
-static bool ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", ++tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!cond)
-		failures++;
-	return cond;
-}
-
-static void diag(const char *fmt, ...) RBI_PRINTF(1, 2);
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#include "tap.h"
 
 static double now_ms(void)
 {
@@ -1136,18 +1107,17 @@ int main(void)
 	test_mutated_images();
 	test_self();
 	for (size_t i = 0; i < RBI_ARRAY_SIZE(names); i++) {
-		int before = tests;
+		int before = tap_n;
 
 		if (!strncmp(names[i], "deb-", 4) && geteuid() != 0) {
 			diag("%s: skipped (chroot needs root)", names[i]);
 			continue;
 		}
 		test_ruby(dir, names[i]);
-		started += tests > before;
+		started += tap_n > before;
 	}
 	if (!started)
 		diag("no Ruby under %s: only the code tests ran", dir);
 	ok(count_fds() == fds, "no file descriptor leaked (%d open)", fds);
-	printf("1..%d\n", tests);
-	return failures ? 1 : 0;
+	return tap_plan();
 }

@@ -4,7 +4,6 @@
  * that exits, and pids that are not there.  TAP output. */
 #define _GNU_SOURCE
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-static int ntests, nfailed;
-
-static void check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntests++;
-	if (!cond)
-		nfailed++;
-	printf("%sok %d - ", cond ? "" : "not ", ntests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (!cond && *rbi_errmsg())
-		printf(" (%s)", rbi_errmsg());
-	putchar('\n');
-}
+#include "tap.h"
 
 struct child {
 	pid_t pid;
@@ -185,6 +167,5 @@ int main(void)
 	check(rc == RBI_NO_PROCESS, "a reaped pid is no such process (%d)", rc);
 out:
 	kill(c.pid, SIGKILL);
-	printf("1..%d\n", ntests);
-	return nfailed ? 1 : 0;
+	return tap_plan();
 }

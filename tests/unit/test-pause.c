@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,24 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-static int ntests, nfailed;
-
-static void check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntests++;
-	if (!cond)
-		nfailed++;
-	printf("%sok %d - ", cond ? "" : "not ", ntests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (!cond && *rbi_errmsg())
-		printf(" (%s)", rbi_errmsg());
-	putchar('\n');
-}
+#include "tap.h"
 
 static void *spin(void *arg)
 {
@@ -149,6 +131,5 @@ int main(void)
 	check(rbi_target_resume(NULL) == RBI_OK, "resume is NULL-safe");
 	rbi_target_close(t);
 
-	printf("1..%d\n", ntests);
-	return nfailed ? 1 : 0;
+	return tap_plan();
 }

@@ -5,7 +5,6 @@
  * consumers (Chromium, pprof, callgrind_annotate, speedscope's schema) are
  * run by tests/integration/profile.sh. */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +12,7 @@
 
 #include "ruby-introspect.h"
 #include "util/table.h"
-
-static int n_test, n_failed;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!cond)
-		n_failed++;
-}
+#include "tap.h"
 
 static const struct rbi_sample_frame f_main = {
 	.id = 0, .kind = RBI_FRAME_RUBY, .label = "<main>", .path = "/app/main.rb",
@@ -339,6 +324,5 @@ int main(void)
 	test_callgrind(p);
 	test_speedscope(p);
 	rbi_profile_free(p);
-	printf("1..%d\n", n_test);
-	return n_failed != 0;
+	return tap_plan();
 }
