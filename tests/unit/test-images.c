@@ -179,15 +179,25 @@ static void shell_quote(char *out, size_t cap, const char *s)
 	out[n] = '\0';
 }
 
+/* The output of the command "TOOL FILE 2>/dev/null" (TOOL: a program and
+   its options; FILE quoted for the shell), to pclose(); NULL if popen
+   fails. */
+static FILE *tool_on(const char *tool, const char *file)
+{
+	char q[4200], cmd[4400];
+
+	shell_quote(q, sizeof(q), file);
+	snprintf(cmd, sizeof(cmd), "%s %s 2>/dev/null", tool, q);
+	return popen(cmd, "r");
+}
+
 static bool readelf_build_id(const char *file, char *hex, size_t cap)
 {
-	char q[4200], cmd[4400], line[512];
+	char line[512];
 	bool found = false;
 	FILE *p;
 
-	shell_quote(q, sizeof(q), file);
-	snprintf(cmd, sizeof(cmd), "readelf -n %s 2>/dev/null", q);
-	if (!(p = popen(cmd, "r")))
+	if (!(p = tool_on("readelf -n", file)))
 		return false;
 	while (fgets(line, sizeof(line), p)) {
 		char *s = strstr(line, "Build ID: ");
@@ -206,13 +216,11 @@ static bool readelf_build_id(const char *file, char *hex, size_t cap)
 static bool readelf_sym(const char *file, const char *name, uint64_t *value,
 			char *type, char *bind)
 {
-	char q[4200], cmd[4400], line[1024];
+	char line[1024];
 	bool found = false;
 	FILE *p;
 
-	shell_quote(q, sizeof(q), file);
-	snprintf(cmd, sizeof(cmd), "readelf -sW %s 2>/dev/null", q);
-	if (!(p = popen(cmd, "r")))
+	if (!(p = tool_on("readelf -sW", file)))
 		return false;
 	while (fgets(line, sizeof(line), p)) {
 		char v[32], sz[32], ty[16], bi[16], vis[16], ndx[16], nm[512];
@@ -238,14 +246,13 @@ static bool readelf_sym(const char *file, const char *name, uint64_t *value,
 static int objdump_refs(const char *file, uint64_t start, uint64_t stop,
 			struct rbi_rip_ref *refs, size_t max, size_t *n)
 {
-	char q[4200], cmd[4400], line[1024];
+	char tool[128], line[1024];
 	FILE *p;
 
 	*n = 0;
-	shell_quote(q, sizeof(q), file);
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn --start-address=0x%"
-		 PRIx64 " --stop-address=0x%" PRIx64 " %s 2>/dev/null", start, stop, q);
-	if (!(p = popen(cmd, "r")))
+	snprintf(tool, sizeof(tool), "objdump -d --no-show-raw-insn --start-address=0x%"
+		 PRIx64 " --stop-address=0x%" PRIx64, start, stop);
+	if (!(p = tool_on(tool, file)))
 		return -1;
 	while (fgets(line, sizeof(line), p)) {
 		char *colon, *s, mn[32] = "";
