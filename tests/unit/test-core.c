@@ -191,6 +191,23 @@ static int fixture_stop(struct fixture *fx, bool poke)
 
 /* ---- making cores -------------------------------------------------------- */
 
+/* What the running fixture's core is to lack: its executable on disk
+   (DELETE_EXE), and the mappings coredump_filter FILTER leaves out (0: the
+   default filter). */
+static void before_dump(const struct fixture *fx, const char *exe, unsigned filter,
+			bool delete_exe)
+{
+	if (delete_exe)
+		unlink(exe);
+	if (filter) {
+		char f[64], v[16];
+
+		snprintf(f, sizeof(f), "/proc/%d/coredump_filter", (int)fx->pid);
+		snprintf(v, sizeof(v), "0x%x", filter);
+		write_file(f, v, strlen(v));
+	}
+}
+
 static char *make_gcore(const char *exe, struct fixture *fx, unsigned filter,
 			const char *name, bool delete_exe)
 {
@@ -205,15 +222,7 @@ static char *make_gcore(const char *exe, struct fixture *fx, unsigned filter,
 		goto out;
 	}
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)fx->pid);
-	if (delete_exe)
-		unlink(exe);
-	if (filter) {
-		char f[64], v[16];
-
-		snprintf(f, sizeof(f), "/proc/%d/coredump_filter", (int)fx->pid);
-		snprintf(v, sizeof(v), "0x%x", filter);
-		write_file(f, v, strlen(v));
-	}
+	before_dump(fx, exe, filter, delete_exe);
 	rc = run(argv, log);
 	if (asprintf(&core, "%s.%d", prefix, (int)fx->pid) < 0)
 		abort();
@@ -302,15 +311,7 @@ static char *make_kernel_core(const char *exe, struct fixture *fx,
 		goto out;
 	}
 	core = kernel_core_path(dir, fx->pid, why);
-	if (delete_exe)
-		unlink(exe);
-	if (filter) {
-		char f[64], v[16];
-
-		snprintf(f, sizeof(f), "/proc/%d/coredump_filter", (int)fx->pid);
-		snprintf(v, sizeof(v), "0x%x", filter);
-		write_file(f, v, strlen(v));
-	}
+	before_dump(fx, exe, filter, delete_exe);
 	status = fixture_stop(fx, true);
 	if (!core)
 		goto out;
@@ -564,6 +565,24 @@ static void check_partial(const char *label, const struct core_h *h,
 		return;
 	}
 	ok(false, "%s: no anonymous region followed by a hole", label);
+}
+
+/* A core whose ELF header pages were filtered out (-F 0x23): the
+   executable cannot be checked, so it is used, with a warning. */
+static void check_headerless_core(const char *label, const char *core,
+				  const struct fixture *fx, const char *exe)
+{
+	struct core_h h;
+	char magic[sizeof(magic_a)];
+	size_t n;
+	int rc = open_core(&h, core, NULL, NULL);
+
+	ok(rc == RBI_OK && warning_with(&h, exe, "cannot be checked") &&
+	   h.ops->read(h.be, fx->magic, magic, sizeof(magic), &n) == RBI_OK &&
+	   memcmp(magic, magic_a, sizeof(magic)) == 0,
+	   "%s, filter 0x23 (no ELF headers): file used unchecked, with a warning", label);
+	if (rc == RBI_OK)
+		close_core(&h);
 }
 
 /* Everything a good core of the fixture must give. */
@@ -1079,34 +1098,12 @@ int main(int argc, char **argv)
 
 	/* Cores whose ELF header pages were filtered out: the executable
 	   cannot be checked, so it is used with a warning. */
-	if (gfcore) {
-		struct core_h h;
-		char magic[sizeof(magic_a)];
-		size_t n;
-		int rc = open_core(&h, gfcore, NULL, NULL);
-
-		ok(rc == RBI_OK && warning_with(&h, exe, "cannot be checked") &&
-		   h.ops->read(h.be, gffx.magic, magic, sizeof(magic), &n) == RBI_OK &&
-		   memcmp(magic, magic_a, sizeof(magic)) == 0,
-		   "gcore, filter 0x23 (no ELF headers): file used unchecked, with a warning");
-		if (rc == RBI_OK)
-			close_core(&h);
-	}
-	if (k2core) {
-		struct core_h h;
-		char magic[sizeof(magic_a)];
-		size_t n;
-		int rc = open_core(&h, k2core, NULL, NULL);
-
-		ok(rc == RBI_OK && warning_with(&h, exe, "cannot be checked") &&
-		   h.ops->read(h.be, k2fx.magic, magic, sizeof(magic), &n) == RBI_OK &&
-		   memcmp(magic, magic_a, sizeof(magic)) == 0,
-		   "kernel, filter 0x23 (no ELF headers): file used unchecked, with a warning");
-		if (rc == RBI_OK)
-			close_core(&h);
-	} else if (kcore) {
+	if (gfcore)
+		check_headerless_core("gcore", gfcore, &gffx, exe);
+	if (k2core)
+		check_headerless_core("kernel", k2core, &k2fx, exe);
+	else if (kcore)
 		skip(why2, "kernel core without ELF headers");
-	}
 
 	/* Rebuild: the executable on disk is now fixture B. */
 	if (gcore || kcore) {
