@@ -295,7 +295,7 @@ $root/lib/x86_64-linux-gnu $root/usr/lib/x86_64-linux-gnu $root/lib64")
 				ok "$name gdb-minimal: denied, so read through gcore"
 			else
 				not_ok "$name gdb-minimal: denied, so read through gcore"
-				diag "$(head -5 "$RB_TMP/nobody.err")"
+				diag "$(grep -v '^warning' "$RB_TMP/nobody.err" | grep . | head -8)"
 			fi
 			kill -9 "$npid" 2>/dev/null
 			rm -rf "${root:?}$dir"

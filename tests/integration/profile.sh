@@ -310,7 +310,7 @@ while read -r kind ver root cmd; do
 
 	# ---- Forking server: --subprocesses -------------------------------------------------------
 	if ruby_start "$kind" "$root" "$cmd" forker.rb; then
-		"$B" record -p "$RB_PID" --subprocesses --duration 2 --rate 250 --no-lines \
+		"$B" record -p "$RB_PID" --subprocesses --duration 3 --rate 250 --no-lines \
 			--format folded -o "$T/fork.folded" -q 2>"$T/err"
 		workers=$(sed -n 's/^process \([0-9]*\);.*/\1/p' "$T/fork.folded" | sort -u | wc -l)
 		fsh=$(hot_share "$T/fork.folded")
