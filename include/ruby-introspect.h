@@ -687,7 +687,7 @@ const char *rbi_value_type_name(unsigned type);
 /* A walk over the target's object heap: every slot of every heap page, in
  * the order ObjectSpace.count_objects visits them.  Pages are read whole,
  * a batch of them per read (one system call for a live process), so the
- * memory a walk holds is bounded (about 1 MiB of page bodies) whatever
+ * memory a walk holds is bounded (about 256 KiB of page bodies) whatever
  * the heap's size.
  *
  * A walk of a live target that is not stopped (rbi_target_pause) sees a
@@ -772,6 +772,16 @@ int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter **out);
    be read are skipped (counted in the stats), never an error; errors end
    the walk: RBI_GONE (the process exited), RBI_PERM, RBI_NOMEM. */
 int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out);
+
+/* Count the types of the used slots of the next batch of pages (about
+   256 KiB of page bodies) into COUNTS (added to: COUNTS[t] += used slots of
+   type t; free slots go to the stats' FREE as with rbi_heap_iter_next),
+   without returning them one by one: the fast way to
+   ObjectSpace.count_objects.  RBI_OK after a batch (call again; check the
+   stats for progress), RBI_ITER_END when no page is left; the errors of
+   rbi_heap_iter_next.  May follow calls of rbi_heap_iter_next: it goes on
+   from the next slot. */
+int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT]);
 
 /* The figures of the walk so far into *OUT (call it at the end for the
    totals; during the walk for progress: PAGES_DONE of PAGES).  At the

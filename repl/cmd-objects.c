@@ -215,7 +215,14 @@ static int walk(struct objects *o, rbi_heap_iter *it)
 	uint64_t n = 0, klass;
 	int rc;
 
-	while ((rc = rbi_heap_iter_next(it, &slot)) == RBI_OK) {
+	/* Counts by type only: a batch of pages at a time, no slot by slot. */
+	while (!o->by_class && (rc = rbi_heap_iter_count(it, o->types)) == RBI_OK) {
+		if (stop_walk || interrupted())
+			return EXIT_INTERRUPTED;
+		if (tty)
+			progress(o, it, start);
+	}
+	while (o->by_class && (rc = rbi_heap_iter_next(it, &slot)) == RBI_OK) {
 		o->types[slot->type]++;
 		if (o->by_class) {
 			int r = rbi_heap_object_class(it, slot, &klass);
