@@ -530,6 +530,18 @@ static uint64_t owned_bytes(const struct rbi_heap_iter *it, const struct rbi_hea
 	return capa < OWNED_MAX ? capa : 0;
 }
 
+/* The next batch of pages, or RBI_ITER_END (the walk finished) after the
+   last. */
+static int next_batch(struct rbi_heap_iter *it)
+{
+	if (it->next >= it->npages) {
+		it->nbatch = 0;
+		finish(it);
+		return RBI_ITER_END;
+	}
+	return load_batch(it);
+}
+
 RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out)
 {
 	int rc;
@@ -566,12 +578,7 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 			*out = &it->out;
 			return RBI_OK;
 		}
-		if (it->next >= it->npages) {
-			it->nbatch = 0;
-			finish(it);
-			return RBI_ITER_END;
-		}
-		if ((rc = load_batch(it)))
+		if ((rc = next_batch(it)))
 			return rc;
 	}
 }
@@ -597,15 +604,9 @@ RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_C
 
 	if (!it || !counts)
 		return rbi_fail(RBI_INVAL, "no heap walk");
-	while (it->cur >= it->nbatch) {
-		if (it->next >= it->npages) {
-			it->nbatch = 0;
-			finish(it);
-			return RBI_ITER_END;
-		}
-		if ((rc = load_batch(it)))
+	while (it->cur >= it->nbatch)
+		if ((rc = next_batch(it)))
 			return rc;
-	}
 	for (; it->cur < it->nbatch; it->cur++, it->slot = 0) {
 		const struct page *p = &it->pages[it->cur];
 		uint64_t c[RBI_TYPE_COUNT + 1] = { 0 };
