@@ -1,0 +1,30 @@
+# example-core.sh: the core the README's demo uses (testdata/cores) still
+# reads as its Ruby recorded itself, on a machine that has none of its
+# files: version, every thread and frame, and object counts.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+
+core=$RB_TMP/example.core
+truth=$here/testdata/cores/ruby-3.1-threads.truth
+xz -dkc "$here/testdata/cores/ruby-3.1-threads.core.xz" >"$core"
+
+"$RBINSPECT" --json "$core" info >"$RB_TMP/info.json" 2>"$RB_TMP/err"
+is "$(jq -r .version "$RB_TMP/info.json")" \
+	"$(awk -F'\t' '$1 == "ruby_version" { print $2 }' "$truth")" "example core: version"
+"$RBINSPECT" --json "$core" bt >"$RB_TMP/bt.json" 2>>"$RB_TMP/err"
+if out=$(python3 "$here/tests/bt-check.py" "$truth" "$RB_TMP/bt.json" 2>&1); then
+	ok "example core: every thread and frame matches the recorded backtraces"
+else
+	not_ok "example core: frames differ"; diag "$out"
+fi
+"$RBINSPECT" --json "$core" objects >"$RB_TMP/objects.json" 2>>"$RB_TMP/err"
+# Types the truth writer never allocates are exactly as the target counted
+# them (see tests/integration/objects.sh for why the others move a little).
+for type in TOTAL T_OBJECT T_CLASS T_MODULE T_FLOAT T_REGEXP T_STRUCT T_BIGNUM \
+	    T_FILE T_DATA T_COMPLEX T_SYMBOL T_ICLASS; do
+	is "$(jq ".counts.$type // 0" "$RB_TMP/objects.json")" \
+		"$(awk -F'\t' -v t="$type" '$1 == "count" && $2 == t { print $3 }' "$truth")" \
+		"example core: $type as ObjectSpace.count_objects said"
+done
+tap_done
