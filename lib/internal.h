@@ -125,7 +125,6 @@ struct rbi_cache_slot {
 };
 struct rbi_cache {
 	struct rbi_cache_slot *slots;   /* RBI_CACHE_SLOTS of them, lazily */
-	uint64_t hits, misses;
 };
 
 /* mem/regions.c: a sorted snapshot of the backend's regions. */
@@ -244,11 +243,11 @@ int rbi_code_rip_refs(struct rbi_target *t, uint64_t func, size_t max_insns,
 /* A direct call (or jmp: a tail call) in machine code. */
 struct rbi_call_ref {
 	uint64_t insn;          /* address of the call */
-	uint64_t target;        /* its destination (maybe a PLT stub) */
-	uint64_t resolved;      /* where the PLT stub at TARGET jumps (its GOT
+	uint64_t target;        /* its destination (maybe a PLT entry) */
+	uint64_t resolved;      /* where the PLT entry at TARGET jumps (its GOT
 				   slot, read from the target; with lazy
 				   binding that may still be the PLT), or
-				   TARGET if it is no PLT stub */
+				   TARGET if it is no PLT entry */
 	bool tail;              /* a jmp, not a call */
 };
 /* Decode like rbi_code_rip_refs and list the direct calls and jumps. */

@@ -40,11 +40,8 @@ static struct rbi_cache_slot *cache_page(struct rbi_target *t, uint64_t page)
 			return NULL;
 	}
 	s = &c->slots[(page / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS];
-	if (s->page == page + 1) {
-		c->hits++;
+	if (s->page == page + 1)
 		return s;
-	}
-	c->misses++;
 	s->page = 0;
 	int rc = t->ops->read(t->be, page, s->data, RBI_CACHE_PAGE, &n);
 	if ((rc != RBI_OK && rc != RBI_PARTIAL) || n == 0)

@@ -268,11 +268,6 @@ uint64_t rbi_vm_sampler_rescans(const struct rbi_vm_sampler *s)
 	return s->rescans;
 }
 
-const struct rbi_sample_frame *rbi_vm_sampler_gc_frame(struct rbi_vm_sampler *s)
-{
-	return s->gc_frame;
-}
-
 /* ---- The thread set ----------------------------------------------------- */
 
 struct rescan_ctx {

@@ -78,8 +78,6 @@ int rbi_vm_sampler_poll(struct rbi_vm_sampler *s, struct rbi_vm_sthread **thread
 int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned retries);
 /* Thread-list walks so far (changes whenever the thread set did). */
 uint64_t rbi_vm_sampler_rescans(const struct rbi_vm_sampler *s);
-/* The interned GC frame. */
-const struct rbi_sample_frame *rbi_vm_sampler_gc_frame(struct rbi_vm_sampler *s);
 
 /* ---- frame.c: one frame's names without a walk -------------------------- */
 
