@@ -138,7 +138,7 @@ int rbi_code_rip_refs(struct rbi_target *t, uint64_t func, size_t max_insns,
 
 /* ---- Direct calls ------------------------------------------------------- */
 
-/* If the code at STUB is a PLT entry (optionally endbr64, then
+/* If the visited code is a PLT entry (optionally endbr64, then
    `jmp *GOT(%rip)`, bnd-prefixed or not), where its GOT slot points. */
 static int plt_resolve_visit(struct rbi_target *t, csh cs, const cs_insn *insn,
 			     void *arg)
@@ -161,7 +161,7 @@ static int plt_resolve_visit(struct rbi_target *t, csh cs, const cs_insn *insn,
 		if (rbi_target_read_fn(t, slot, &v, sizeof(v), &got) == RBI_OK && v)
 			*dest = v;
 	}
-	return RBI_ITER_END;    /* anything else: not a stub we know */
+	return RBI_ITER_END;    /* anything else: not a PLT entry we know */
 }
 
 struct calls_arg {
