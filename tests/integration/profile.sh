@@ -280,7 +280,11 @@ while read -r kind ver root cmd; do
 		deep=$(awk '{ n = gsub(/Object#r/, "&"); t += $NF; if (n >= 30) d += $NF }
 			    END { if (t) printf "%.1f\n", 100 * d / t; else print 0 }' "$T/recp.folded")
 		ptorn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
-		if [ "${ptorn:-99}" -le 9 ] && awk -v d="$deep" 'BEGIN { exit !(d >= 15 && d <= 40) }'; then
+		pstacks=$(sed -n 's/.*Hz: \([0-9]*\) stacks.*/\1/p' "$T/stats")
+		# "Hardly any": at most 5 % of the stacks (a fixed count of 9 failed
+		# once on 2.7 under load, with 10 of about 450).
+		if [ "${ptorn:-99}" -le $(( ${pstacks:-0} / 20 )) ] &&
+		   awk -v d="$deep" 'BEGIN { exit !(d >= 15 && d <= 40) }'; then
 			ok "$R: --pause: $ptorn torn stacks, depth 30+ in $deep % of samples (want about 25)"
 		else
 			not_ok "$R: --pause: depth 30+ in $deep % of samples"; diag "$(cat "$T/stats")"
