@@ -66,7 +66,8 @@ struct rec {
 	struct proc *procs;
 	size_t n, cap;
 	bool meta_done;
-	int root_rc;
+	bool sampled;           /* some process got as far as sampling */
+	int root_rc;            /* why the root process could not be opened */
 	uint64_t rng;
 };
 
@@ -241,6 +242,7 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 		rc = rbi_sampler_new(p->t, &so, &p->s);
 	if (!rc) {
 		p->state = PROC_SAMPLING;
+		r->sampled = true;
 		set_meta_once(r, p);
 		return;
 	}
@@ -517,7 +519,9 @@ out:
 		snprintf(buf, sizeof(buf), "%.3f", (double)(rbi_now_ns() - (start ? start : rbi_now_ns())) / 1e9);
 		rbi_profile_set_meta(p, "duration", buf);
 	}
-	if (!rc && !r.meta_done && r.root_rc) {
+	/* A command started by record is not Ruby yet when first tried; only
+	   a root that was never sampled at all is an error. */
+	if (!rc && !r.sampled && r.root_rc) {
 		/* Never got to sample anything: say why. */
 		rc = r.root_rc;
 		if (r.n && r.procs[0].state == PROC_DEAD && rc != RBI_NOT_RUBY)
