@@ -105,7 +105,10 @@ struct rbi_iov {
 struct rbi_mem_ops {
 	uint32_t version;       /* RBI_MEM_OPS_VERSION; members are only appended */
 	uint32_t flags;         /* RBI_MEM_STATIC: bytes never change (a core),
-				   so reads may be cached for the target's life */
+				   so reads may be cached for the target's life.
+				   RBI_MEM_CONCURRENT: read and read_batch may
+				   run on several threads at once (a heap walk
+				   then reads ahead on a second thread) */
 	/* Read up to LEN bytes at ADDR into BUF and set *NREAD.  Returns RBI_OK
 	   when all LEN bytes were read, RBI_PARTIAL when a prefix was, and
 	   RBI_UNMAPPED when none was.  Other errors (RBI_GONE, RBI_PERM) end
@@ -131,6 +134,7 @@ struct rbi_mem_ops {
 };
 
 #define RBI_MEM_STATIC 1u
+#define RBI_MEM_CONCURRENT 2u
 
 /* ---- Targets ------------------------------------------------------------- */
 
@@ -764,7 +768,11 @@ struct rbi_heap_stats {
    (a built-in table that is wrong for this Ruby: supply its DWARF),
    RBI_NO_LAYOUT when the layout has no heap fields (read its DWARF),
    RBI_UNSUPPORTED for a GC this walker does not know (Ruby 3.4+ built
-   with a modular GC library).  Free with rbi_heap_iter_fini(). */
+   with a modular GC library).  Free with rbi_heap_iter_fini().
+   Where T's memory allows reads from two threads (RBI_MEM_CONCURRENT: live
+   processes and cores) and there is a second CPU, the walk reads the next
+   pages on a thread of its own (all signals blocked) until
+   rbi_heap_iter_fini(); T must not be closed before that. */
 int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter **out);
 
 /* The next slot in *OUT: a used slot (flags non-zero), or a free one with

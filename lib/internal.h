@@ -78,6 +78,9 @@ static inline bool rbi_grow(void *arrp, size_t *cap, size_t need, size_t size, s
 
 /* ---- util/error.c ------------------------------------------------------- */
 
+/* Bytes of an explanation, its NUL included. */
+#define RBI_ERRMSG_MAX 512
+
 /* Record STATUS with a formatted explanation for rbi_errmsg(); returns
    STATUS so callers can write `return rbi_fail(RBI_PERM, "...", ...)`. */
 int rbi_fail(int status, const char *fmt, ...) RBI_PRINTF(2, 3);
@@ -155,6 +158,10 @@ struct rbi_target {
 /* Read exactly LEN bytes or fail with RBI_UNMAPPED/RBI_PARTIAL and an
    explanation naming ADDR.  Goes through the cache. */
 int rbi_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len);
+/* The same past the cache: for memory that changes under a live walk (the
+   heap).  Safe to call from several threads when the backend is
+   RBI_MEM_CONCURRENT. */
+int rbi_read_fresh(struct rbi_target *t, uint64_t addr, void *buf, size_t len);
 int rbi_read_u64(struct rbi_target *t, uint64_t addr, uint64_t *out);
 int rbi_read_u32(struct rbi_target *t, uint64_t addr, uint32_t *out);
 /* Read a NUL-terminated string of at most CAP-1 bytes; RBI_CORRUPT if no

@@ -446,7 +446,7 @@ static void core_close(void *be)
 
 static const struct rbi_mem_ops core_ops = {
 	.version = RBI_MEM_OPS_VERSION,
-	.flags = RBI_MEM_STATIC,
+	.flags = RBI_MEM_STATIC | RBI_MEM_CONCURRENT,
 	.read = core_read,
 	.region = core_region,
 	.thread = core_thread,

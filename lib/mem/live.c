@@ -25,6 +25,8 @@
 
 struct live {
 	pid_t pid;
+	/* Reads may run on several threads (RBI_MEM_CONCURRENT): these two
+	   change under them, so they are only touched atomically. */
 	int mem_fd;             /* /proc/PID/mem, opened on first fallback */
 	bool use_mem_file;
 	bool same_root;         /* the target sees our / (no container) */
@@ -67,19 +69,38 @@ static int fail_errno(pid_t pid, int err, const char *what)
 	return rbi_fail(RBI_SYSTEM, "%s process %d: %s", what, (int)pid, strerror(err));
 }
 
+/* /proc/PID/mem, opened once: a thread that loses the race to open it
+   uses the winner's descriptor. */
+static int mem_file_fd(struct live *l)
+{
+	int fd = __atomic_load_n(&l->mem_fd, __ATOMIC_ACQUIRE), none = -1;
+	char path[64];
+
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)l->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return fail_errno(l->pid, errno, "opening memory of");
+	if (!__atomic_compare_exchange_n(&l->mem_fd, &none, fd, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		close(fd);
+		fd = none;
+	}
+	return fd;
+}
+
 static int mem_file_read(struct live *l, uint64_t addr, void *buf, size_t len,
 			 size_t *nread)
 {
 	size_t done = 0;
+	int fd = mem_file_fd(l);
 
-	if (l->mem_fd < 0) {
-		snprintf(l->path, sizeof(l->path), "/proc/%d/mem", (int)l->pid);
-		l->mem_fd = open(l->path, O_RDONLY | O_CLOEXEC);
-		if (l->mem_fd < 0)
-			return fail_errno(l->pid, errno, "opening memory of");
+	if (fd < 0) {
+		*nread = 0;
+		return fd;
 	}
 	while (done < len) {
-		ssize_t n = pread(l->mem_fd, (char *)buf + done, len - done,
+		ssize_t n = pread(fd, (char *)buf + done, len - done,
 				  (off_t)(addr + done));
 		if (n > 0) {
 			done += (size_t)n;
@@ -102,7 +123,7 @@ static int live_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nre
 	struct live *l = be;
 	size_t done = 0;
 
-	if (l->use_mem_file)
+	if (__atomic_load_n(&l->use_mem_file, __ATOMIC_RELAXED))
 		return mem_file_read(l, addr, buf, len, nread);
 	/* process_vm_readv stops at the first unreadable page and reports how
 	   far it got; loop for the kernel's own short reads. */
@@ -118,7 +139,7 @@ static int live_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nre
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == ENOSYS) {
-			l->use_mem_file = true;
+			__atomic_store_n(&l->use_mem_file, true, __ATOMIC_RELAXED);
 			size_t m = 0;
 			int rc = mem_file_read(l, addr + done, (char *)buf + done,
 					       len - done, &m);
@@ -148,7 +169,7 @@ static int live_read_batch(void *be, struct rbi_iov *iov, size_t n)
 		size_t k = n - i < LIVE_IOV_MAX ? n - i : LIVE_IOV_MAX;
 		ssize_t got = -1;
 
-		if (!l->use_mem_file) {
+		if (!__atomic_load_n(&l->use_mem_file, __ATOMIC_RELAXED)) {
 			for (size_t j = 0; j < k; j++) {
 				local[j] = (struct iovec){ iov[i + j].buf, iov[i + j].len };
 				remote[j] = (struct iovec){ (void *)(uintptr_t)iov[i + j].addr,
@@ -345,7 +366,7 @@ static void live_close(void *be)
 
 static const struct rbi_mem_ops live_ops = {
 	.version = RBI_MEM_OPS_VERSION,
-	.flags = 0,
+	.flags = RBI_MEM_CONCURRENT,
 	.read = live_read,
 	.read_batch = live_read_batch,
 	.region = live_region,

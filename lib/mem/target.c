@@ -186,6 +186,19 @@ int rbi_target_read_fn(void *ctx, uint64_t addr, void *buf, size_t len,
 	return rbi_cache_read(ctx, addr, buf, len, nread);
 }
 
+int rbi_read_fresh(struct rbi_target *t, uint64_t addr, void *buf, size_t len)
+{
+	struct rbi_iov iov = { .addr = addr, .buf = buf, .len = len };
+	int rc = rbi_target_read_batch(t, &iov, 1);
+
+	if (rc)
+		return rc;
+	if (iov.status != RBI_OK)
+		return rbi_fail(iov.status, "cannot read %zu bytes at 0x%" PRIx64
+				" (%zu readable)", len, addr, iov.nread);
+	return RBI_OK;
+}
+
 int rbi_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len)
 {
 	size_t n = 0;

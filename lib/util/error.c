@@ -10,8 +10,6 @@
 
 #include "internal.h"
 
-#define RBI_ERRMSG_MAX 512
-
 /* Per thread, so concurrent targets on different threads don't clobber
    each other's explanations. */
 static _Thread_local char errmsg[RBI_ERRMSG_MAX];

@@ -18,22 +18,18 @@
  *
  * Nothing here trusts the target: the page count is bounded, every page
  * must point back at itself from its body and fit in it, and a page that
- * fails is skipped and reported (a live heap moves under the walk).  Page
- * bodies are read a batch at a time (rbi_target_read_batch: one
- * process_vm_readv per batch), so memory stays bounded by the batch. */
+ * fails is skipped and reported (a live heap moves under the walk).  Pages
+ * are read a batch at a time (heap-pages.c), so memory stays bounded by a
+ * few batches. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/heap-pages.h"
 
 /* More pages than this (256 GiB of 16 KiB pages) is a corrupt count. */
 #define HEAP_PAGES_MAX (1ull << 24)
-/* Page bodies read per batch: 16 pages of 16 KiB or 4 of 64 KiB (small
-   enough to stay in the CPU cache between the copy and the count). */
-#define HEAP_BATCH_BYTES (1u << 18)
-#define HEAP_BATCH_MAX 64
 /* Pages whose struct must be readable and point back for the layout to
    be believed at the start. */
 #define HEAP_CHECK_PAGES 8
@@ -65,17 +61,6 @@ RBI_EXPORT const char *rbi_value_type_name(unsigned type)
 	return type < RBI_TYPE_COUNT ? type_names[type] : NULL;
 }
 
-struct page {
-	uint64_t page;          /* the struct heap_page */
-	uint64_t body;          /* its body: start aligned down */
-	uint64_t start;         /* first slot */
-	uint32_t slot_size, total;
-	uint8_t *buf;           /* bytes from BODY to the last slot's end */
-	bool empty;             /* a page without slots (3.4's empty pool) */
-	int size;               /* its entry in stats.sizes, -1 if none */
-	bool ok;                /* checked and read: walk its slots */
-};
-
 /* What rbi_heap_object_class learned about one RBasic.klass value. */
 struct class_entry {
 	uint64_t klass;         /* 0: empty */
@@ -94,17 +79,12 @@ struct rbi_heap_iter {
 	uint64_t sorted;        /* heap_pages.sorted as read at the start */
 	uint64_t list;          /* address of the page pointer array */
 	uint64_t npages;
-	uint64_t next;          /* index in LIST of the next page to load */
-	uint32_t align;         /* HEAP_PAGE_ALIGN */
-	uint32_t hdr_len;       /* bytes of struct heap_page we read */
-	size_t batch;           /* pages per batch */
-	uint8_t *bodies;        /* HEAP_BATCH_BYTES */
-	uint8_t *hdrs;          /* batch * hdr_len */
-	uint64_t ptrs[HEAP_BATCH_MAX];
-	struct page pages[HEAP_BATCH_MAX];
-	struct rbi_iov iov[HEAP_BATCH_MAX];
-	size_t nbatch, cur;     /* pages in the batch, the one being walked */
-	uint32_t slot;          /* next slot of pages[cur] */
+	struct heap_reader *reader;
+	uint64_t nbatches;
+	uint64_t k;             /* the batch being walked */
+	struct heap_batch *b;   /* it, once taken; NULL before */
+	size_t nwalk, cur;      /* pages of B to walk, the one being walked */
+	uint32_t slot;          /* next slot of B's pages[cur] */
 	struct rbi_heap_slot out;
 	struct rbi_heap_stats st;
 	bool ended;
@@ -123,35 +103,12 @@ static void moved(struct rbi_heap_iter *it, const char *why)
 	}
 }
 
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static uint64_t rd64(const uint8_t *p)
 {
 	uint64_t v;
 
 	memcpy(&v, p, sizeof(v));
 	return v;
-}
-
-/* One uncached read of LEN bytes: the heap changes under a live walk, so
-   the target's cache must not answer for it. */
-static int read_fresh(struct rbi_target *t, uint64_t addr, void *buf, size_t len)
-{
-	struct rbi_iov iov = { .addr = addr, .buf = buf, .len = len };
-	int rc = rbi_target_read_batch(t, &iov, 1);
-
-	if (rc)
-		return rc;
-	if (iov.status != RBI_OK)
-		return rbi_fail(iov.status, "cannot read %zu bytes at 0x%" PRIx64,
-				len, addr);
-	return RBI_OK;
 }
 
 /* The page list: its address, the array of page pointers and the count. */
@@ -162,7 +119,7 @@ static int read_list(struct rbi_heap_iter *it, uint64_t *sorted, uint64_t *list,
 	uint64_t hdr[2];
 	int rc;
 
-	if ((rc = read_fresh(it->t, it->objspace + l->objspace_sorted, sorted, 8)))
+	if ((rc = rbi_read_fresh(it->t, it->objspace + l->objspace_sorted, sorted, 8)))
 		return rc;
 	if (it->vm->k.heap_sorted_darray) {
 		if (!*sorted) {         /* not allocated yet: no pages */
@@ -170,7 +127,7 @@ static int read_list(struct rbi_heap_iter *it, uint64_t *sorted, uint64_t *list,
 			*npages = 0;
 			return RBI_OK;
 		}
-		if ((*sorted & 7) || (rc = read_fresh(it->t, *sorted, hdr, sizeof(hdr))))
+		if ((*sorted & 7) || (rc = rbi_read_fresh(it->t, *sorted, hdr, sizeof(hdr))))
 			return rc ? rc : rbi_fail(RBI_CORRUPT, "heap page list 0x%"
 						  PRIx64 " is not aligned", *sorted);
 		if (hdr[0] > hdr[1])
@@ -180,7 +137,7 @@ static int read_list(struct rbi_heap_iter *it, uint64_t *sorted, uint64_t *list,
 		*list = *sorted + DARRAY_HEADER;
 		*npages = hdr[0];
 	} else {
-		if ((rc = read_fresh(it->t, it->objspace + l->objspace_allocated_pages,
+		if ((rc = rbi_read_fresh(it->t, it->objspace + l->objspace_allocated_pages,
 				     npages, 8)))
 			return rc;
 		*list = *sorted;
@@ -203,38 +160,16 @@ static void read_gc_state(struct rbi_heap_iter *it, uint64_t *count, bool *runni
 	*count = 0;
 	*running = false;
 	if (l->objspace_gc_count != RBI_ABSENT)
-		read_fresh(it->t, it->objspace + l->objspace_gc_count, count, 8);
+		rbi_read_fresh(it->t, it->objspace + l->objspace_gc_count, count, 8);
 	if (l->objspace_during_gc != RBI_ABSENT &&
-	    !read_fresh(it->t, it->objspace + l->objspace_during_gc / 8, &byte, 1))
+	    !rbi_read_fresh(it->t, it->objspace + l->objspace_during_gc / 8, &byte, 1))
 		*running = byte & (1u << (l->objspace_during_gc % 8));
-}
-
-/* Check page P's struct as read into HDR; fill P.  False if it cannot be
-   a page of this heap.  An empty page (3.4's pool) is fine with no
-   slots. */
-static bool page_parse(struct rbi_heap_iter *it, struct page *p, const uint8_t *hdr)
-{
-	const struct rbi_layout *l = it->l;
-	uint64_t end;
-
-	p->total = rd16(hdr + l->heap_page_total_slots);
-	p->slot_size = l->heap_page_slot_size != RBI_ABSENT
-		       ? rd16(hdr + l->heap_page_slot_size) : l->rvalue_size;
-	p->start = rd64(hdr + l->heap_page_start);
-	if (p->total == 0)
-		return p->empty = true;
-	if (p->slot_size < 16 || p->slot_size % 8 || p->slot_size >= it->align ||
-	    (p->start & 7))
-		return false;
-	p->body = p->start & ~(uint64_t)(it->align - 1);
-	end = p->start + (uint64_t)p->total * p->slot_size;
-	return p->start >= p->body + 8 && end <= p->body + it->align;
 }
 
 /* The entry of page P's slot size in the stats' sizes (kept sorted by
    size; -1 if all are taken by other sizes: Ruby has at most 5).  A new
    entry moves the larger ones up: so do the batch's pages that use them. */
-static void size_entry(struct rbi_heap_iter *it, struct page *p)
+static void size_entry(struct rbi_heap_iter *it, struct heap_page *p)
 {
 	struct rbi_heap_size *v = it->st.sizes;
 	int i;
@@ -254,102 +189,40 @@ static void size_entry(struct rbi_heap_iter *it, struct page *p)
 		i--;
 	}
 	v[i] = (struct rbi_heap_size){ .slot_size = p->slot_size };
-	for (struct page *q = it->pages; q < p; q++)
+	for (struct heap_page *q = it->b->pages; q < p; q++)
 		if (q->size >= i)
 			q->size++;
 	p->size = i;
 }
 
-/* Read the next batch of pages: pointers, structs, then bodies. */
-static int load_batch(struct rbi_heap_iter *it)
+/* What batch B adds to the stats, now that it is walked (in page order:
+   the sizes keep the order Ruby's pages have). */
+static void take_batch(struct rbi_heap_iter *it, struct heap_batch *b)
 {
-	size_t n = it->npages - it->next < it->batch ? it->npages - it->next : it->batch;
-	size_t nio = 0, off = 0;
-	int rc;
-
-	it->nbatch = 0;
-	it->cur = 0;
-	it->slot = 0;
-	rc = read_fresh(it->t, it->list + it->next * 8, it->ptrs, n * 8);
-	if (rc == RBI_GONE || rc == RBI_PERM || rc == RBI_NOMEM)
-		return rc;
-	if (rc) {
-		/* The list was freed (grown and moved) under the walk. */
+	it->st.bytes_read += b->bytes_read;
+	it->st.pages_skipped += b->pages_skipped;
+	if (b->moved_why)
+		moved(it, b->moved_why);
+	if (b->list_gone) {
 		moved(it, "the heap's page list changed during the walk");
-		it->st.pages_skipped += it->npages - it->next;
-		it->st.pages_done = it->next = it->npages;
-		return RBI_OK;
+		it->st.pages_skipped += it->npages - b->first;
+		it->st.pages_done = it->npages;
+		it->nwalk = 0;
+		return;
 	}
-	it->st.bytes_read += n * 8;
-	for (size_t i = 0; i < n; i++) {
-		struct page *p = &it->pages[i];
+	for (size_t i = 0; i < b->n; i++) {
+		struct heap_page *p = &b->pages[i];
 
-		*p = (struct page){ .page = it->ptrs[i], .size = -1 };
-		if (!p->page || (p->page & 7))
+		if (!p->ok)
 			continue;
-		it->iov[nio++] = (struct rbi_iov){ .addr = p->page,
-			.buf = it->hdrs + i * it->hdr_len, .len = it->hdr_len };
-	}
-	if ((rc = rbi_target_read_batch(it->t, it->iov, nio)))
-		return rc;
-	nio = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct page *p = &it->pages[i];
-		bool ok = false;
-
-		if (p->page && !(p->page & 7) && it->iov[nio].addr == p->page) {
-			ok = it->iov[nio].status == RBI_OK &&
-			     page_parse(it, p, it->hdrs + i * it->hdr_len);
-			it->st.bytes_read += it->iov[nio].nread;
-			nio++;
-		}
-		if (!ok) {
-			moved(it, "heap pages could not be read or failed their checks");
-			it->st.pages_skipped++;
-			p->total = 0;
-		}
-	}
-	/* Bodies, packed into the buffer in page order. */
-	nio = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct page *p = &it->pages[i];
-		size_t len;
-
-		if (!p->total)
-			continue;
-		len = p->start - p->body + (size_t)p->total * p->slot_size;
-		p->buf = it->bodies + off;
-		off += it->align;
-		it->iov[nio++] = (struct rbi_iov){ .addr = p->body, .buf = p->buf, .len = len };
-	}
-	if ((rc = rbi_target_read_batch(it->t, it->iov, nio)))
-		return rc;
-	nio = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct page *p = &it->pages[i];
-
-		if (!p->total)
-			continue;
-		struct rbi_iov *v = &it->iov[nio++];
-
-		it->st.bytes_read += v->nread;
-		/* The body's heap_page_header points back at the page. */
-		p->ok = v->status == RBI_OK && rd64(p->buf) == p->page;
-		if (!p->ok) {
-			moved(it, "heap pages could not be read or failed their checks");
-			it->st.pages_skipped++;
-			continue;
-		}
 		it->st.slots += p->total;
 		it->st.slot_bytes += (uint64_t)p->total * p->slot_size;
 		size_entry(it, p);
 		if (p->size >= 0)
 			it->st.sizes[p->size].slots += p->total;
 	}
-	it->nbatch = n;
-	it->next += n;
-	it->st.pages_done = it->next;
-	return RBI_OK;
+	it->st.pages_done = b->first + b->n;
+	it->nwalk = b->n;
 }
 
 /* The end of the walk: did the heap change meanwhile? */
@@ -388,14 +261,41 @@ static int heap_layout(const struct rbi_vm *vm)
 	return RBI_OK;
 }
 
+/* Done with the batch being walked (if any): take the next, or
+   RBI_ITER_END (the walk finished) after the last.  A batch that failed
+   is not released: asked again, it fails again. */
+static int next_batch(struct rbi_heap_iter *it)
+{
+	struct heap_batch *b;
+
+	if (it->b) {
+		heap_reader_release(it->reader, it->k);
+		it->k = it->b->list_gone ? it->nbatches : it->k + 1;
+		it->b = NULL;
+		it->nwalk = 0;
+	}
+	if (it->k >= it->nbatches) {
+		finish(it);
+		return RBI_ITER_END;
+	}
+	b = heap_reader_get(it->reader, it->k);
+	if (b->rc)
+		return rbi_fail(b->rc, "%s", b->err);
+	it->b = b;
+	it->cur = 0;
+	it->slot = 0;
+	take_batch(it, b);
+	return RBI_OK;
+}
+
 /* The first pages must be pages: a table that is wrong for this Ruby
    fails here, not with counts made up from garbage. */
 static int check_first_pages(struct rbi_heap_iter *it)
 {
 	size_t checked = 0, good = 0;
 
-	for (size_t i = 0; i < it->nbatch && checked < HEAP_CHECK_PAGES; i++) {
-		const struct page *p = &it->pages[i];
+	for (size_t i = 0; i < it->nwalk && checked < HEAP_CHECK_PAGES; i++) {
+		const struct heap_page *p = &it->b->pages[i];
 
 		if (p->empty)
 			continue;       /* 3.4's empty pool: nothing to check */
@@ -430,39 +330,26 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	it->vm = vm;
 	it->l = vm->layout;
 	it->flags = flags;
-	it->align = vm->k.heap_page_align;
-	it->batch = HEAP_BATCH_BYTES / it->align;
-	if (it->batch > HEAP_BATCH_MAX)
-		it->batch = HEAP_BATCH_MAX;
 	it->st.moved_why = "";
-	{
-		const struct rbi_layout *l = it->l;
-		uint32_t end = l->heap_page_start;
-
-		if (l->heap_page_total_slots > end)
-			end = l->heap_page_total_slots;
-		if (l->heap_page_slot_size != RBI_ABSENT && l->heap_page_slot_size > end)
-			end = l->heap_page_slot_size;
-		it->hdr_len = end + 8;
-	}
-	it->bodies = malloc(HEAP_BATCH_BYTES);
-	it->hdrs = malloc(it->batch * it->hdr_len);
-	if (!it->bodies || !it->hdrs) {
-		rbi_heap_iter_fini(it);
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	}
 	/* Objspace fields are read fresh; drop what the cache holds of a
 	   live target's earlier state. */
 	if (!(t->ops->flags & RBI_MEM_STATIC))
 		rbi_cache_clear(&t->cache);
 	vm_off = it->l->vm_gc_objspace != RBI_ABSENT ? it->l->vm_gc_objspace
 						     : it->l->vm_objspace;
-	rc = read_fresh(t, vm->info.vm + vm_off, &it->objspace, 8);
+	rc = rbi_read_fresh(t, vm->info.vm + vm_off, &it->objspace, 8);
 	if (!rc && (!it->objspace || (it->objspace & 7)))
 		rc = rbi_fail(vm->k.heap_sorted_darray ? RBI_UNSUPPORTED : RBI_CORRUPT,
 			      "the VM's objspace pointer is 0x%" PRIx64, it->objspace);
 	if (!rc)
 		rc = read_list(it, &it->sorted, &it->list, &it->npages);
+	if (!rc) {
+		struct heap_geometry g = { .l = it->l, .list = it->list,
+			.npages = it->npages, .align = vm->k.heap_page_align };
+
+		rc = heap_reader_open(t, &g, &it->reader);
+		it->nbatches = it->reader ? heap_reader_batches(it->reader) : 0;
+	}
 	if (rc) {
 		rbi_heap_iter_fini(it);
 		return rbi_fail_context(rc, "locating the heap: ");
@@ -471,7 +358,7 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	read_gc_state(it, &it->st.gc_count, &running);
 	if (running)
 		moved(it, "a GC was running when the walk started");
-	if (it->npages && (rc = load_batch(it))) {
+	if (it->npages && (rc = next_batch(it))) {
 		rbi_heap_iter_fini(it);
 		return rc;
 	}
@@ -494,6 +381,7 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 			return rc;
 		}
 	}
+	heap_reader_read_ahead(it->reader);
 	*out = it;
 	return RBI_OK;
 }
@@ -530,18 +418,6 @@ static uint64_t owned_bytes(const struct rbi_heap_iter *it, const struct rbi_hea
 	return capa < OWNED_MAX ? capa : 0;
 }
 
-/* The next batch of pages, or RBI_ITER_END (the walk finished) after the
-   last. */
-static int next_batch(struct rbi_heap_iter *it)
-{
-	if (it->next >= it->npages) {
-		it->nbatch = 0;
-		finish(it);
-		return RBI_ITER_END;
-	}
-	return load_batch(it);
-}
-
 RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out)
 {
 	int rc;
@@ -549,8 +425,8 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 	if (!it || !out)
 		return rbi_fail(RBI_INVAL, "no heap walk");
 	for (;;) {
-		if (it->cur < it->nbatch) {
-			const struct page *p = &it->pages[it->cur];
+		if (it->cur < it->nwalk) {
+			const struct heap_page *p = &it->b->pages[it->cur];
 
 			if (!p->ok || it->slot >= p->total) {
 				it->cur++;
@@ -583,43 +459,44 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 	}
 }
 
-/* The type counts of one checked page from slot FROM: a tight pass over
-   the flags words of the body as read (no class or capacity work).  C[32]
-   counts the free slots (flags 0); C[t] the others of type t. */
-static void count_page(const struct page *p, uint32_t from, uint64_t c[RBI_TYPE_COUNT + 1])
+/* Page P's free slots from FROM counted into C: into the stats. */
+static void take_free(struct rbi_heap_iter *it, const struct heap_page *p, uint64_t nfree)
 {
-	const uint8_t *b = p->buf + (p->start - p->body) + (size_t)from * p->slot_size;
-	uint32_t step = p->slot_size;
-
-	for (uint32_t i = from; i < p->total; i++, b += step) {
-		uint64_t f = rd64(b);
-
-		c[f ? (unsigned)(f & RBI_T_MASK) : RBI_TYPE_COUNT]++;
-	}
+	it->st.free += nfree;
+	if (p->size >= 0)
+		it->st.sizes[p->size].free += nfree;
 }
 
 RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT])
 {
+	uint64_t c[RBI_TYPE_COUNT + 1] = { 0 };
 	int rc;
 
 	if (!it || !counts)
 		return rbi_fail(RBI_INVAL, "no heap walk");
-	while (it->cur >= it->nbatch)
+	heap_reader_count(it->reader);
+	while (it->cur >= it->nwalk)
 		if ((rc = next_batch(it)))
 			return rc;
-	for (; it->cur < it->nbatch; it->cur++, it->slot = 0) {
-		const struct page *p = &it->pages[it->cur];
-		uint64_t c[RBI_TYPE_COUNT + 1] = { 0 };
+	if (it->b->counted && it->cur == 0 && it->slot == 0) {
+		/* Counted as it was read. */
+		memcpy(c, it->b->counts, sizeof(c));
+		for (size_t i = 0; i < it->nwalk; i++)
+			if (it->b->pages[i].ok)
+				take_free(it, &it->b->pages[i], it->b->pages[i].free);
+		it->cur = it->nwalk;
+	}
+	for (; it->cur < it->nwalk; it->cur++, it->slot = 0) {
+		const struct heap_page *p = &it->b->pages[it->cur];
+		uint64_t before = c[RBI_TYPE_COUNT];
 
 		if (!p->ok || it->slot >= p->total)
 			continue;
-		count_page(p, it->slot, c);
-		it->st.free += c[RBI_TYPE_COUNT];
-		if (p->size >= 0)
-			it->st.sizes[p->size].free += c[RBI_TYPE_COUNT];
-		for (unsigned t = 0; t < RBI_TYPE_COUNT; t++)
-			counts[t] += c[t];
+		heap_page_count(p, it->slot, c);
+		take_free(it, p, c[RBI_TYPE_COUNT] - before);
 	}
+	for (unsigned t = 0; t < RBI_TYPE_COUNT; t++)
+		counts[t] += c[t];
 	return RBI_OK;
 }
 
@@ -634,8 +511,7 @@ RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 {
 	if (!it)
 		return;
-	free(it->bodies);
-	free(it->hdrs);
+	heap_reader_close(it->reader);
 	free(it->cls);
 	free(it);
 }

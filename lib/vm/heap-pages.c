@@ -1,0 +1,447 @@
+/* heap-pages.c: reading the heap's pages a batch at a time.
+ *
+ * A batch is a run of the page list: the page pointers, then every page's
+ * struct heap_page, then the bodies, one rbi_target_read_batch each (one
+ * process_vm_readv on a live target).  Copying the bodies is most of a
+ * heap walk's time, and the kernel copies on the calling thread, so where
+ * the backend allows concurrent reads a second thread reads the next
+ * batches while the walker counts the current one: batches sit in a ring
+ * of READ_AHEAD + 1, are claimed in order by whichever thread comes first,
+ * and are walked in order, so the walk sees the same pages in the same
+ * order with or without the thread.
+ *
+ * Nothing here trusts the target: every page must point back at itself
+ * from its body and fit in it; a page that fails is skipped and the batch
+ * says why. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vm/heap-pages.h"
+
+/* Batches read ahead of the one being walked. */
+#define READ_AHEAD 3
+#define RING (READ_AHEAD + 1)
+/* How long the walker spins for a batch the other thread is reading
+   before it sleeps: a few reads' time. */
+#define SPIN_NS 2000000u
+
+enum slot_state { SLOT_FREE, SLOT_READING, SLOT_READY };
+
+struct heap_reader {
+	struct rbi_target *t;
+	struct heap_geometry g;
+	uint32_t hdr_len;       /* bytes of struct heap_page we read */
+	size_t per_batch;       /* pages per batch */
+	uint64_t nbatches;
+	struct heap_batch ring[RING];   /* batch K lives in ring[K % RING] */
+	int state[RING];        /* enum slot_state; read without MU by a
+				   waiting walker, so stored atomically */
+	/* Under MU once the thread runs: */
+	uint64_t claimed;       /* batches claimed for reading, in order */
+	uint64_t released;      /* batches the walker is done with */
+	bool stop;              /* close: the thread must end */
+	bool halted;            /* a read failed: read no further ahead */
+	bool counting;          /* heap_reader_count: atomic */
+	bool threaded;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Check page P's struct as read into HDR; fill P.  False if it cannot be
+   a page of this heap.  An empty page (3.4's pool) is fine with no
+   slots. */
+static bool page_parse(const struct heap_geometry *g, struct heap_page *p,
+		       const uint8_t *hdr)
+{
+	const struct rbi_layout *l = g->l;
+	uint64_t end;
+
+	p->total = rd16(hdr + l->heap_page_total_slots);
+	p->slot_size = l->heap_page_slot_size != RBI_ABSENT
+		       ? rd16(hdr + l->heap_page_slot_size) : l->rvalue_size;
+	p->start = rd64(hdr + l->heap_page_start);
+	if (p->total == 0)
+		return p->empty = true;
+	if (p->slot_size < 16 || p->slot_size % 8 || p->slot_size >= g->align ||
+	    (p->start & 7))
+		return false;
+	p->body = p->start & ~(uint64_t)(g->align - 1);
+	end = p->start + (uint64_t)p->total * p->slot_size;
+	return p->start >= p->body + 8 && end <= p->body + g->align;
+}
+
+static void skip(struct heap_batch *b, struct heap_page *p)
+{
+	if (!b->moved_why)
+		b->moved_why = "heap pages could not be read or failed their checks";
+	b->pages_skipped++;
+	p->total = 0;
+}
+
+/* The structs of B's pages; those that cannot be read or parsed are
+   skipped. */
+static int read_headers(struct heap_reader *r, struct heap_batch *b)
+{
+	size_t nio = 0;
+	int rc;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct heap_page *p = &b->pages[i];
+
+		*p = (struct heap_page){ .page = b->ptrs[i], .size = -1 };
+		if (!p->page || (p->page & 7))
+			continue;
+		b->iov[nio++] = (struct rbi_iov){ .addr = p->page,
+			.buf = b->hdrs + i * r->hdr_len, .len = r->hdr_len };
+	}
+	if ((rc = rbi_target_read_batch(r->t, b->iov, nio)))
+		return rc;
+	nio = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		struct heap_page *p = &b->pages[i];
+		bool ok = false;
+
+		if (p->page && !(p->page & 7) && b->iov[nio].addr == p->page) {
+			ok = b->iov[nio].status == RBI_OK &&
+			     page_parse(&r->g, p, b->hdrs + i * r->hdr_len);
+			b->bytes_read += b->iov[nio].nread;
+			nio++;
+		}
+		if (!ok)
+			skip(b, p);
+	}
+	return RBI_OK;
+}
+
+/* The bodies of B's pages with slots, packed into its buffer in page
+   order. */
+static int read_bodies(struct heap_reader *r, struct heap_batch *b)
+{
+	size_t nio = 0, off = 0;
+	int rc;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct heap_page *p = &b->pages[i];
+
+		if (!p->total)
+			continue;
+		p->buf = b->bodies + off;
+		off += r->g.align;
+		b->iov[nio++] = (struct rbi_iov){ .addr = p->body, .buf = p->buf,
+			.len = p->start - p->body + (size_t)p->total * p->slot_size };
+	}
+	if ((rc = rbi_target_read_batch(r->t, b->iov, nio)))
+		return rc;
+	nio = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		struct heap_page *p = &b->pages[i];
+
+		if (!p->total)
+			continue;
+		const struct rbi_iov *v = &b->iov[nio++];
+
+		b->bytes_read += v->nread;
+		/* The body's heap_page_header points back at the page. */
+		p->ok = v->status == RBI_OK && rd64(p->buf) == p->page;
+		if (!p->ok)
+			skip(b, p);
+	}
+	return RBI_OK;
+}
+
+static int read_pages(struct heap_reader *r, struct heap_batch *b)
+{
+	int rc = rbi_read_fresh(r->t, r->g.list + b->first * 8, b->ptrs, b->n * 8);
+
+	if (rc == RBI_GONE || rc == RBI_PERM || rc == RBI_NOMEM)
+		return rc;
+	if (rc) {
+		b->list_gone = true;
+		return RBI_OK;
+	}
+	b->bytes_read += b->n * 8;
+	if ((rc = read_headers(r, b)))
+		return rc;
+	return read_bodies(r, b);
+}
+
+void heap_page_count(const struct heap_page *p, uint32_t from,
+		     uint64_t c[RBI_TYPE_COUNT + 1])
+{
+	const uint8_t *b = p->buf + (p->start - p->body) + (size_t)from * p->slot_size;
+	uint32_t step = p->slot_size, i = from;
+	/* Neighbouring slots mostly share a type: four histograms, used in
+	   turn, keep one increment from waiting on the one before. */
+	uint32_t h[4][RBI_TYPE_COUNT + 1] = { { 0 } };
+
+	/* A tight pass over the flags words: no class or capacity work. */
+	for (; i + 4 <= p->total; i += 4, b += 4 * step)
+		for (unsigned j = 0; j < 4; j++) {
+			uint64_t f = rd64(b + j * step);
+
+			h[j][f ? (unsigned)(f & RBI_T_MASK) : RBI_TYPE_COUNT]++;
+		}
+	for (; i < p->total; i++, b += step) {
+		uint64_t f = rd64(b);
+
+		h[0][f ? (unsigned)(f & RBI_T_MASK) : RBI_TYPE_COUNT]++;
+	}
+	for (unsigned t = 0; t <= RBI_TYPE_COUNT; t++)
+		c[t] += (uint64_t)h[0][t] + h[1][t] + h[2][t] + h[3][t];
+}
+
+static void count_batch(struct heap_batch *b)
+{
+	memset(b->counts, 0, sizeof(b->counts));
+	for (size_t i = 0; i < b->n; i++) {
+		struct heap_page *p = &b->pages[i];
+		uint64_t before = b->counts[RBI_TYPE_COUNT];
+
+		if (!p->ok)
+			continue;
+		heap_page_count(p, 0, b->counts);
+		p->free = (uint32_t)(b->counts[RBI_TYPE_COUNT] - before);
+	}
+	b->counted = true;
+}
+
+/* Read batch K into its ring slot.  Runs on either thread, without MU. */
+static void read_batch(struct heap_reader *r, uint64_t k)
+{
+	struct heap_batch *b = &r->ring[k % RING];
+	uint64_t left;
+
+	b->first = k * r->per_batch;
+	left = r->g.npages - b->first;
+	b->n = left < r->per_batch ? (size_t)left : r->per_batch;
+	b->list_gone = false;
+	b->moved_why = NULL;
+	b->pages_skipped = b->bytes_read = 0;
+	b->err[0] = '\0';
+	b->counted = false;
+	b->rc = read_pages(r, b);
+	if (b->rc)
+		snprintf(b->err, sizeof(b->err), "%s", rbi_errmsg());
+	else if (!b->list_gone && __atomic_load_n(&r->counting, __ATOMIC_RELAXED))
+		count_batch(b);
+}
+
+static bool failed(const struct heap_batch *b)
+{
+	return b->rc || b->list_gone;
+}
+
+static void set_state(struct heap_reader *r, uint64_t k, enum slot_state st)
+{
+	__atomic_store_n(&r->state[k % RING], st, __ATOMIC_RELEASE);
+}
+
+static bool ready(struct heap_reader *r, uint64_t k)
+{
+	return __atomic_load_n(&r->state[k % RING], __ATOMIC_ACQUIRE) == SLOT_READY;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/* Wait for batch K without sleeping, for at most SPIN_NS. */
+static void spin_until_ready(struct heap_reader *r, uint64_t k)
+{
+	uint64_t until = rbi_now_ns() + SPIN_NS;
+
+	for (unsigned i = 1; !ready(r, k); i++) {
+		if (i % 256 == 0 && rbi_now_ns() > until)
+			return;
+		cpu_relax();
+	}
+}
+
+/* Claim the next batch if the ring has room for it, and read it.  Called
+   and returns with MU held. */
+static bool read_next_locked(struct heap_reader *r)
+{
+	uint64_t k = r->claimed;
+
+	if (r->halted || k >= r->nbatches || k >= r->released + RING)
+		return false;
+	r->claimed++;
+	set_state(r, k, SLOT_READING);
+	pthread_mutex_unlock(&r->mu);
+	read_batch(r, k);
+	pthread_mutex_lock(&r->mu);
+	set_state(r, k, SLOT_READY);
+	r->halted |= failed(&r->ring[k % RING]);
+	pthread_cond_broadcast(&r->cv);
+	return true;
+}
+
+/* The read-ahead thread: read the next batch while the ring has room. */
+static void *read_ahead_main(void *arg)
+{
+	struct heap_reader *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop)
+		if (!read_next_locked(r))
+			pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
+		     struct heap_reader **out)
+{
+	const struct rbi_layout *l = g->l;
+	struct heap_reader *r = calloc(1, sizeof(*r));
+	uint32_t end = l->heap_page_start;
+
+	*out = NULL;
+	if (!r)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	r->t = t;
+	r->g = *g;
+	if (l->heap_page_total_slots > end)
+		end = l->heap_page_total_slots;
+	if (l->heap_page_slot_size != RBI_ABSENT && l->heap_page_slot_size > end)
+		end = l->heap_page_slot_size;
+	r->hdr_len = end + 8;
+	r->per_batch = HEAP_BATCH_BYTES / g->align;
+	if (r->per_batch > HEAP_BATCH_MAX)
+		r->per_batch = HEAP_BATCH_MAX;
+	r->nbatches = (g->npages + r->per_batch - 1) / r->per_batch;
+	for (int i = 0; i < RING; i++) {
+		r->ring[i].bodies = malloc(HEAP_BATCH_BYTES);
+		r->ring[i].hdrs = malloc(r->per_batch * r->hdr_len);
+		if (!r->ring[i].bodies || !r->ring[i].hdrs) {
+			heap_reader_close(r);
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		}
+	}
+	*out = r;
+	return RBI_OK;
+}
+
+uint64_t heap_reader_batches(const struct heap_reader *r)
+{
+	return r->nbatches;
+}
+
+struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k)
+{
+	if (!r->threaded) {
+		if (r->claimed == k) {
+			r->claimed++;
+			read_batch(r, k);
+		}
+		return &r->ring[k % RING];
+	}
+	/* While the other thread reads batch K, read the ones after it:
+	   the kernel copies on the thread that asks, so two threads copy
+	   twice as much. */
+	pthread_mutex_lock(&r->mu);
+	while (!ready(r, k)) {
+		if (read_next_locked(r))
+			continue;
+		/* The other thread is reading K: that takes one read's time,
+		   less than a wake-up from a condition wait takes here. */
+		pthread_mutex_unlock(&r->mu);
+		spin_until_ready(r, k);
+		pthread_mutex_lock(&r->mu);
+		if (!ready(r, k) && !read_next_locked(r))
+			pthread_cond_wait(&r->cv, &r->mu);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return &r->ring[k % RING];
+}
+
+void heap_reader_release(struct heap_reader *r, uint64_t k)
+{
+	if (!r->threaded) {
+		r->released = k + 1;
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	r->released = k + 1;
+	set_state(r, k, SLOT_FREE);
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+void heap_reader_count(struct heap_reader *r)
+{
+	__atomic_store_n(&r->counting, true, __ATOMIC_RELAXED);
+}
+
+void heap_reader_read_ahead(struct heap_reader *r)
+{
+	sigset_t all, old;
+
+	if (r->threaded || r->claimed >= r->nbatches ||
+	    !(r->t->ops->flags & RBI_MEM_CONCURRENT) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	for (uint64_t k = r->released; k < r->claimed; k++)
+		set_state(r, k, SLOT_READY);
+	if (pthread_mutex_init(&r->mu, NULL))
+		return;
+	if (pthread_cond_init(&r->cv, NULL)) {
+		pthread_mutex_destroy(&r->mu);
+		return;
+	}
+	/* Signals (Ctrl-C) are the caller's thread's business. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r->threaded = pthread_create(&r->thread, NULL, read_ahead_main, r) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!r->threaded) {
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+	}
+}
+
+void heap_reader_close(struct heap_reader *r)
+{
+	if (!r)
+		return;
+	if (r->threaded) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(r->thread, NULL);
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+	}
+	for (int i = 0; i < RING; i++) {
+		free(r->ring[i].bodies);
+		free(r->ring[i].hdrs);
+	}
+	free(r);
+}

@@ -1,0 +1,86 @@
+/* heap-pages.h: the heap's pages read a batch at a time, in page-list
+ * order, for the heap walker (heap.c). */
+#ifndef RBI_HEAP_PAGES_H
+#define RBI_HEAP_PAGES_H
+
+#include "vm/vm.h"
+
+/* Page bodies read per batch: 16 pages of 16 KiB or 4 of 64 KiB (small
+   enough to stay in the CPU cache between the copy and the count). */
+#define HEAP_BATCH_BYTES (1u << 18)
+#define HEAP_BATCH_MAX 64
+
+/* One page of a batch. */
+struct heap_page {
+	uint64_t page;          /* the struct heap_page */
+	uint64_t body;          /* its body: start aligned down */
+	uint64_t start;         /* first slot */
+	uint32_t slot_size, total;
+	uint8_t *buf;           /* bytes from BODY to the last slot's end */
+	bool empty;             /* a page without slots (3.4's empty pool) */
+	int size;               /* the walker's: its entry in the stats'
+				   sizes, -1 if none */
+	bool ok;                /* checked and read: walk its slots */
+	uint32_t free;          /* its free slots, if the batch is counted */
+};
+
+/* A batch as read.  What went wrong is kept with it, not in the thread's
+   rbi_errmsg(): it may have been read on another thread. */
+struct heap_batch {
+	uint64_t first;         /* index in the page list of pages[0] */
+	size_t n;
+	int rc;                 /* RBI_OK, or the error that ended the read */
+	char err[RBI_ERRMSG_MAX];       /* its explanation */
+	bool list_gone;         /* the page list itself could not be read (it
+				   was freed: grown and moved): the rest of
+				   the walk is lost */
+	const char *moved_why;  /* NULL, or why pages were skipped */
+	uint64_t pages_skipped, bytes_read;
+	/* Counted by the thread that read it (heap_reader_count): the
+	   batch's slots by type, free ones (flags 0) in [RBI_TYPE_COUNT],
+	   and each page's free slots. */
+	bool counted;
+	uint64_t counts[RBI_TYPE_COUNT + 1];
+	struct heap_page pages[HEAP_BATCH_MAX];
+	/* scratch of the read */
+	uint64_t ptrs[HEAP_BATCH_MAX];
+	struct rbi_iov iov[HEAP_BATCH_MAX];
+	uint8_t *hdrs, *bodies;
+};
+
+/* Where the pages are and how to read them. */
+struct heap_geometry {
+	const struct rbi_layout *l;
+	uint64_t list;          /* address of the page pointer array */
+	uint64_t npages;
+	uint32_t align;         /* HEAP_PAGE_ALIGN */
+};
+
+struct heap_reader;
+
+int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
+		     struct heap_reader **out);
+/* Batches in the walk. */
+uint64_t heap_reader_batches(const struct heap_reader *r);
+/* Batch K: read now, or waited for if the read-ahead thread has it.
+   Batches are taken in order, one at a time: K is the first one not yet
+   released.  Asking again for K (after an error, say) returns it as it
+   was read. */
+struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k);
+/* The walker is done with batch K. */
+void heap_reader_release(struct heap_reader *r, uint64_t k);
+/* Count the types of the slots of every batch read from now on, on the
+   thread that read it, while its bytes are in that CPU's cache. */
+void heap_reader_count(struct heap_reader *r);
+/* Count page P's slots from FROM by type into C (free ones in
+   C[RBI_TYPE_COUNT]). */
+void heap_page_count(const struct heap_page *p, uint32_t from,
+		     uint64_t c[RBI_TYPE_COUNT + 1]);
+/* Read the next batches ahead on a second thread while batch K is walked,
+   if the target's memory can be read by two threads at once and there is
+   a CPU for it.  Call once; the reader works without it. */
+void heap_reader_read_ahead(struct heap_reader *r);
+/* Stops and joins the read-ahead thread. */
+void heap_reader_close(struct heap_reader *r);
+
+#endif
