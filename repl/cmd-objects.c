@@ -47,6 +47,9 @@ struct objects {
 	struct rbi_heap_stats st;
 	struct class_count *cls;
 	size_t ncls, capcls;    /* open addressing, CAPCLS a power of two */
+	struct class_count *last;       /* the entry class_add found last:
+					   neighbouring objects mostly share
+					   a class */
 	uint64_t internal, internal_bytes;
 	uint64_t unknown, unknown_bytes;        /* class chain unreadable */
 	double secs;
@@ -162,16 +165,19 @@ static struct class_count *class_slot(struct class_count *v, size_t cap, uint64_
 			return &v[i];
 }
 
-static int class_add(struct objects *o, uint64_t klass, uint32_t bytes, uint64_t owned)
+/* O's entry for KLASS, added on first sight; NULL if out of memory. */
+static struct class_count *class_entry(struct objects *o, uint64_t klass)
 {
-	struct class_count *c;
+	struct class_count *c = o->last;
 
+	if (c && c->klass == klass)
+		return c;
 	if ((o->ncls + 1) * 2 > o->capcls) {
 		size_t cap = o->capcls ? o->capcls * 2 : 1024;
 		struct class_count *n = calloc(cap, sizeof(*n));
 
 		if (!n)
-			return RBI_NOMEM;
+			return NULL;
 		for (size_t i = 0; i < o->capcls; i++)
 			if (o->cls[i].klass)
 				*class_slot(n, cap, o->cls[i].klass) = o->cls[i];
@@ -179,11 +185,20 @@ static int class_add(struct objects *o, uint64_t klass, uint32_t bytes, uint64_t
 		o->cls = n;
 		o->capcls = cap;
 	}
-	c = class_slot(o->cls, o->capcls, klass);
+	c = o->last = class_slot(o->cls, o->capcls, klass);
 	if (!c->klass) {
 		c->klass = klass;
 		o->ncls++;
 	}
+	return c;
+}
+
+static int class_add(struct objects *o, uint64_t klass, uint32_t bytes, uint64_t owned)
+{
+	struct class_count *c = class_entry(o, klass);
+
+	if (!c)
+		return RBI_NOMEM;
 	c->count++;
 	c->bytes += bytes;
 	c->owned += owned;

@@ -93,6 +93,8 @@ struct rbi_heap_iter {
 	uint64_t c_object;
 	struct class_entry *cls;
 	size_t ncls, capcls;    /* CAPCLS: 0 or a power of two */
+	struct class_entry *last;       /* the entry found last: neighbouring
+					   objects mostly share a class */
 };
 
 static void moved(struct rbi_heap_iter *it, const char *why)
@@ -593,6 +595,28 @@ static void class_lookup(struct rbi_heap_iter *it, struct class_entry *e)
 	e->status = kind_of ? RBI_OK : RBI_ITER_END;
 }
 
+/* The table's entry for KLASS, made on first sight. */
+static int class_entry_of(struct rbi_heap_iter *it, uint64_t klass, struct class_entry **out)
+{
+	struct class_entry *e = it->last;
+	int rc;
+
+	if (e && e->klass == klass) {
+		*out = e;
+		return RBI_OK;
+	}
+	if ((it->ncls + 1) * 2 > it->capcls && (rc = class_grow(it)))
+		return rc;
+	e = it->last = class_slot(it, klass);
+	if (!e->klass) {
+		e->klass = klass;
+		it->ncls++;
+		class_lookup(it, e);
+	}
+	*out = e;
+	return RBI_OK;
+}
+
 /* rb_singleton_class_internal_p: a metaclass (singleton of a class)
    without a metaclass of its own is Ruby's business, not the program's. */
 static bool singleton_internal(struct rbi_heap_iter *it, const struct rbi_heap_slot *s)
@@ -642,14 +666,8 @@ RBI_EXPORT int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_sl
 		    tls || rbi_read_u64(it->t, addr, &it->c_object))
 			it->c_object = 0;       /* then everything is a kind of Object */
 	}
-	if ((it->ncls + 1) * 2 > it->capcls && (rc = class_grow(it)))
+	if ((rc = class_entry_of(it, s->klass, &e)))
 		return rc;
-	e = class_slot(it, s->klass);
-	if (!e->klass) {
-		e->klass = s->klass;
-		it->ncls++;
-		class_lookup(it, e);
-	}
 	if (e->status == RBI_OK)
 		*klass = e->real;
 	return e->status;
