@@ -12,6 +12,7 @@
 #     walk ms      rbinspect's heap walk (its "walk_us")
 #     total ms     the whole rbinspect command: start, attach, locate the VM, walk, print
 #     walk/in      walk time over the in-process count time
+#     total/in     the whole command's time over the in-process count time
 #     Mslots/s     slots per second of the walk
 #     MB read      target memory read by the walk
 #     RSS MB       rbinspect's maximum resident set size
@@ -47,12 +48,13 @@ run_one() {
 	maxrss=$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)
 	awk -v l="$label" -v s="$slots" -v in_us="$in_us" -v w="$walk" -v t="$total" \
 		-v b="$bytes" -v r="$maxrss" 'BEGIN {
-		printf "%-24s %9d %10.1f %9.1f %9.1f %7.2f %9.1f %8.1f %7.1f\n", l, s, in_us / 1000,
-			w / 1000, t / 1000, w / in_us, s / (w / 1e6) / 1e6, b / 1048576, r / 1024 }'
+		printf "%-24s %9d %10.1f %9.1f %9.1f %7.2f %8.2f %9.1f %8.1f %7.1f\n", l, s,
+			in_us / 1000, w / 1000, t / 1000, w / in_us, t / in_us, s / (w / 1e6) / 1e6,
+			b / 1048576, r / 1024 }'
 }
 
-printf '%-24s %9s %10s %9s %9s %7s %9s %8s %7s\n' RUBY slots "in-proc ms" "walk ms" \
-	"total ms" walk/in Mslots/s "MB read" "RSS MB"
+printf '%-24s %9s %10s %9s %9s %7s %8s %9s %8s %7s\n' RUBY slots "in-proc ms" "walk ms" \
+	"total ms" walk/in total/in Mslots/s "MB read" "RSS MB"
 while read -r kind ver root cmd; do
 	if [ -n "$RUBIES" ] && ! grep -q "$kind $ver" <<<"$RUBIES"; then continue; fi
 	if ! SCALE=$SCALE ruby_start "$kind" "$root" "$cmd" objects.rb; then
