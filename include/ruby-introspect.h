@@ -180,8 +180,11 @@ int rbi_target_read(rbi_target *t, uint64_t addr, void *buf, size_t len,
 int rbi_target_read_batch(rbi_target *t, struct rbi_iov *iov, size_t n);
 
 /* Forget everything read from a live target; the next call re-reads.
-   RBI_GONE if the process has exited (or is a zombie) since it was
-   opened: T stays valid (close it), but reads fail.  RBI_OK for a core. */
+   What cannot have changed is kept: while the process maps the same files
+   at the same places, its images and the VM's location (the costly part
+   of a first call).  RBI_GONE if the process has exited (or is a zombie) since it was
+   opened: T stays valid (close it), but reads fail.  RBI_OK for a core.
+   Pointers borrowed from T (rbi_ruby_info's) are invalid after it. */
 int rbi_target_refresh(rbi_target *t);
 
 /* The process id (live: the pid opened; core: the dumped pid). */

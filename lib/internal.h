@@ -219,7 +219,8 @@ struct rbi_image_list {
 };
 
 /* The target's images, loaded on first use and owned by the target
-   (t->images; rbi_target_refresh drops them).  *OUT is borrowed. */
+   (t->images; rbi_target_refresh drops them when the files mapped
+   change).  *OUT is borrowed. */
 int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out);
 void rbi_images_free(struct rbi_image_list *l);
 /* The image defining symbol NAME (e.g. "ruby_version"), or NULL. */

@@ -127,29 +127,58 @@ RBI_EXPORT const char *rbi_target_warning(const rbi_target *t, size_t index)
 	return t->diag.msgs[index];
 }
 
+/* Do A and B map the same files at the same places?  Anonymous regions
+   come and go with every allocation; a change in the files mapped (a
+   dlopen, an exec) is what makes the images and the VM's location stale. */
+static bool same_files(const struct rbi_region_list *a, const struct rbi_region_list *b)
+{
+	size_t i = 0, j = 0;
+
+	for (;; i++, j++) {
+		while (i < a->n && !a->v[i].path)
+			i++;
+		while (j < b->n && !b->v[j].path)
+			j++;
+		if (i == a->n || j == b->n)
+			return i == a->n && j == b->n;
+		const struct rbi_region *x = &a->v[i], *y = &b->v[j];
+
+		if (x->start != y->start || x->end != y->end ||
+		    x->file_offset != y->file_offset || x->prot != y->prot ||
+		    strcmp(x->path, y->path))
+			return false;
+	}
+}
+
 RBI_EXPORT int rbi_target_refresh(rbi_target *t)
 {
+	struct rbi_region_list before;
+	const struct rbi_region_list *now;
+	int rc;
+
 	if (!t)
 		return rbi_fail(RBI_INVAL, "no target");
 	if (t->ops->flags & RBI_MEM_STATIC)
 		return RBI_OK;
 	rbi_cache_clear(&t->cache);
-	rbi_region_list_free(&t->regions);
-	rbi_vm_free(t->vm);
-	t->vm = NULL;
-	rbi_images_free(t->images);
-	t->images = NULL;
+	before = t->regions;
+	t->regions = (struct rbi_region_list){ 0 };
 	if (t->ops->refresh)
 		t->ops->refresh(t->be);
+	/* The images and the VM (found by symbols, DWARF and decoding code:
+	   most of a command's time) stay while the same files are mapped. */
+	rc = rbi_regions(t, &now);
+	if (rc || !same_files(&before, now)) {
+		rbi_vm_free(t->vm);
+		t->vm = NULL;
+		rbi_images_free(t->images);
+		t->images = NULL;
+	}
+	rbi_region_list_free(&before);
 	/* Tell a process that is gone (or a zombie) now, not at the next
 	   read: its region list is what any next call needs first. */
-	if (t->live) {
-		struct rbi_region r;
-		int rc = t->ops->region(t->be, 0, &r);
-
-		if (rc == RBI_GONE || rc == RBI_ZOMBIE)
-			return rc;
-	}
+	if (t->live && (rc == RBI_GONE || rc == RBI_ZOMBIE))
+		return rc;
 	return RBI_OK;
 }
 

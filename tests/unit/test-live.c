@@ -1,12 +1,14 @@
 /* test-live.c: the live backend and the target layer on a real child
  * process: reads, partial and unmapped reads, batched reads (with and
- * without process_vm_readv), regions, the cache and refresh, a process
- * that exits, and pids that are not there.  TAP output. */
+ * without process_vm_readv), regions, the cache and refresh (which keeps
+ * the images until the files mapped change), a process that exits, and
+ * pids that are not there.  TAP output. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +18,9 @@
 
 struct child {
 	pid_t pid;
-	int cmd;                /* write a byte: the child bumps its counter */
+	int cmd;                /* write 'c': the child bumps its counter;
+				   'm': it maps a file and says when */
+	int ack;
 	uint64_t base;          /* 3 pages; the middle one unmapped */
 	long page;
 };
@@ -46,13 +50,25 @@ static int child_start(struct child *c)
 		uint64_t a = (uintptr_t)p;
 		if (write(up[1], &a, sizeof(a)) != sizeof(a))
 			_exit(1);
-		while (read(down[0], &b, 1) == 1)
-			p[0]++;
+		while (read(down[0], &b, 1) == 1) {
+			if (b == 'c') {
+				p[0]++;
+			} else if (b == 'm') {
+				int fd = open("/proc/self/exe", O_RDONLY);
+
+				/* Two pages: too big for the hole. */
+				if (fd < 0 || mmap(NULL, 2 * c->page, PROT_READ, MAP_PRIVATE,
+						   fd, 0) == MAP_FAILED ||
+				    write(up[1], &b, 1) != 1)
+					_exit(1);
+			}
+		}
 		_exit(0);
 	}
 	close(up[1]);
 	close(down[0]);
 	c->cmd = down[1];
+	c->ack = up[0];
 	return read(up[0], &c->base, sizeof(c->base)) == sizeof(c->base) ? 0 : -1;
 }
 
@@ -110,8 +126,10 @@ static void test_regions(rbi_target *t, const struct child *c)
 static void test_refresh(rbi_target *t, const struct child *c)
 {
 	uint8_t before = 0xff, cached = 0xff, after = 0xff;
-	char b = 1;
+	struct rbi_image_list *images = NULL;
+	char b = 'c';
 
+	check(rbi_images_load(t, &images) == RBI_OK && images, "images load");
 	rbi_target_read(t, c->base, &before, 1, NULL);
 	if (write(c->cmd, &b, 1) != 1)
 		return;
@@ -121,6 +139,14 @@ static void test_refresh(rbi_target *t, const struct child *c)
 	rbi_target_read(t, c->base, &after, 1, NULL);
 	check(cached == before, "reads are cached until refresh");
 	check(after == (uint8_t)(before + 1), "refresh re-reads a moving target");
+	check(t->images == images, "refresh keeps the images while the same files are mapped");
+
+	b = 'm';
+	if (write(c->cmd, &b, 1) != 1 || read(c->ack, &b, 1) != 1)
+		return;
+	rbi_target_refresh(t);
+	check(!t->images, "refresh drops the images once another file is mapped");
+	check(rbi_images_load(t, &images) == RBI_OK && images, "and they load again");
 }
 
 int main(void)
