@@ -38,6 +38,7 @@
 #define VM_ENV_FLAG_LOCAL 0x2u
 #define VM_ENV_DATA_INDEX_ME_CREF (-2)
 #define VM_ENV_DATA_INDEX_SPECVAL (-1)
+#define VM_METHOD_TYPE_ISEQ 0
 #define VM_METHOD_TYPE_CFUNC 1
 #define VM_METHOD_TYPE_BITS 4
 
@@ -183,27 +184,38 @@ static int frame_method_entry(struct fwalk *w, uint64_t ep, uint64_t flags,
 	return RBI_OK;
 }
 
+/* The method entry's definition and its type. */
+static int cme_def(struct rbi_target *t, const struct rbi_layout *l, uint64_t cme,
+		   uint64_t *def, unsigned *type)
+{
+	uint32_t word;
+	int rc;
+
+	if (l->cme_def == RBI_ABSENT || l->method_def_type == RBI_ABSENT)
+		return rbi_fail(RBI_LAYOUT, "no method entry layout");
+	if ((rc = rbi_read_u64(t, cme + l->cme_def, def)))
+		return rc;
+	if (!*def || (*def & 7))
+		return rbi_fail(RBI_CORRUPT, "method entry 0x%" PRIx64 " has no "
+				"definition", cme);
+	if ((rc = rbi_read_u32(t, *def + l->method_def_type / 8, &word)))
+		return rc;
+	*type = (word >> (l->method_def_type % 8)) & ((1u << VM_METHOD_TYPE_BITS) - 1);
+	return RBI_OK;
+}
+
 /* The method entry's definition type and name (original_id). */
 static int cme_name(struct fwalk *w, uint64_t cme, unsigned *type, char *buf,
 		    size_t cap)
 {
-	const struct rbi_layout *l = w->l;
 	uint64_t def, id;
-	uint32_t word;
 	int rc;
 
-	if (l->cme_def == RBI_ABSENT || l->method_def_original_id == RBI_ABSENT ||
-	    l->method_def_type == RBI_ABSENT)
+	if (w->l->method_def_original_id == RBI_ABSENT)
 		return rbi_fail(RBI_LAYOUT, "no method entry layout");
-	if ((rc = rbi_read_u64(w->t, cme + l->cme_def, &def)))
+	if ((rc = cme_def(w->t, w->l, cme, &def, type)) ||
+	    (rc = rbi_read_u64(w->t, def + w->l->method_def_original_id, &id)))
 		return rc;
-	if (!def || (def & 7))
-		return rbi_fail(RBI_CORRUPT, "method entry 0x%" PRIx64 " has no "
-				"definition", cme);
-	if ((rc = rbi_read_u32(w->t, def + l->method_def_type / 8, &word)) ||
-	    (rc = rbi_read_u64(w->t, def + l->method_def_original_id, &id)))
-		return rc;
-	*type = (word >> (l->method_def_type % 8)) & ((1u << VM_METHOD_TYPE_BITS) - 1);
 	return rbi_vm_id_name(w->t, w->vm, id, buf, cap);
 }
 
@@ -561,6 +573,24 @@ uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
 	struct fwalk w = { .t = t, .vm = vm, .l = vm->layout };
 
 	return check_method_entry(&w, v, can_be_svar);
+}
+
+int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
+		    uint64_t *iseq)
+{
+	const struct rbi_layout *l = vm->layout;
+	uint64_t def;
+	unsigned type;
+	int rc;
+
+	*iseq = 0;
+	if (l->method_def_body == RBI_ABSENT)
+		return rbi_fail(RBI_LAYOUT, "no method definition layout");
+	if ((rc = cme_def(t, l, cme, &def, &type)))
+		return rc;
+	/* rb_method_iseq_t: its iseqptr comes first in the body. */
+	return type == VM_METHOD_TYPE_ISEQ ? rbi_read_u64(t, def + l->method_def_body, iseq)
+					   : RBI_OK;
 }
 
 int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,

@@ -12,17 +12,22 @@
  *             and frame flags are), escaped environments one by one, then
  *             again th->ec, the execution context, the frames and the
  *             values.
- * The stack is then taken as it was at C's look at ec->cfp, if that top is
- * no deeper than A's (a deeper one has frames nobody read) and every frame
- * from it down reads the same both times (iseq, ep, self, pc but the
- * innermost frame's pc, which moves on while it runs, and the three words
- * of its environment): a frame rewritten in between (popped and pushed
- * again, or being written: Ruby 2.7 sets ec->cfp before it fills the frame
- * in) differs between the two reads.  Otherwise the stack is torn: read
- * again from C's values, and after RETRIES attempts given up (RBI_TORN),
- * never decoded.  Taking the shallower top matters for code that calls
- * all the time (a recursion): its stack is never the same twice, but its
- * lower part stays put while the top moves.
+ * The stack is then taken as C's second look saw it, from its ec->cfp
+ * down, if that top is no deeper than A's (a deeper one has frames nobody
+ * read), with the environments as read after those frames.  Every one of
+ * those frames must run the same iseq for the same self as B read there: a
+ * frame popped in between, or one C's copy caught half way through a
+ * change of the stack, would otherwise be a frame that never was.  Its ep
+ * and pc may differ: code that calls all the time (a recursion) pops the
+ * frames under its top and pushes them again from another call site
+ * between B and C, so requiring them equal would leave such code out of a
+ * profile.  An environment that changed while C read it (between its two
+ * reads of the values) is kept only for a method frame whose environment
+ * names a method running that frame's own iseq: the same method pushed
+ * again, whose names are right either way; any other frame with a moving
+ * environment (being written, or its slot reused by another call) makes
+ * the stack torn.  A torn stack is read again from C's look, and after
+ * RETRIES attempts given up (RBI_TORN), never decoded.
  *
  * Frames are then decoded from the buffers: a frame's environment
  * (ep[-2..0]) and the environments of enclosing blocks are found in the
@@ -54,6 +59,8 @@
 #define EXT_MIN 4
 #define EXT_MAX 256
 #define VM_ENV_FLAG_LOCAL 0x2u
+/* The third key word of s->mes entries that hold a method entry's iseq. */
+#define MES_ISEQ 1
 
 struct iseq_info {
 	struct rbi_iseq is;
@@ -159,6 +166,7 @@ static void threads_free(struct rbi_vm_sampler *s)
 		free(th->vals2);
 		free(th->heap_eps);
 		free(th->heap_envs);
+		free(th->env_moved);
 	}
 	free(s->th);
 	free(s->thbuf);
@@ -713,6 +721,23 @@ static int resolve_cfunc(struct rbi_vm_sampler *s, uint64_t cme, uint64_t *out)
 	return rbi_map_put(&s->frames, 1, cme, 0, *out);
 }
 
+/* Is the frame a method frame whose method entry CME runs its ISEQ? */
+static bool runs_iseq(struct rbi_vm_sampler *s, uint64_t cme, uint64_t iseq,
+		      rbi_frame_type type)
+{
+	uint64_t v;
+
+	if (!cme || !iseq || type != RBI_FRAME_TYPE_METHOD)
+		return false;
+	if (!rbi_map_get(&s->mes, cme, 0, MES_ISEQ, &v)) {
+		fresh(s);
+		if (rbi_vm_cme_iseq(s->t, s->vm, cme, &v))
+			v = 0;
+		rbi_map_put(&s->mes, cme, 0, MES_ISEQ, v);
+	}
+	return v == iseq;
+}
+
 /* Frames of TH from its buffers, outermost first, into TH->frames. */
 static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 {
@@ -748,6 +773,9 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 			continue;
 		if ((rc = frame_cme(s, th, ep, env, &cme)))
 			return rc;
+		if (th->env_moved[i] && !runs_iseq(s, cme, iseq, type))
+			return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was pushed "
+					"again while it was read", th->cfps_at + i * l->cfp_size);
 		/* A method or C method frame always has its method entry; one
 		   without was caught half written (Ruby 2.7 sets ec->cfp before
 		   it fills the frame in). */
@@ -899,13 +927,26 @@ static int plan_values(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	return RBI_OK;
 }
 
-/* Did TH's stack, from C's top down, stay put while it was read?  Then
-   keep those frames (the later reading) and return true.  If not, take
-   C's look as the next starting point. */
+/* The values read after the frames become the ones decoded. */
+static void swap_vals(struct rbi_vm_sthread *th)
+{
+	uint8_t *v = th->vals;
+	size_t cap = th->vals_cap;
+
+	th->vals = th->vals2;
+	th->vals_cap = th->vals2_cap;
+	th->vals2 = v;
+	th->vals2_cap = cap;
+}
+
+/* Is TH's stack from C's look one that was there: its top no deeper than
+   what was read, its frames running what B saw there, their environments
+   read?  Then keep those frames and environments (C's second look) and
+   note which environments changed while C read; return true.  If not, take C's look as the next starting
+   point. */
 static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 {
 	const struct rbi_layout *l = s->l;
-	const uint32_t fields[] = { l->cfp_iseq, l->cfp_ep, l->cfp_self, l->cfp_pc };
 	uint64_t cfp = rbi_get_u64(th->check_ec, l->ec_cfp - s->ec_lo), skip = 0;
 	bool ok = th->check_th_ec == th->ec && cfp >= th->cfps_at &&
 		  (cfp - th->cfps_at) % l->cfp_size == 0 &&
@@ -914,7 +955,9 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	if (ok) {
 		skip = (cfp - th->cfps_at) / l->cfp_size;
 		/* Popped below what was read: it was not the stack then. */
-		ok = skip <= th->ncfps && (skip < th->ncfps || !th->truncated);
+		ok = skip <= th->ncfps && (skip < th->ncfps || !th->truncated) &&
+		     rbi_grow(&th->env_moved, &th->env_moved_cap, th->ncfps - skip + 1,
+			      sizeof(*th->env_moved), 64);
 	} else if (th->check_th_ec == th->ec && cfp < th->cfps_at && cfp >= th->vm_stack) {
 		/* Deeper than the slots read above the top: read more of them. */
 		size_t want = 2 * ((th->cfps_at - cfp) / l->cfp_size + th->ext);
@@ -924,13 +967,20 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	for (size_t k = skip; ok && k < th->ncfps; k++) {
 		const uint8_t *a = th->cfps + k * l->cfp_size, *b = th->cfps2 + k * l->cfp_size;
 		uint64_t ep = rbi_get_u64(b, l->cfp_ep);
+		bool *moved = &th->env_moved[k - skip];
 
-		for (size_t f = 0; ok && f < RBI_ARRAY_SIZE(fields) - (k == skip); f++)
-			ok = rbi_get_u64(a, fields[f]) == rbi_get_u64(b, fields[f]);
-		if (ok && ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
-			ok = !memcmp(th->vals + (ep - 16 - th->vals_lo),
-				     th->vals2 + (ep - 16 - th->vals_lo), 24);
-		else if (ok && k < th->ext)
+		/* The same code for the same receiver in B and C: a frame that
+		   is not (popped, or C's copy caught the stack half way through
+		   a change) would be a frame that never was. */
+		ok = rbi_get_u64(a, l->cfp_iseq) == rbi_get_u64(b, l->cfp_iseq) &&
+		     rbi_get_u64(a, l->cfp_self) == rbi_get_u64(b, l->cfp_self);
+		*moved = false;
+		if (!ok)
+			break;
+		if (ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
+			*moved = memcmp(th->vals + (ep - 16 - th->vals_lo),
+					th->vals2 + (ep - 16 - th->vals_lo), 24) != 0;
+		else if (k < th->ext)
 			ok = false;     /* pushed since: its environment was not read */
 	}
 	if (!ok) {
@@ -944,6 +994,7 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	th->ncfps -= skip;
 	memcpy(th->cfps, th->cfps2 + skip * l->cfp_size, th->ncfps * l->cfp_size);
 	th->cfps_at = th->cfp = cfp;
+	swap_vals(th);
 	return true;
 }
 

@@ -57,6 +57,9 @@ struct rbi_vm_sthread {
 	size_t nheap, heap_cap;
 	uint8_t *cfps2;                 /* the frames again, after */
 	size_t cfps2_cap;
+	bool *env_moved;                /* per frame kept: its environment
+					   changed while it was read */
+	size_t env_moved_cap;
 	uint8_t check_ec[64];
 	uint64_t check_th_ec;
 	int check_status[3];
@@ -86,6 +89,10 @@ rbi_frame_type rbi_vm_frame_type(uint64_t ep_flags);
    one inside an svar (when CAN_BE_SVAR), else 0. */
 uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
 				   uint64_t v, bool can_be_svar);
+/* The iseq a method entry runs (*ISEQ 0 for a method of another kind:
+   C, attr, alias...). */
+int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
+		    uint64_t *iseq);
 /* Label and path (malloc'd, NULL when unreadable) of a frame running IS
    (NULL: a C method) for method entry CME (0 if none). */
 int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,

@@ -7,7 +7,8 @@
 # here), speedscope JSON against speedscope's own schema (npm: speedscope, ajv), pprof in
 # Google's pprof (built offline from Debian's golang-github-google-pprof-dev), callgrind in
 # callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl), torn stacks never
-# recorded (recurse.rb: every stack must be one the program can have), GC as its own frame
+# recorded (recurse.rb: every stack must be one the program can have) nor a recursion's
+# deep stacks left out, GC as its own frame
 # (alloc.rb), --subprocesses (forker.rb), a process in its own mount+pid namespace, `-- CMD`,
 # `top`, --pause (the process runs on, untraced), and the errors.
 #
@@ -89,6 +90,12 @@ near() { awk -v a="$1" -v b="$2" -v t="$TOL" 'BEGIN { d = a - b; exit !(d <= t &
 hot_share() {
 	awk '{ c = $NF; if ($0 ~ /Hot#spin[^;]* [0-9]+$/) h += c; else if ($0 ~ /Cold#walk[^;]* [0-9]+$/) w += c }
 	     END { if (h + w) printf "%.1f\n", 100 * h / (h + w); else print "0" }' "$1"
+}
+
+# deep_share FOLDED: the share (%) of recurse.rb's samples 30 or more Object#r deep.
+deep_share() {
+	awk '{ n = gsub(/Object#r/, "&"); t += $NF; if (n >= 30) d += $NF }
+	     END { if (t) printf "%.1f\n", 100 * d / t; else print 0 }' "$1"
 }
 
 # ---- Errors (once) -----------------------------------------------------------------------
@@ -222,8 +229,10 @@ while read -r kind ver root cmd; do
 		not_ok "$R: top: Hot#spin '${top_hot}' %"; diag "$(head -8 "$T/top.txt")"
 	fi
 
-	# --pause: the same profile; the process is let go, untraced.
-	"$B" record -p "$pid" --duration 1 --rate 300 --pause --format folded --no-lines \
+	# --pause: the same profile; the process is let go, untraced.  Two seconds: a
+	# second's 300 samples put a sanitized build's share within a few points of
+	# the tolerance.
+	"$B" record -p "$pid" --duration 2 --rate 300 --pause --format folded --no-lines \
 		-o "$T/pause.folded" -q 2>"$T/err"
 	ps_state=$(awk '/^State:/ { print $2 }' "/proc/$pid/status")
 	tracer=$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")
@@ -278,13 +287,23 @@ while read -r kind ver root cmd; do
 		else
 			not_ok "$R: made-up stacks recorded"; diag "$bad"; diag "$(cat "$T/stats")"
 		fi
+		# Nor left out: a recursion's stacks are never the same twice, and a sampler
+		# that keeps only stacks that held still sees its shallow ones (depth 30+ in
+		# about 1 % of samples, not the 25 % a paused profile shows).
+		deep=$(deep_share "$T/rec.folded")
+		total=$(sed -n 's/.*samples: \([0-9]*\) in.*/\1/p' "$T/stats")
+		if [ "${torn:-99999}" -le $(( ${total:-0} / 4 )) ] &&
+		   awk -v d="$deep" 'BEGIN { exit !(d >= 8) }'; then
+			ok "$R: a recursion keeps its deep stacks: depth 30+ in $deep % of samples, $torn of $total torn"
+		else
+			not_ok "$R: a recursion's deep stacks left out: depth 30+ in $deep %, $torn of $total torn"
+		fi
 		# Paused, hardly anything is torn (Ruby 2.7 may be stopped half way
 		# through pushing a frame) and deep stacks get their share: depth d
 		# (0-59) takes time in proportion to 60 - d, so 30+ is a quarter.
 		"$B" record -p "$RB_PID" --duration 1.5 --rate 300 --pause --no-lines --format folded \
 			-o "$T/recp.folded" 2>"$T/stats"
-		deep=$(awk '{ n = gsub(/Object#r/, "&"); t += $NF; if (n >= 30) d += $NF }
-			    END { if (t) printf "%.1f\n", 100 * d / t; else print 0 }' "$T/recp.folded")
+		deep=$(deep_share "$T/recp.folded")
 		ptorn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
 		pstacks=$(sed -n 's/.*Hz: \([0-9]*\) stacks.*/\1/p' "$T/stats")
 		# "Hardly any": at most 5 % of the stacks (a fixed count of 9 failed
