@@ -663,20 +663,23 @@ int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *
 
 /* ---- Stopping a live target ---------------------------------------------- */
 
-/* Stop live target T with SIGSTOP and wait (at most about 2 s) until every
-   one of its threads is stopped, for a consistent snapshot (exact object
-   counts).  Reads made after it see the stopped process (T's read cache is
+/* Stop every thread of live target T, for a consistent snapshot (exact
+   object counts), and return once all have stopped.  The threads are
+   stopped with ptrace (attached with PTRACE_SEIZE, stopped with
+   PTRACE_INTERRUPT), not a signal: the process and its parent see nothing,
+   and if the caller dies while T is paused the kernel lets the process
+   go.  Reads made after it see the stopped process (T's read cache is
    dropped).  *STOPPED (optional) is set non-zero when this call stopped
-   the process; if it was stopped already (job control, a debugger) nothing
-   is sent, *STOPPED is 0 and rbi_target_resume() leaves it stopped.  Calls
-   do not nest: a second pause is a no-op.  The caller must resume on every
-   path, including its own signal handlers when *STOPPED is set
-   (kill(rbi_target_pid(T), SIGCONT) is what rbi_target_resume() sends).
+   the process; if it was stopped already (job control, a debugger)
+   nothing is done, *STOPPED is 0 and rbi_target_resume() leaves it
+   stopped.  Calls do not nest: a second pause is a no-op.  Resume from
+   the thread that paused (ptrace's rule); rbi_target_close() resumes too.
    Errors: RBI_UNSUPPORTED (a core, or memory served by
-   rbi_target_open_ops), RBI_PERM, RBI_GONE. */
+   rbi_target_open_ops), RBI_PERM (traced already, or ptrace not allowed:
+   the message says how), RBI_GONE. */
 int rbi_target_pause(rbi_target *t, int *stopped);
 
-/* Let a target stopped by rbi_target_pause() run again (SIGCONT) and drop
+/* Let a target stopped by rbi_target_pause() run again (detach) and drop
    the read cache.  RBI_OK without doing anything when T is not paused by
    rbi_target_pause() (or was stopped before it).  NULL-safe. */
 int rbi_target_resume(rbi_target *t);

@@ -153,6 +153,7 @@ struct rbi_target {
 	int paused;                     /* rbi_target_pause (mem/pause.c):
 					   0 no, 1 we stopped it, 2 it was
 					   stopped already */
+	struct rbi_pause *pause;        /* when 1: how */
 };
 
 /* Read exactly LEN bytes or fail with RBI_UNMAPPED/RBI_PARTIAL and an
@@ -187,6 +188,19 @@ const struct rbi_region *rbi_region_find(const struct rbi_region_list *l,
 /* Open a file the target maps: via ops->open_file, else sysroot/PATH, else
    PATH.  Returns an fd or a negative status (with rbi_fail). */
 int rbi_target_open_file(struct rbi_target *t, const char *path);
+
+/* mem/ptrace.c: stopping every thread of a live process.  All calls on
+   one rbi_pause must come from the thread that made it (ptrace's rule). */
+struct rbi_pause;
+/* Attach to every task of PID without stopping it.  RBI_PERM (traced
+   already, ptrace not allowed), RBI_GONE. */
+int rbi_pause_new(pid_t pid, struct rbi_pause **out);
+/* Stop every task (attaching new ones) and wait until each has stopped. */
+int rbi_pause_stop(struct rbi_pause *p);
+/* Let them all run again. */
+void rbi_pause_resume(struct rbi_pause *p);
+/* Detach (NULL-safe): stopped tasks run again. */
+void rbi_pause_free(struct rbi_pause *p);
 
 /* Backends.  On success *OPS and *BE are set and the caller owns BE. */
 int rbi_mem_live_open(pid_t pid, const struct rbi_mem_ops **ops, void **be);

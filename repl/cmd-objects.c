@@ -5,8 +5,8 @@
  * bytes).
  *
  * A live target keeps running during the walk unless --pause stops it
- * (SIGSTOP; SIGCONT on every way out: the end, an error, Ctrl-C and the
- * other terminating signals).  Counts of a running target are marked
+ * (rbi_target_pause: resumed on every way out, and by the kernel should
+ * rbinspect die).  Counts of a running target are marked
  * approximate when the library saw the heap change. */
 #include <limits.h>
 #include <inttypes.h>
@@ -57,61 +57,37 @@ struct objects {
 	bool progress_shown;
 };
 
-/* ---- Resuming a paused target whatever happens -------------------------- */
+/* ---- Ctrl-C and the other terminating signals end a walk cleanly -------- */
 
 static volatile sig_atomic_t stop_walk;
-static volatile sig_atomic_t paused_pid;
 
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
-#define NSIGNALS (RBI_ARRAY_SIZE_(stop_signals) + RBI_ARRAY_SIZE_(fatal_signals))
-#define RBI_ARRAY_SIZE_(a) (sizeof(a) / sizeof((a)[0]))
+#define NSIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
 static struct sigaction saved[NSIGNALS];
 
 static void on_stop(int sig)
 {
 	(void)sig;
-	if (paused_pid > 0)
-		kill((pid_t)paused_pid, SIGCONT);
 	stop_walk = 1;
 }
 
-static void on_fatal(int sig)
-{
-	if (paused_pid > 0)
-		kill((pid_t)paused_pid, SIGCONT);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* While walking: Ctrl-C (and the other terminating signals) end the walk
-   cleanly; PID, if not 0, is a process we stopped, resumed at once. */
-static void guard_signals(pid_t pid)
+/* While walking, a terminating signal ends the walk, and the way out
+   resumes a paused target. */
+static void guard_signals(void)
 {
 	struct sigaction sa;
-	size_t k = 0;
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	paused_pid = pid;
 	sa.sa_handler = on_stop;
-	for (size_t i = 0; i < RBI_ARRAY_SIZE_(stop_signals); i++)
-		sigaction(stop_signals[i], &sa, &saved[k++]);
-	sa.sa_handler = on_fatal;
-	sa.sa_flags = SA_RESETHAND;
-	for (size_t i = 0; i < RBI_ARRAY_SIZE_(fatal_signals); i++)
-		sigaction(fatal_signals[i], &sa, &saved[k++]);
+	for (size_t i = 0; i < NSIGNALS; i++)
+		sigaction(stop_signals[i], &sa, &saved[i]);
 }
 
 static void unguard_signals(void)
 {
-	size_t k = 0;
-
-	paused_pid = 0;
-	for (size_t i = 0; i < RBI_ARRAY_SIZE_(stop_signals); i++)
-		sigaction(stop_signals[i], &saved[k++], NULL);
-	for (size_t i = 0; i < RBI_ARRAY_SIZE_(fatal_signals); i++)
-		sigaction(fatal_signals[i], &saved[k++], NULL);
+	for (size_t i = 0; i < NSIGNALS; i++)
+		sigaction(stop_signals[i], &saved[i], NULL);
 }
 
 static int pause_target(struct objects *o)
@@ -123,10 +99,7 @@ static int pause_target(struct objects *o)
 		return RBI_OK;
 	if ((rc = rbi_target_pause(o->s->target, &stopped)))
 		return rc;
-	if (stopped) {
-		o->paused = true;
-		paused_pid = rbi_target_pid(o->s->target);
-	}
+	o->paused = stopped;
 	return RBI_OK;
 }
 
@@ -135,7 +108,6 @@ static int resume_target(struct objects *o, int rc)
 {
 	int r = rbi_target_resume(o->s->target);
 
-	paused_pid = 0;
 	o->paused = false;
 	return rc ? rc : r;
 }
@@ -513,7 +485,7 @@ int cmd_objects(struct session *s, int argc, char **argv)
 	/* A core is a snapshot already. */
 	o.pause = o.pause && s->live;
 	stop_walk = 0;
-	guard_signals(0);
+	guard_signals();
 	rc = count(&o);
 	unguard_signals();
 	paused = o.pause;

@@ -1,25 +1,18 @@
 /* pause.c: stopping a live target for a consistent snapshot.
  *
- * SIGSTOP stops every thread of the process without attaching to it (no
- * ptrace: a debugger or profiler may hold that), and SIGCONT resumes it.
- * The signal is asynchronous, so pausing waits until /proc/PID/task/ *
- * all report a stopped state; a thread stuck in the kernel (state D)
- * stops when it leaves, so the wait is bounded and the caller's own
- * checks (a heap walk's GC count) catch what still moved. */
+ * Every thread is stopped with ptrace (ptrace.c), not SIGSTOP: nothing is
+ * sent that the process's parent or shell would see, the stop is known
+ * when it happened (no polling), and if we die while it is stopped (a
+ * crash, SIGKILL, the OOM killer) the kernel lets it go, where a SIGSTOP
+ * would leave it stopped for good.  A process that is stopped already
+ * (job control, a debugger) is left as it is. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "internal.h"
 
-/* 2000 polls 1 ms apart. */
-#define PAUSE_POLLS 2000
-#define PAUSE_POLL_NS 1000000L
 #define TASKS_MAX 100000
 
 /* Is every task of PID stopped?  -1 if the process is gone. */
@@ -64,8 +57,7 @@ static int all_stopped(pid_t pid)
 
 RBI_EXPORT int rbi_target_pause(rbi_target *t, int *stopped)
 {
-	struct timespec ts = { 0, PAUSE_POLL_NS };
-	int st;
+	int st, rc;
 
 	if (stopped)
 		*stopped = 0;
@@ -78,42 +70,30 @@ RBI_EXPORT int rbi_target_pause(rbi_target *t, int *stopped)
 	st = all_stopped(t->pid);
 	if (st < 0)
 		return rbi_fail(RBI_GONE, "process %d has exited", (int)t->pid);
-	if (st > 0) {
-		t->paused = 2;
-		rbi_cache_clear(&t->cache);
-		return RBI_OK;
+	if (st == 0) {
+		if ((rc = rbi_pause_new(t->pid, &t->pause)))
+			return rc;
+		if ((rc = rbi_pause_stop(t->pause))) {
+			rbi_pause_free(t->pause);
+			t->pause = NULL;
+			return rc;
+		}
 	}
-	if (kill(t->pid, SIGSTOP) != 0)
-		return errno == ESRCH ? rbi_fail(RBI_GONE, "process %d has exited", (int)t->pid)
-		       : rbi_fail(RBI_PERM, "cannot stop process %d: %s", (int)t->pid,
-				  strerror(errno));
-	t->paused = 1;
+	t->paused = st ? 2 : 1;
 	if (stopped)
-		*stopped = 1;
-	for (int i = 0; i < PAUSE_POLLS && (st = all_stopped(t->pid)) == 0; i++)
-		nanosleep(&ts, NULL);
+		*stopped = !st;
 	rbi_cache_clear(&t->cache);
-	if (st < 0) {
-		t->paused = 0;
-		return rbi_fail(RBI_GONE, "process %d has exited", (int)t->pid);
-	}
-	if (st == 0)
-		rbi_diag_add(&t->diag, "process %d: not every thread stopped within "
-			     "2 s of SIGSTOP", (int)t->pid);
 	return RBI_OK;
 }
 
 RBI_EXPORT int rbi_target_resume(rbi_target *t)
 {
-	int was;
-
 	if (!t || !t->paused)
 		return RBI_OK;
-	was = t->paused;
 	t->paused = 0;
 	rbi_cache_clear(&t->cache);
-	if (was == 1 && kill(t->pid, SIGCONT) != 0 && errno != ESRCH)
-		return rbi_fail(RBI_PERM, "cannot resume process %d: %s", (int)t->pid,
-				strerror(errno));
+	/* Detaching lets every stopped thread run. */
+	rbi_pause_free(t->pause);
+	t->pause = NULL;
 	return RBI_OK;
 }

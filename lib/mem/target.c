@@ -16,6 +16,7 @@ static void target_free(struct rbi_target *t)
 {
 	if (!t)
 		return;
+	rbi_pause_free(t->pause);       /* never leave it stopped */
 	rbi_vm_free(t->vm);
 	rbi_images_free(t->images);
 	rbi_region_list_free(&t->regions);

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile/pause.h"
 #include "vm/sample.h"
 
 /* Reads of a torn stack redone within one sample. */

@@ -28,8 +28,10 @@ expect "pid 0 is a usage error" 2 "invalid process id" "$RBINSPECT" -p 0 info
 sleep 300 & notruby=$!; RB_PIDS+=("$notruby")
 expect "a pid that is not Ruby" 5 "not a Ruby process" "$RBINSPECT" -p "$notruby" info
 
-# A zombie: the child exits and its parent (now sleep) never reaps it.
-sh -c 'sleep 0 & echo $! > '"$RB_TMP"'/zpid; exec sleep 300' & RB_PIDS+=($!)
+# A zombie: the child exits and its parent (now sleep) never reaps it.  The
+# child lives a little longer than the shell, so the shell cannot reap it
+# before it becomes sleep.
+sh -c 'sleep 0.3 & echo $! > '"$RB_TMP"'/zpid; exec sleep 300' & RB_PIDS+=($!)
 for _ in $(seq 50); do
 	[ -s "$RB_TMP/zpid" ] && grep -q '^State:.*Z' "/proc/$(cat "$RB_TMP/zpid")/status" 2>/dev/null && break
 	sleep 0.1
@@ -52,6 +54,18 @@ ruby_start "$kind" "$root" "$cmd" simple.rb
 cp "$RBINSPECT" "$RB_TMP/rbinspect"; chmod 755 "$RB_TMP" "$RB_TMP/rbinspect"
 expect "EPERM says how to fix it" 4 "CAP_SYS_PTRACE" \
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$RB_TMP/rbinspect" -p "$RB_PID" info
+
+# --pause of a process a debugger holds (attached, running): it cannot be
+# stopped with ptrace as well; say so, and leave it running.
+gdb -q -nx -batch -p "$RB_PID" -ex continue >/dev/null 2>&1 & dbg=$!
+for _ in $(seq 100); do
+	[ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$RB_PID/status")" = "$dbg" ] &&
+		grep -q '^State:.*[RS]' "/proc/$RB_PID/status" && break
+	sleep 0.1
+done
+expect "objects --pause of a process a debugger holds" 4 "traced already" \
+	"$RBINSPECT" -p "$RB_PID" objects --pause
+kill -9 "$dbg" 2>/dev/null; wait "$dbg" 2>/dev/null
 
 # A truncated core.
 core=$(core_of "$RB_PID")

@@ -1,7 +1,9 @@
 /* test-pause.c: rbi_target_pause / rbi_target_resume on a real child:
- * every thread stopped after a pause and running after the resume, a
- * process stopped already is left stopped, nesting, a child that exits,
- * and memory-only targets refusing.  TAP output. */
+ * every thread stopped after a pause and running after the resume, the
+ * process untraced again, a process stopped already left stopped,
+ * nesting, closing a paused target, a pauser that dies (the kernel lets
+ * the process go), a child that exits, and memory-only targets refusing.
+ * TAP output. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -42,9 +44,11 @@ static pid_t child_start(void)
 	return pid;
 }
 
-/* How many of PID's threads are in state STATE ('T' stopped), and how
-   many threads it has. */
-static int count_state(pid_t pid, char state, int *total)
+static void sleep_ms(long ms);
+
+/* How many of PID's threads are stopped (state T, or t: a ptrace stop),
+   and how many threads it has. */
+static int count_stopped(pid_t pid, int *total)
 {
 	char path[64], stat[400], buf[512], *p;
 	struct dirent *e;
@@ -69,10 +73,37 @@ static int count_state(pid_t pid, char state, int *total)
 		buf[len] = '\0';
 		if ((p = strrchr(buf, ')')) && p[1] == ' ') {
 			(*total)++;
-			n += p[2] == state;
+			n += p[2] == 'T' || p[2] == 't';
 		}
 	}
 	closedir(d);
+	return n;
+}
+
+/* PID's TracerPid. */
+static long tracer(pid_t pid)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Until no thread of PID is stopped (about a second at most). */
+static int wait_running(pid_t pid, int *total)
+{
+	int n = -1;
+
+	for (int i = 0; i < 200 && (n = count_stopped(pid, total)) != 0; i++)
+		sleep_ms(5);
 	return n;
 }
 
@@ -98,30 +129,68 @@ int main(void)
 	rc = rbi_target_pause(t, &stopped);
 	check(rc == RBI_OK && stopped == 1, "pause stops a running process (stopped = %d)",
 	      stopped);
-	n = count_state(pid, 'T', &total);
+	n = count_stopped(pid, &total);
 	check(total == 4 && n == total, "every thread is stopped once pause returns (%d of %d)",
 	      n, total);
 	check(rbi_target_pause(t, &stopped) == RBI_OK && stopped == 0,
 	      "a second pause is a no-op");
 	check(rbi_target_resume(t) == RBI_OK, "resume");
-	sleep_ms(50);
-	n = count_state(pid, 'T', &total);
+	n = wait_running(pid, &total);
 	check(n == 0, "no thread is stopped after resume (%d of %d)", n, total);
+	check(tracer(pid) == 0, "and nothing traces it any more (TracerPid %ld)", tracer(pid));
 	check(rbi_target_resume(t) == RBI_OK, "resume when not paused does nothing");
 
 	/* Stopped by someone else: left as it was. */
 	kill(pid, SIGSTOP);
-	for (int i = 0; i < 200 && count_state(pid, 'T', &total) != total; i++)
+	for (int i = 0; i < 200 && count_stopped(pid, &total) != total; i++)
 		sleep_ms(5);
 	rc = rbi_target_pause(t, &stopped);
 	check(rc == RBI_OK && stopped == 0,
 	      "pause of a process stopped already sends nothing (stopped = %d)", stopped);
 	rbi_target_resume(t);
 	sleep_ms(50);
-	n = count_state(pid, 'T', &total);
+	n = count_stopped(pid, &total);
 	check(n == total, "resume leaves a process stopped by someone else stopped (%d of %d)",
 	      n, total);
 	kill(pid, SIGCONT);
+	wait_running(pid, &total);
+
+	/* Closing a paused target lets the process go. */
+	rbi_target *t2 = NULL;
+	if (rbi_target_open_pid(pid, NULL, &t2) == RBI_OK &&
+	    rbi_target_pause(t2, &stopped) == RBI_OK) {
+		rbi_target_close(t2);
+		n = wait_running(pid, &total);
+		check(n == 0, "closing a paused target lets it run (%d of %d stopped)", n, total);
+	} else {
+		check(0, "open and pause again: %s", rbi_errmsg());
+	}
+
+	/* A pauser that dies (SIGKILL: no handler runs) leaves nothing stopped. */
+	int ready[2];
+	pid_t pauser = -1;
+	char c = 0;
+
+	if (pipe(ready) == 0 && (pauser = fork()) == 0) {
+		rbi_target *t3 = NULL;
+
+		if (rbi_target_open_pid(pid, NULL, &t3) || rbi_target_pause(t3, NULL))
+			_exit(1);
+		(void)!write(ready[1], "p", 1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) == 1 && count_stopped(pid, &total) == total) {
+		kill(pauser, SIGKILL);
+		waitpid(pauser, NULL, 0);
+		n = wait_running(pid, &total);
+		check(n == 0 && tracer(pid) == 0, "a pauser killed with SIGKILL: the kernel lets "
+		      "the process go (%d of %d stopped)", n, total);
+	} else {
+		check(0, "a pauser paused the process (%c)", c);
+	}
+	close(ready[0]);
 
 	/* A process that is gone. */
 	kill(pid, SIGKILL);

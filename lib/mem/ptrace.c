@@ -1,11 +1,14 @@
-/* pause.c: stopping a process around each sample (--pause), with ptrace.
+/* ptrace.c: stopping every thread of a live process, with ptrace: around
+ * each sample (record --pause) and for a whole walk (rbi_target_pause).
  *
  * Every task is attached with PTRACE_SEIZE, which leaves it running; a
- * sample stops each one with PTRACE_INTERRUPT and waits for that stop, and
- * PTRACE_CONT lets it go.  A signal that arrives meanwhile is passed on at
+ * stop interrupts each one with PTRACE_INTERRUPT and waits for that stop,
+ * and PTRACE_CONT lets it go.  Nothing is sent to the process (no SIGSTOP
+ * its parent or shell would see), and should the caller die, the kernel
+ * detaches and the process runs on.  A signal that arrives meanwhile is passed on at
  * once.  Tasks that appear are attached at the next stop; tasks that exit
  * are forgotten.  The requests must all come from the one thread that
- * attached (ptrace's rule): the sampler is single-threaded. */
+ * attached (ptrace's rule). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +19,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
-#include "profile/pause.h"
+#include "internal.h"
 
 #define TASKS_MAX 100000
 
