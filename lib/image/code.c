@@ -69,9 +69,10 @@ static int code_walk(struct rbi_target *t, uint64_t func, size_t max_insns,
 	/* A short function may end just before an unmapped page: a prefix
 	   is enough. */
 	rc = rbi_target_read_fn(t, func, bytes, len, &got);
-	if ((rc != RBI_OK && rc != RBI_PARTIAL) || got == 0)
-		return rbi_fail(rc == RBI_OK || rc == RBI_PARTIAL ? RBI_UNMAPPED : rc,
-				"cannot read code at 0x%" PRIx64, func);
+	if (rc != RBI_OK && rc != RBI_PARTIAL && rc != RBI_UNMAPPED)
+		return rc;      /* the backend said why: the process exited... */
+	if (rc == RBI_UNMAPPED || got == 0)
+		return rbi_fail(RBI_UNMAPPED, "cannot read code at 0x%" PRIx64, func);
 	if ((rc = code_open(&cs)) != RBI_OK)
 		return rc;
 	insn = cs_malloc(cs);

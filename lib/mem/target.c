@@ -262,8 +262,10 @@ int rbi_read_cstr(struct rbi_target *t, uint64_t addr, char *out, size_t cap)
 	/* One read of the whole bound: a string may end just before an
 	   unmapped page, so a partial read is fine if it holds the NUL. */
 	rc = rbi_cache_read(t, addr, out, cap - 1, &n);
-	if (rc != RBI_OK && rc != RBI_PARTIAL)
+	if (rc == RBI_UNMAPPED)
 		return rbi_fail(rc, "cannot read string at 0x%" PRIx64, addr);
+	if (rc != RBI_OK && rc != RBI_PARTIAL)
+		return rc;      /* the backend said why: the process exited... */
 	if (!memchr(out, '\0', n)) {
 		out[n < cap ? n : cap - 1] = '\0';
 		return rbi_fail(RBI_CORRUPT, "string at 0x%" PRIx64

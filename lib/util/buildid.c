@@ -116,9 +116,11 @@ int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
 	if (n > HEADER_READ_MAX)
 		n = HEADER_READ_MAX;
 	if (n < SELFMAG) {
-		rc = rbi_fail(rc == RBI_OK || rc == RBI_PARTIAL || rc == RBI_UNMAPPED ?
-			      RBI_UNMAPPED : rc,
-			      "no ELF header readable at 0x%" PRIx64, base);
+		/* A failure of the memory itself (the process exited) keeps
+		   the backend's explanation. */
+		if (rc == RBI_OK || rc == RBI_PARTIAL || rc == RBI_UNMAPPED)
+			rc = rbi_fail(RBI_UNMAPPED, "no ELF header readable at 0x%" PRIx64,
+				      base);
 		goto out;
 	}
 	if (memcmp(buf, ELFMAG, SELFMAG) != 0) {

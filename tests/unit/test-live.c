@@ -188,6 +188,10 @@ int main(void)
 	rbi_target_refresh(t);
 	rc = rbi_target_read(t, c.base, &b, 1, NULL);
 	check(rc == RBI_GONE, "reading a process that exited says it is gone (%d)", rc);
+	char str[16];
+	rc = rbi_read_cstr(t, c.base, str, sizeof(str));
+	check(rc == RBI_GONE && strstr(rbi_errmsg(), "has exited"),
+	      "so does reading a string from it (%d: %s)", rc, rbi_errmsg());
 	rbi_target_close(t);
 	rc = rbi_target_open_pid(c.pid, NULL, &t);
 	check(rc == RBI_NO_PROCESS, "a reaped pid is no such process (%d)", rc);
