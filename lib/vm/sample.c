@@ -738,6 +738,28 @@ static bool runs_iseq(struct rbi_vm_sampler *s, uint64_t cme, uint64_t iseq,
 	return v == iseq;
 }
 
+/* A frame whose environment at EP moved while C read it: of C's two
+   readings of it (after the frames, then before them), take the first that
+   is the environment of a method frame whose method runs the frame's own
+   ISEQ: the same method pushed again, whose names are right either way.
+   False if neither is. */
+static bool settle_env(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, uint64_t ep,
+		       uint64_t iseq, uint64_t env[3], rbi_frame_type *type, uint64_t *cme)
+{
+	const uint8_t *reads[] = { th->vals, th->vals2 };       /* see swap_vals */
+
+	for (size_t r = 0; r < RBI_ARRAY_SIZE(reads); r++) {
+		memcpy(env, reads[r] + (ep - 16 - th->vals_lo), 24);
+		*type = rbi_vm_frame_type(env[2]);
+		/* A method frame's environment is local: frame_cme reads
+		   nothing else. */
+		if (*type == RBI_FRAME_TYPE_METHOD && !frame_cme(s, th, ep, env, cme) &&
+		    runs_iseq(s, *cme, iseq, *type))
+			return true;
+	}
+	return false;
+}
+
 /* Frames of TH from its buffers, outermost first, into TH->frames. */
 static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 {
@@ -763,19 +785,23 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 
 		if (iseq && !pc)
 			continue;       /* IFUNC, dummy and finished frames */
-		if ((rc = env_at(s, th, ep, env)))
-			return rc;
-		type = rbi_vm_frame_type(env[2]);
-		if (type == RBI_FRAME_TYPE_UNKNOWN)     /* being written */
-			return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " has no "
-					"frame magic", th->cfps_at + i * l->cfp_size);
-		if (!iseq && type != RBI_FRAME_TYPE_CFUNC)
-			continue;
-		if ((rc = frame_cme(s, th, ep, env, &cme)))
-			return rc;
-		if (th->env_moved[i] && !runs_iseq(s, cme, iseq, type))
-			return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was pushed "
-					"again while it was read", th->cfps_at + i * l->cfp_size);
+		if (th->env_moved[i]) {
+			if (!settle_env(s, th, ep, iseq, env, &type, &cme))
+				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was "
+						"pushed again while it was read",
+						th->cfps_at + i * l->cfp_size);
+		} else {
+			if ((rc = env_at(s, th, ep, env)))
+				return rc;
+			type = rbi_vm_frame_type(env[2]);
+			if (type == RBI_FRAME_TYPE_UNKNOWN)     /* being written */
+				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " has no "
+						"frame magic", th->cfps_at + i * l->cfp_size);
+			if (!iseq && type != RBI_FRAME_TYPE_CFUNC)
+				continue;
+			if ((rc = frame_cme(s, th, ep, env, &cme)))
+				return rc;
+		}
 		/* A method or C method frame always has its method entry; one
 		   without was caught half written (Ruby 2.7 sets ec->cfp before
 		   it fills the frame in). */
@@ -927,7 +953,8 @@ static int plan_values(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	return RBI_OK;
 }
 
-/* The values read after the frames become the ones decoded. */
+/* The values read after the frames become the ones decoded; those read
+   before stay in vals2 (settle_env). */
 static void swap_vals(struct rbi_vm_sthread *th)
 {
 	uint8_t *v = th->vals;
