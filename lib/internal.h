@@ -26,8 +26,8 @@
 
 /* ---- util: small helpers, inline (the sampler's fast path uses them) ----- */
 
-/* The 64- or 32-bit word at B + OFF (a buffer read from the target, any
-   alignment). */
+/* The 64-, 32- or 16-bit word at B + OFF (a buffer read from the target,
+   any alignment). */
 static inline uint64_t rbi_get_u64(const uint8_t *b, uint32_t off)
 {
 	uint64_t v;
@@ -39,6 +39,14 @@ static inline uint64_t rbi_get_u64(const uint8_t *b, uint32_t off)
 static inline uint32_t rbi_get_u32(const uint8_t *b, uint32_t off)
 {
 	uint32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static inline uint16_t rbi_get_u16(const uint8_t *b, uint32_t off)
+{
+	uint16_t v;
 
 	memcpy(&v, b + off, sizeof(v));
 	return v;

@@ -197,6 +197,28 @@ static int live_read_batch(void *be, struct rbi_iov *iov, size_t n)
 	return RBI_OK;
 }
 
+/* A zombie has no memory left to read; say so rather than "not Ruby". */
+static int check_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return rbi_fail(RBI_NO_PROCESS, "no such process: %d", (int)pid);
+		return fail_errno(pid, errno, "inspecting");
+	}
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p && (p = strrchr(buf, ')')) && p[1] == ' ' &&
+	    (p[2] == 'Z' || p[2] == 'X'))
+		return rbi_fail(RBI_ZOMBIE, "process %d has exited and is a zombie "
+				"waiting for its parent: nothing left to inspect", (int)pid);
+	return RBI_OK;
+}
+
 /* "/usr/lib/libfoo.so (deleted)" still names the mapped file. */
 static char *maps_path(char *s)
 {
@@ -252,8 +274,18 @@ static int maps_load(struct live *l)
 	}
 	free(line);
 	fclose(f);
-	if (rc == RBI_OK && l->maps.n == 0)
-		rc = fail_errno(l->pid, ESRCH, "reading");
+	/* No mapping at all: an exiting process, or one that maps nothing
+	   (a kernel thread) or nothing yet (between exec's new, empty address
+	   space and the loader's first mapping). */
+	if (rc == RBI_OK && l->maps.n == 0) {
+		rc = check_state(l->pid);
+		if (rc == RBI_OK)
+			rc = rbi_fail(RBI_NOT_RUBY, "process %d maps no memory (a kernel "
+				      "thread, or a program being started): not a Ruby "
+				      "process", (int)l->pid);
+		else if (rc == RBI_NO_PROCESS)
+			rc = fail_errno(l->pid, ESRCH, "reading");
+	}
 	l->maps_loaded = rc == RBI_OK;
 	return rc;
 }
@@ -375,28 +407,6 @@ static const struct rbi_mem_ops live_ops = {
 	.open_file = live_open_file,
 	.close = live_close,
 };
-
-/* A zombie has no memory left to read; say so rather than "not Ruby". */
-static int check_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return rbi_fail(RBI_NO_PROCESS, "no such process: %d", (int)pid);
-		return fail_errno(pid, errno, "inspecting");
-	}
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (p && (p = strrchr(buf, ')')) && p[1] == ' ' &&
-	    (p[2] == 'Z' || p[2] == 'X'))
-		return rbi_fail(RBI_ZOMBIE, "process %d has exited and is a zombie "
-				"waiting for its parent: nothing left to inspect", (int)pid);
-	return RBI_OK;
-}
 
 static bool same_root(pid_t pid)
 {

@@ -5,8 +5,9 @@
  * process_vm_readv on a live target).  Copying the bodies is most of a
  * heap walk's time, and the kernel copies on the calling thread, so where
  * the backend allows concurrent reads a second thread reads the next
- * batches while the walker counts the current one: batches sit in a ring
- * of READ_AHEAD + 1, are claimed in order by whichever thread comes first,
+ * batches while the walker walks the current one, and the walker reads
+ * too while its next batch is still being read: batches sit in a ring of
+ * READ_AHEAD + 1, are claimed in order by whichever thread comes first,
  * and are walked in order, so the walk sees the same pages in the same
  * order with or without the thread.
  *
@@ -27,7 +28,8 @@
 #define READ_AHEAD 3
 #define RING (READ_AHEAD + 1)
 /* How long the walker spins for a batch the other thread is reading
-   before it sleeps: a few reads' time. */
+   before it sleeps.  A read takes about 60 us; a thread still not done
+   after many of them was descheduled, and is better waited for asleep. */
 #define SPIN_NS 2000000u
 
 enum slot_state { SLOT_FREE, SLOT_READING, SLOT_READY };
@@ -53,22 +55,6 @@ struct heap_reader {
 	pthread_cond_t cv;
 };
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* Check page P's struct as read into HDR; fill P.  False if it cannot be
    a page of this heap.  An empty page (3.4's pool) is fine with no
    slots. */
@@ -78,10 +64,10 @@ static bool page_parse(const struct heap_geometry *g, struct heap_page *p,
 	const struct rbi_layout *l = g->l;
 	uint64_t end;
 
-	p->total = rd16(hdr + l->heap_page_total_slots);
+	p->total = rbi_get_u16(hdr, l->heap_page_total_slots);
 	p->slot_size = l->heap_page_slot_size != RBI_ABSENT
-		       ? rd16(hdr + l->heap_page_slot_size) : l->rvalue_size;
-	p->start = rd64(hdr + l->heap_page_start);
+		       ? rbi_get_u16(hdr, l->heap_page_slot_size) : l->rvalue_size;
+	p->start = rbi_get_u64(hdr, l->heap_page_start);
 	if (p->total == 0)
 		return p->empty = true;
 	if (p->slot_size < 16 || p->slot_size % 8 || p->slot_size >= g->align ||
@@ -164,7 +150,7 @@ static int read_bodies(struct heap_reader *r, struct heap_batch *b)
 
 		b->bytes_read += v->nread;
 		/* The body's heap_page_header points back at the page. */
-		p->ok = v->status == RBI_OK && rd64(p->buf) == p->page;
+		p->ok = v->status == RBI_OK && rbi_get_u64(p->buf, 0) == p->page;
 		if (!p->ok)
 			skip(b, p);
 	}
@@ -199,12 +185,12 @@ void heap_page_count(const struct heap_page *p, uint32_t from,
 	/* A tight pass over the flags words: no class or capacity work. */
 	for (; i + 4 <= p->total; i += 4, b += 4 * step)
 		for (unsigned j = 0; j < 4; j++) {
-			uint64_t f = rd64(b + j * step);
+			uint64_t f = rbi_get_u64(b, j * step);
 
 			h[j][f ? (unsigned)(f & RBI_T_MASK) : RBI_TYPE_COUNT]++;
 		}
 	for (; i < p->total; i++, b += step) {
-		uint64_t f = rd64(b);
+		uint64_t f = rbi_get_u64(b, 0);
 
 		h[0][f ? (unsigned)(f & RBI_T_MASK) : RBI_TYPE_COUNT]++;
 	}

@@ -105,14 +105,6 @@ static void moved(struct rbi_heap_iter *it, const char *why)
 	}
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* The page list: its address, the array of page pointers and the count. */
 static int read_list(struct rbi_heap_iter *it, uint64_t *sorted, uint64_t *list,
 		     uint64_t *npages)
@@ -406,13 +398,13 @@ static uint64_t owned_bytes(const struct rbi_heap_iter *it, const struct rbi_hea
 		if (l->rstring_heap_capa == RBI_ABSENT || l->rstring_heap_capa + 8 > s->size ||
 		    !(s->flags & FL_USER(1)) || (s->flags & (FL_USER(2) | FL_USER(18))))
 			return 0;
-		capa = rd64(b + l->rstring_heap_capa);
+		capa = rbi_get_u64(b, l->rstring_heap_capa);
 		break;
 	case RBI_T_ARRAY:
 		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > s->size ||
 		    (s->flags & (FL_USER(1) | FL_USER(2))))
 			return 0;
-		capa = rd64(b + l->rarray_heap_capa) * 8;
+		capa = rbi_get_u64(b, l->rarray_heap_capa) * 8;
 		break;
 	default:
 		return 0;
@@ -437,7 +429,7 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 			}
 			uint64_t off = p->start - p->body + (uint64_t)it->slot * p->slot_size;
 			const uint8_t *b = p->buf + off;
-			uint64_t flags = rd64(b);
+			uint64_t flags = rbi_get_u64(b, 0);
 
 			/* The other thread may have read this batch: its bytes
 			   are in that CPU's cache.  (A prefetch never faults,
@@ -452,7 +444,7 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 					continue;
 			}
 			it->out = (struct rbi_heap_slot){
-				.addr = p->body + off, .flags = flags, .klass = rd64(b + 8),
+				.addr = p->body + off, .flags = flags, .klass = rbi_get_u64(b, 8),
 				.type = (unsigned)(flags & RBI_T_MASK), .size = p->slot_size,
 				.bytes = b,
 			};

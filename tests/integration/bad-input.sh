@@ -28,6 +28,17 @@ expect "pid 0 is a usage error" 2 "invalid process id" "$RBINSPECT" -p 0 info
 sleep 300 & notruby=$!; RB_PIDS+=("$notruby")
 expect "a pid that is not Ruby" 5 "not a Ruby process" "$RBINSPECT" -p "$notruby" info
 
+# A process that maps no memory (a kernel thread; a program in the middle of
+# exec looks the same for a moment): not Ruby, not "exited".
+kthread=$(awk '$0 == "kthreadd" { print FILENAME }' /proc/[0-9]*/comm 2>/dev/null |
+	  head -1 | cut -d/ -f3)
+if [ -n "$kthread" ] && [ ! -s "/proc/$kthread/maps" ]; then
+	expect "a kernel thread is not Ruby" 5 "maps no memory.*not a Ruby process" \
+		"$RBINSPECT" -p "$kthread" info
+else
+	skip "no kernel thread visible here"
+fi
+
 # A zombie: the child exits and its parent (now sleep) never reaps it.  The
 # child lives a little longer than the shell, so the shell cannot reap it
 # before it becomes sleep.
