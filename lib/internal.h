@@ -129,13 +129,16 @@ void rbi_build_id_hex(const struct rbi_build_id *id, char *out);
 /* A small direct-mapped page cache in front of the backend (mem/cache.c). */
 #define RBI_CACHE_PAGE 4096u
 #define RBI_CACHE_SLOTS 512u
-struct rbi_cache_slot {
+struct rbi_cache_tag {
 	uint64_t page;          /* page address + 1; 0 = empty */
 	uint32_t valid;         /* bytes valid from the page start */
-	uint8_t data[RBI_CACHE_PAGE];
 };
+/* The tags apart from the pages: clearing the cache (before every command
+   of a live session) writes 8 KiB, not a word into each of 512 pages that
+   then all become resident. */
 struct rbi_cache {
-	struct rbi_cache_slot *slots;   /* RBI_CACHE_SLOTS of them, lazily */
+	struct rbi_cache_tag *tags;     /* RBI_CACHE_SLOTS of them, lazily */
+	uint8_t *data;                  /* RBI_CACHE_SLOTS pages, lazily */
 };
 
 /* mem/regions.c: a sorted snapshot of the backend's regions. */

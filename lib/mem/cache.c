@@ -13,37 +13,44 @@
 
 void rbi_cache_clear(struct rbi_cache *c)
 {
-	if (!c->slots)
-		return;
-	for (size_t i = 0; i < RBI_CACHE_SLOTS; i++)
-		c->slots[i].page = 0;
+	if (c->tags)
+		memset(c->tags, 0, RBI_CACHE_SLOTS * sizeof(*c->tags));
 }
 
 void rbi_cache_free(struct rbi_cache *c)
 {
-	free(c->slots);
-	c->slots = NULL;
+	free(c->tags);
+	free(c->data);
+	c->tags = NULL;
+	c->data = NULL;
 }
 
-/* The slot holding PAGE, filled from the backend if needed; NULL when the
-   backend has no byte of it (the caller then reads directly to get the
-   backend's own status). */
-static struct rbi_cache_slot *cache_page(struct rbi_target *t, uint64_t page)
+/* The slot holding PAGE, filled from the backend if needed: its tag, and
+   its bytes in *DATA.  NULL when the backend has no byte of it (the caller
+   then reads directly to get the backend's own status). */
+static struct rbi_cache_tag *cache_page(struct rbi_target *t, uint64_t page,
+					const uint8_t **data)
 {
 	struct rbi_cache *c = &t->cache;
-	struct rbi_cache_slot *s;
-	size_t n = 0;
+	size_t slot = (page / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS, n = 0;
+	struct rbi_cache_tag *s;
+	uint8_t *d;
 
-	if (!c->slots) {
-		c->slots = calloc(RBI_CACHE_SLOTS, sizeof(*c->slots));
-		if (!c->slots)
+	if (!c->tags) {
+		c->tags = calloc(RBI_CACHE_SLOTS, sizeof(*c->tags));
+		c->data = malloc((size_t)RBI_CACHE_SLOTS * RBI_CACHE_PAGE);
+		if (!c->tags || !c->data) {
+			rbi_cache_free(c);
 			return NULL;
+		}
 	}
-	s = &c->slots[(page / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS];
+	s = &c->tags[slot];
+	d = c->data + slot * RBI_CACHE_PAGE;
+	*data = d;
 	if (s->page == page + 1)
 		return s;
 	s->page = 0;
-	int rc = t->ops->read(t->be, page, s->data, RBI_CACHE_PAGE, &n);
+	int rc = t->ops->read(t->be, page, d, RBI_CACHE_PAGE, &n);
 	if ((rc != RBI_OK && rc != RBI_PARTIAL) || n == 0)
 		return NULL;
 	s->page = page + 1;
@@ -69,7 +76,8 @@ int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		uint64_t a = addr + done;
 		uint64_t page = a & ~(uint64_t)(RBI_CACHE_PAGE - 1);
 		size_t off = a - page;
-		struct rbi_cache_slot *s = cache_page(t, page);
+		const uint8_t *data;
+		struct rbi_cache_tag *s = cache_page(t, page, &data);
 
 		if (!s) {
 			/* Let the backend say why (unmapped, gone, denied). */
@@ -88,7 +96,7 @@ int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		size_t chunk = s->valid - off;
 		if (chunk > len - done)
 			chunk = len - done;
-		memcpy(dst + done, s->data + off, chunk);
+		memcpy(dst + done, data + off, chunk);
 		done += chunk;
 		if (off + chunk < RBI_CACHE_PAGE && done < len) {
 			*nread = done;
