@@ -22,9 +22,10 @@
  * frames under its top and pushes them again from another call site
  * between B and C, so requiring them equal would leave such code out of a
  * profile.  An environment that changed while C read it (between its two
- * reads of the values) is kept only for a method frame whose environment
- * names a method running that frame's own iseq: the same method pushed
- * again, whose names are right either way; any other frame with a moving
+ * reads of the values) is kept only for a method frame, and only the
+ * reading of it (after the frames, else before) that names a method
+ * running that frame's own iseq: the same method pushed again, whose
+ * names are right either way; any other frame with a moving
  * environment (being written, or its slot reused by another call) makes
  * the stack torn.  A torn stack is read again from C's look, and after
  * RETRIES attempts given up (RBI_TORN), never decoded.
