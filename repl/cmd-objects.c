@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "out/out.h"
+#include "util/table.h"
 #include "rbinspect.h"
 
 #define USAGE "objects [--by-class] [--top N] [--pause]"
@@ -33,7 +35,7 @@
 #define CLASS_NAME_MAX 512
 
 struct class_count {
-	uint64_t klass;         /* 0: empty slot of the table */
+	uint64_t klass;
 	uint64_t count, bytes;
 	uint64_t owned;         /* Strings' and Arrays' buffers (capacity) */
 	char *name;
@@ -45,9 +47,10 @@ struct objects {
 	unsigned long top;      /* classes listed, 0: all */
 	uint64_t types[RBI_TYPE_COUNT];
 	struct rbi_heap_stats st;
-	struct class_count *cls;
-	size_t ncls, capcls;    /* open addressing, CAPCLS a power of two */
-	struct class_count *last;       /* the entry class_add found last:
+	struct class_count *cls;        /* in order of first sight */
+	size_t ncls, capcls;
+	struct rbi_map cls_index;       /* klass -> its index in CLS */
+	size_t last;                    /* the entry class_add found last:
 					   neighbouring objects mostly share
 					   a class */
 	uint64_t internal, internal_bytes;
@@ -122,47 +125,22 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static uint64_t hash_klass(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
-
-static struct class_count *class_slot(struct class_count *v, size_t cap, uint64_t klass)
-{
-	for (size_t i = hash_klass(klass) & (cap - 1);; i = (i + 1) & (cap - 1))
-		if (v[i].klass == klass || !v[i].klass)
-			return &v[i];
-}
-
 /* O's entry for KLASS, added on first sight; NULL if out of memory. */
 static struct class_count *class_entry(struct objects *o, uint64_t klass)
 {
-	struct class_count *c = o->last;
+	uint64_t i;
 
-	if (c && c->klass == klass)
-		return c;
-	if ((o->ncls + 1) * 2 > o->capcls) {
-		size_t cap = o->capcls ? o->capcls * 2 : 1024;
-		struct class_count *n = calloc(cap, sizeof(*n));
-
-		if (!n)
+	if (o->last < o->ncls && o->cls[o->last].klass == klass)
+		return &o->cls[o->last];
+	if (!rbi_map_get(&o->cls_index, klass, 0, 0, &i)) {
+		i = o->ncls;
+		if (!RBI_GROW(o->cls, o->capcls, i + 1, 256) ||
+		    rbi_map_put(&o->cls_index, klass, 0, 0, i))
 			return NULL;
-		for (size_t i = 0; i < o->capcls; i++)
-			if (o->cls[i].klass)
-				*class_slot(n, cap, o->cls[i].klass) = o->cls[i];
-		free(o->cls);
-		o->cls = n;
-		o->capcls = cap;
+		o->cls[o->ncls++] = (struct class_count){ .klass = klass };
 	}
-	c = o->last = class_slot(o->cls, o->capcls, klass);
-	if (!c->klass) {
-		c->klass = klass;
-		o->ncls++;
-	}
-	return c;
+	o->last = i;
+	return &o->cls[i];
 }
 
 static int class_add(struct objects *o, uint64_t klass, uint32_t bytes, uint64_t owned)
@@ -257,20 +235,14 @@ static int cmp_class(const void *a, const void *b)
 static int name_classes(struct objects *o)
 {
 	char buf[CLASS_NAME_MAX];
-	size_t k = 0;
 
-	for (size_t i = 0; i < o->capcls; i++) {
+	for (size_t i = 0; i < o->ncls; i++) {
 		struct class_count *c = &o->cls[i];
 
-		if (!c->klass)
-			continue;
 		if (rbi_class_name(o->s->target, c->klass, buf, sizeof(buf)))
 			snprintf(buf, sizeof(buf), "#<unreadable class 0x%" PRIx64 ">", c->klass);
 		if (!(c->name = strdup(buf)))
 			return RBI_NOMEM;
-		o->cls[k++] = *c;
-		if (k - 1 != i)
-			c->klass = 0, c->name = NULL;
 	}
 	qsort(o->cls, o->ncls, sizeof(*o->cls), cmp_class);
 	return RBI_OK;
@@ -505,5 +477,6 @@ int cmd_objects(struct session *s, int argc, char **argv)
 	for (size_t i = 0; i < o.ncls; i++)
 		free(o.cls[i].name);
 	free(o.cls);
+	rbi_map_free(&o.cls_index);
 	return rc;
 }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/table.h"
 #include "vm/heap-pages.h"
 
 /* More pages than this (256 GiB of 16 KiB pages) is a corrupt count. */
@@ -63,7 +64,7 @@ RBI_EXPORT const char *rbi_value_type_name(unsigned type)
 
 /* What rbi_heap_object_class learned about one RBasic.klass value. */
 struct class_entry {
-	uint64_t klass;         /* 0: empty */
+	uint64_t klass;
 	uint64_t real;          /* rb_class_real(klass) */
 	int status;             /* RBI_OK: instances are visible to
 				   each_object(Object); RBI_ITER_END: not
@@ -91,9 +92,10 @@ struct rbi_heap_iter {
 	/* classes (rbi_heap_object_class) */
 	bool have_c_object;
 	uint64_t c_object;
-	struct class_entry *cls;
-	size_t ncls, capcls;    /* CAPCLS: 0 or a power of two */
-	struct class_entry *last;       /* the entry found last: neighbouring
+	struct class_entry *cls;        /* in order of first sight */
+	size_t ncls, capcls;
+	struct rbi_map cls_index;       /* klass -> its index in CLS */
+	size_t last;                    /* the entry found last: neighbouring
 					   objects mostly share a class */
 };
 
@@ -511,44 +513,11 @@ RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 		return;
 	heap_reader_close(it->reader);
 	free(it->cls);
+	rbi_map_free(&it->cls_index);
 	free(it);
 }
 
 /* ---- Classes ------------------------------------------------------------ */
-
-static uint64_t hash_klass(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
-
-static struct class_entry *class_slot(struct rbi_heap_iter *it, uint64_t klass)
-{
-	size_t mask = it->capcls - 1;
-
-	for (size_t i = hash_klass(klass) & mask;; i = (i + 1) & mask)
-		if (it->cls[i].klass == klass || !it->cls[i].klass)
-			return &it->cls[i];
-}
-
-static int class_grow(struct rbi_heap_iter *it)
-{
-	size_t cap = it->capcls ? it->capcls * 2 : 256;
-	struct class_entry *old = it->cls, *n = calloc(cap, sizeof(*n));
-	size_t oldcap = it->capcls;
-
-	if (!n)
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	it->cls = n;
-	it->capcls = cap;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].klass)
-			*class_slot(it, old[i].klass) = old[i];
-	free(old);
-	return RBI_OK;
-}
 
 /* Is the class or module K (an object's klass) a kind of Object, and
    what is rb_class_real(K)? */
@@ -594,22 +563,22 @@ static void class_lookup(struct rbi_heap_iter *it, struct class_entry *e)
 /* The table's entry for KLASS, made on first sight. */
 static int class_entry_of(struct rbi_heap_iter *it, uint64_t klass, struct class_entry **out)
 {
-	struct class_entry *e = it->last;
-	int rc;
+	uint64_t i;
 
-	if (e && e->klass == klass) {
-		*out = e;
+	if (it->last < it->ncls && it->cls[it->last].klass == klass) {
+		*out = &it->cls[it->last];
 		return RBI_OK;
 	}
-	if ((it->ncls + 1) * 2 > it->capcls && (rc = class_grow(it)))
-		return rc;
-	e = it->last = class_slot(it, klass);
-	if (!e->klass) {
-		e->klass = klass;
-		it->ncls++;
-		class_lookup(it, e);
+	if (!rbi_map_get(&it->cls_index, klass, 0, 0, &i)) {
+		i = it->ncls;
+		if (!RBI_GROW(it->cls, it->capcls, i + 1, 256) ||
+		    rbi_map_put(&it->cls_index, klass, 0, 0, i))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		it->cls[it->ncls++] = (struct class_entry){ .klass = klass };
+		class_lookup(it, &it->cls[i]);
 	}
-	*out = e;
+	it->last = i;
+	*out = &it->cls[i];
 	return RBI_OK;
 }
 
@@ -635,7 +604,7 @@ static bool singleton_internal(struct rbi_heap_iter *it, const struct rbi_heap_s
 RBI_EXPORT int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 				     uint64_t *klass)
 {
-	struct class_entry *e;
+	struct class_entry *e = NULL;
 	int rc;
 
 	if (!it || !s || !klass)
