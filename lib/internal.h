@@ -105,6 +105,15 @@ struct rbi_diag {
 void rbi_diag_add(struct rbi_diag *d, const char *fmt, ...) RBI_PRINTF(2, 3);
 void rbi_diag_free(struct rbi_diag *d);
 
+/* ---- util/procstat.c: /proc/PID/stat, /proc/PID/task/TID/stat ---------- */
+
+/* The state letter (R, S, T, t, Z, X...) and the parent's pid in a stat
+   LINE; either out pointer may be NULL.  False if LINE is not one. */
+bool rbi_proc_stat_parse(const char *line, char *state, int *ppid);
+/* The same from the stat file at PATH: 0, or -errno (-ENOENT: no such
+   process or task; -EINVAL: not a stat line). */
+int rbi_proc_stat(const char *path, char *state, int *ppid);
+
 /* ---- util/buildid.c: GNU build-id notes --------------------------------- */
 
 #define RBI_BUILD_ID_MAX 64

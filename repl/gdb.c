@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "rbinspect.h"
 #include "repl.h"
 
@@ -187,7 +188,7 @@ static pid_t gdb_pid(void)
 	pid_t p = getppid();
 
 	for (int depth = 0; depth < 4 && p > 1; depth++) {
-		char path[64], comm[64] = "", buf[512], *e;
+		char path[64], comm[64] = "";
 		FILE *f;
 
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)p);
@@ -202,11 +203,7 @@ static pid_t gdb_pid(void)
 		    strcmp(comm, "busybox"))
 			return p;
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
-		if (!(f = fopen(path, "re")))
-			break;
-		e = fgets(buf, sizeof(buf), f);
-		fclose(f);
-		if (!e || !(e = strrchr(buf, ')')) || sscanf(e + 1, " %*c %d", &p) != 1)
+		if (rbi_proc_stat(path, NULL, &p))
 			break;
 	}
 	return getppid();

@@ -200,20 +200,16 @@ static int live_read_batch(void *be, struct rbi_iov *iov, size_t n)
 /* A zombie has no memory left to read; say so rather than "not Ruby". */
 static int check_state(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
+	char path[64], state;
+	int rc;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return rbi_fail(RBI_NO_PROCESS, "no such process: %d", (int)pid);
-		return fail_errno(pid, errno, "inspecting");
-	}
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (p && (p = strrchr(buf, ')')) && p[1] == ' ' &&
-	    (p[2] == 'Z' || p[2] == 'X'))
+	rc = rbi_proc_stat(path, &state, NULL);
+	if (rc == -ENOENT)
+		return rbi_fail(RBI_NO_PROCESS, "no such process: %d", (int)pid);
+	if (rc && rc != -EINVAL)
+		return fail_errno(pid, -rc, "inspecting");
+	if (!rc && (state == 'Z' || state == 'X'))
 		return rbi_fail(RBI_ZOMBIE, "process %d has exited and is a zombie "
 				"waiting for its parent: nothing left to inspect", (int)pid);
 	return RBI_OK;

@@ -9,7 +9,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "internal.h"
 
@@ -27,23 +26,15 @@ static int all_stopped(pid_t pid)
 	if (!(d = opendir(path)))
 		return -1;
 	while ((e = readdir(d)) && seen < TASKS_MAX) {
-		char stat[320], buf[512], *p;
-		FILE *f;
-		size_t n;
+		char stat[320], state;
 
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(stat, sizeof(stat), "/proc/%d/task/%s/stat", (int)pid, e->d_name);
-		if (!(f = fopen(stat, "re")))
+		if (rbi_proc_stat(stat, &state, NULL))
 			continue;       /* the thread exited */
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
 		seen++;
-		/* "tid (comm) S ...": comm may hold ')' itself. */
-		if (!(p = strrchr(buf, ')')) || p[1] != ' ')
-			continue;
-		switch (p[2]) {
+		switch (state) {
 		case 'T': case 't':     /* stopped, tracing stop */
 		case 'Z': case 'X':     /* exited threads do not run */
 			break;

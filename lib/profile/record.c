@@ -313,15 +313,14 @@ static void children_scan(pid_t pid, pid_t *out, size_t *n, size_t max)
 	if (!dir)
 		return;
 	while ((d = readdir(dir)) && *n < max) {
-		char path[64], buf[512], *p;
+		char path[64], *p;
 		long c = strtol(d->d_name, &p, 10);
 		int ppid;
 
 		if (*p || c <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/stat", c);
-		read_file(path, buf, sizeof(buf), false);
-		if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		if (rbi_proc_stat(path, NULL, &ppid))
 			continue;
 		if (ppid == pid)
 			out[(*n)++] = (pid_t)c;

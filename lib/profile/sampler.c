@@ -190,15 +190,13 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 static char os_state(struct rbi_sampler *s, int32_t tid)
 {
 	struct ostask *t = tid > 0 ? task_find(s, tid) : NULL;
-	char buf[512], *p;
+	char buf[512], state;
 	ssize_t n;
 
 	if (!t || t->fd < 0 || (n = pread(t->fd, buf, sizeof(buf) - 1, 0)) <= 0)
 		return 0;
 	buf[n] = '\0';
-	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
-		return 0;
-	return p[2];
+	return rbi_proc_stat_parse(buf, &state, NULL) ? state : 0;
 }
 
 static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthread *th)
@@ -216,20 +214,10 @@ static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthr
 
 static bool process_gone(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char path[64], state;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return rbi_proc_stat(path, &state, NULL) || state == 'Z' || state == 'X';
 }
 
 RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opts,
