@@ -117,12 +117,10 @@ static int resume_target(struct objects *o, int rc)
 
 /* ---- Counting ------------------------------------------------------------ */
 
+/* Seconds on the monotonic clock. */
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)rbi_now_ns() / 1e9;
 }
 
 /* O's entry for KLASS, added on first sight; NULL if out of memory. */
