@@ -10,7 +10,6 @@
  * approximate when the library saw the heap change. */
 #include <limits.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,39 +58,6 @@ struct objects {
 	bool paused;            /* stopped (and to be resumed) by us */
 	bool progress_shown;
 };
-
-/* ---- Ctrl-C and the other terminating signals end a walk cleanly -------- */
-
-static volatile sig_atomic_t stop_walk;
-
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
-#define NSIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
-static struct sigaction saved[NSIGNALS];
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_walk = 1;
-}
-
-/* While walking, a terminating signal ends the walk, and the way out
-   resumes a paused target. */
-static void guard_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop;
-	for (size_t i = 0; i < NSIGNALS; i++)
-		sigaction(stop_signals[i], &sa, &saved[i]);
-}
-
-static void unguard_signals(void)
-{
-	for (size_t i = 0; i < NSIGNALS; i++)
-		sigaction(stop_signals[i], &saved[i], NULL);
-}
 
 static int pause_target(struct objects *o)
 {
@@ -180,7 +146,7 @@ static int walk(struct objects *o, rbi_heap_iter *it)
 
 	/* Counts by type only: a batch of pages at a time, no slot by slot. */
 	while (!o->by_class && (rc = rbi_heap_iter_count(it, o->types)) == RBI_OK) {
-		if (stop_walk || interrupted())
+		if (stop_requested || interrupted())
 			return EXIT_INTERRUPTED;
 		if (tty)
 			progress(o, it, start);
@@ -202,7 +168,7 @@ static int walk(struct objects *o, rbi_heap_iter *it)
 			}
 		}
 		if (++n % CHECK_EVERY == 0) {
-			if (stop_walk || interrupted())
+			if (stop_requested || interrupted())
 				return EXIT_INTERRUPTED;
 			if (tty)
 				progress(o, it, start);
@@ -255,7 +221,7 @@ static int count(struct objects *o)
 	for (int try = 0; try < PAUSE_TRIES; try++) {
 		if ((rc = pause_target(o)))
 			return rc;
-		if (stop_walk)
+		if (stop_requested)
 			return resume_target(o, EXIT_INTERRUPTED);
 		if ((rc = rbi_heap_iter_init(o->s->target, 0, &it)))
 			return resume_target(o, rc);
@@ -424,6 +390,7 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 int cmd_objects(struct session *s, int argc, char **argv)
 {
 	struct objects o = { .s = s, .top = TOP_DEFAULT };
+	struct stop_guard guard;
 	const struct rbi_ruby_info *ri = NULL;
 	bool json = s->json, paused;
 	int rc;
@@ -454,12 +421,11 @@ int cmd_objects(struct session *s, int argc, char **argv)
 		return EXIT_GONE;
 	/* A core is a snapshot already. */
 	o.pause = o.pause && s->live;
-	stop_walk = 0;
-	guard_signals();
+	stop_guard_begin(&guard, STOP_ON_ALL);
 	rc = count(&o);
-	unguard_signals();
+	stop_guard_end(&guard);
 	paused = o.pause;
-	if (rc == EXIT_INTERRUPTED || stop_walk) {
+	if (rc == EXIT_INTERRUPTED || stop_requested) {
 		fputs("rbinspect: objects: interrupted\n", stderr);
 		rc = EXIT_INTERRUPTED;
 	} else if (rc) {

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -17,35 +16,6 @@
 #include "out/out.h"
 #include "profile-cli.h"
 #include "rbinspect.h"
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
-void profile_signals_catch(struct sigaction old[2])
-{
-	struct sigaction sa = { .sa_handler = on_stop };
-
-	sigemptyset(&sa.sa_mask);       /* no SA_RESTART: end the sleep */
-	stop_flag = 0;
-	sigaction(SIGINT, &sa, &old[0]);
-	sigaction(SIGTERM, &sa, &old[1]);
-}
-
-void profile_signals_restore(const struct sigaction old[2])
-{
-	sigaction(SIGINT, &old[0], NULL);
-	sigaction(SIGTERM, &old[1], NULL);
-}
-
-const volatile int *profile_stop_flag(void)
-{
-	return &stop_flag;
-}
 
 static int parse_double(const char *s, double min, double max, double *out)
 {
@@ -259,7 +229,7 @@ int cmd_record(struct session *s, int argc, char **argv)
 	struct profile_opts o = { .format = RBI_FORMAT_FLAMEGRAPH };
 	struct rbi_record_opts ro = { .size = sizeof(ro) };
 	char out[PATH_MAX], **cmd = NULL;
-	struct sigaction old[2];
+	struct stop_guard guard;
 	rbi_profile *p = NULL;
 	pid_t child = 0;
 	int rc, ec;
@@ -309,20 +279,20 @@ int cmd_record(struct session *s, int argc, char **argv)
 	ro.rate = o.rate;
 	ro.duration = o.duration;
 	ro.max_frames = o.max_frames;
-	ro.stop = profile_stop_flag();
+	ro.stop = &stop_requested;
 	if (!o.quiet)
 		fprintf(stderr, "rbinspect: recording process %d at %g Hz%s; Ctrl-C to stop\n",
 			(int)o.pid, o.rate > 0 ? o.rate : 100.0,
 			o.record_flags & RBI_RECORD_SUBPROCESSES ? " with its subprocesses" : "");
-	profile_signals_catch(old);
+	stop_guard_begin(&guard, STOP_ON_INT_TERM);
 	rc = rbi_profile_record(p, o.pid, &ro);
-	profile_signals_restore(old);
+	stop_guard_end(&guard);
 	if (child) {
 		int st;
 
 		/* Ctrl-C went to the command too; otherwise it ran to its end,
 		   or is left running when --duration ended the recording. */
-		if (waitpid(child, &st, stop_flag || !o.duration ? 0 : WNOHANG) == 0 && !o.quiet)
+		if (waitpid(child, &st, stop_requested || !o.duration ? 0 : WNOHANG) == 0 && !o.quiet)
 			fprintf(stderr, "rbinspect: process %d goes on running\n", (int)child);
 	}
 	if (rc) {

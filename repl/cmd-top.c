@@ -181,7 +181,7 @@ int cmd_top(struct session *s, int argc, char **argv)
 {
 	struct top t = { .s = s, .tty = isatty(fileno(s->out)) };
 	struct rbi_record_opts ro = { .size = sizeof(ro) };
-	struct sigaction old[2];
+	struct stop_guard guard;
 	rbi_profile *p;
 	int rc;
 
@@ -215,13 +215,13 @@ int cmd_top(struct session *s, int argc, char **argv)
 	ro.rate = t.o.rate;
 	ro.duration = t.o.duration;
 	ro.max_frames = t.o.max_frames;
-	ro.stop = profile_stop_flag();
+	ro.stop = &stop_requested;
 	ro.progress = progress;
 	ro.progress_arg = &t;
 	ro.progress_interval = t.o.interval;
-	profile_signals_catch(old);
+	stop_guard_begin(&guard, STOP_ON_INT_TERM);
 	rc = rbi_profile_record(p, t.o.pid, &ro);
-	profile_signals_restore(old);
+	stop_guard_end(&guard);
 	/* What came in after the last refresh. */
 	if (!rc && rbi_profile_sample_count(p) && !t.rounds)
 		progress(p, &t);

@@ -21,10 +21,6 @@ struct profile_opts {
 /* Parse the option at ARGV[*I] (and its value, advancing *I): 1 if it was
    one, 0 if not, -1 after printing why it is wrong. */
 int profile_option(struct profile_opts *o, int argc, char **argv, int *i);
-/* SIGINT and SIGTERM set the stop flag (and end sleeps) until restored. */
-void profile_signals_catch(struct sigaction old[2]);
-void profile_signals_restore(const struct sigaction old[2]);
-const volatile int *profile_stop_flag(void);
 /* Write P in FORMAT through O's view to PATH ("-": stdout); an exit code. */
 int profile_write_file(rbi_profile *p, const struct profile_opts *o,
 		       rbi_profile_format format, const char *path);

@@ -65,6 +65,20 @@ static inline bool interrupted(void)
 	return interrupt_flag != 0;
 }
 
+/* A long command ends cleanly on a terminating signal (stop.c): between
+   stop_guard_begin and stop_guard_end the first NSIGNALS of SIGINT,
+   SIGTERM, SIGHUP, SIGQUIT and SIGPIPE set stop_requested (and end
+   sleeps) instead of their default action. */
+#define STOP_ON_INT_TERM 2
+#define STOP_ON_ALL 5
+struct stop_guard {
+	size_t n;
+	struct sigaction old[STOP_ON_ALL];
+};
+extern volatile sig_atomic_t stop_requested;
+void stop_guard_begin(struct stop_guard *g, size_t nsignals);
+void stop_guard_end(const struct stop_guard *g);
+
 extern const struct command commands[];
 const struct command *command_find(const char *name);
 
