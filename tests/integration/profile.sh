@@ -249,11 +249,15 @@ while read -r kind ver root cmd; do
 	if ruby_start "$kind" "$root" "$cmd" gvl.rb; then
 		"$B" record -p "$RB_PID" --duration 1 --rate 200 --threads --idle --no-lines \
 			--format folded -o "$T/idle.folded" -q
-		check "$R: --threads --idle: a root per thread, the spinners waiting for the GVL, main sleeping" \
-			sh -c "grep -q '^thread [0-9]* \"left\"' '$T/idle.folded' &&
-			       grep -q '^thread [0-9]* \"right\"' '$T/idle.folded' &&
-			       grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' '$T/idle.folded' &&
-			       grep -q '(main).*Kernel#sleep;(sleeping) [0-9]*$' '$T/idle.folded'"
+		if grep -q '^thread [0-9]* "left"' "$T/idle.folded" &&
+		   grep -q '^thread [0-9]* "right"' "$T/idle.folded" &&
+		   grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' "$T/idle.folded" &&
+		   grep -q '(main).*Kernel#sleep;(sleeping) [0-9]*$' "$T/idle.folded"; then
+			ok "$R: --threads --idle: a root per thread, the spinners waiting for the GVL, main sleeping"
+		else
+			not_ok "$R: --threads --idle: a root per thread, the spinners waiting for the GVL, main sleeping"
+			diag "$(cat "$T/idle.folded")"
+		fi
 		"$B" record -p "$RB_PID" --duration 1 --rate 200 --gvl --no-lines \
 			--format folded -o "$T/gvl.folded" -q
 		gv=$(leaf_share "$T/gvl.folded" 'Busy.left|Busy.right')
