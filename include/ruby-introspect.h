@@ -794,7 +794,8 @@ int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out);
    ObjectSpace.count_objects.  RBI_OK after a batch (call again; check the
    stats for progress), RBI_ITER_END when no page is left; the errors of
    rbi_heap_iter_next.  May follow calls of rbi_heap_iter_next: it goes on
-   from the next slot. */
+   from the next slot; once it is called, the walk only counts (a later
+   rbi_heap_iter_next fails with RBI_INVAL). */
 int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT]);
 
 /* The figures of the walk so far into *OUT (call it at the end for the

@@ -6,10 +6,17 @@
  * heap walk's time, and the kernel copies on the calling thread, so where
  * the backend allows concurrent reads a second thread reads the next
  * batches while the walker walks the current one, and the walker reads
- * too while its next batch is still being read: batches sit in a ring of
- * READ_AHEAD + 1, are claimed in order by whichever thread comes first,
- * and are walked in order, so the walk sees the same pages in the same
- * order with or without the thread.
+ * too while its next batch is still being read: batches sit in a ring,
+ * are claimed in order by whichever thread comes first, and are walked in
+ * order, so the walk sees the same pages in the same order with or
+ * without the thread.
+ *
+ * A batch the walker goes through slot by slot keeps its bodies until it
+ * is released, so only BODY_BUFS of them can be out at once.  A batch
+ * counted as it is read (heap_reader_count) keeps only its counts: its
+ * bodies go to the reading thread's scratch buffer, and the ring lets
+ * the threads run up to RING batches ahead, so that neither waits for
+ * the other (a wake-up here costs more than reading a batch).
  *
  * Nothing here trusts the target: every page must point back at itself
  * from its body and fit in it; a page that fails is skipped and the batch
@@ -24,9 +31,11 @@
 
 #include "vm/heap-pages.h"
 
-/* Batches read ahead of the one being walked. */
-#define READ_AHEAD 3
-#define RING (READ_AHEAD + 1)
+/* Batches out at once (claimed, not yet released): those the walker
+   walks slot by slot, each with its own bodies, and those counted as
+   read. */
+#define BODY_BUFS 4
+#define RING 32
 /* How long the walker spins for a batch the other thread is reading
    before it sleeps.  A read takes about 60 us; a thread still not done
    after many of them was descheduled, and is better waited for asleep. */
@@ -41,6 +50,10 @@ struct heap_reader {
 	size_t per_batch;       /* pages per batch */
 	uint64_t nbatches;
 	struct heap_batch ring[RING];   /* batch K lives in ring[K % RING] */
+	uint8_t *bufs[BODY_BUFS];       /* bodies of batch K, walked slot by
+					   slot: bufs[K % BODY_BUFS] */
+	uint8_t *scratch[2];    /* bodies of a batch counted as read, per
+				   reading thread: the walker's, the other's */
 	int state[RING];        /* enum slot_state; read without MU by a
 				   waiting walker, so stored atomically */
 	/* Under MU once the thread runs: */
@@ -213,10 +226,13 @@ static void count_batch(struct heap_batch *b)
 	b->counted = true;
 }
 
-/* Read batch K into its ring slot.  Runs on either thread, without MU. */
-static void read_batch(struct heap_reader *r, uint64_t k)
+/* Read batch K into its ring slot on reading thread WHO (0: the walker).
+   Runs without MU. */
+static void read_batch(struct heap_reader *r, uint64_t k, int who)
 {
 	struct heap_batch *b = &r->ring[k % RING];
+	/* Decided once: the flag may be set meanwhile by the walker. */
+	bool count = __atomic_load_n(&r->counting, __ATOMIC_RELAXED);
 	uint64_t left;
 
 	b->first = k * r->per_batch;
@@ -227,10 +243,11 @@ static void read_batch(struct heap_reader *r, uint64_t k)
 	b->pages_skipped = b->bytes_read = 0;
 	b->err[0] = '\0';
 	b->counted = false;
+	b->bodies = count ? r->scratch[who] : r->bufs[k % BODY_BUFS];
 	b->rc = read_pages(r, b);
 	if (b->rc)
 		snprintf(b->err, sizeof(b->err), "%s", rbi_errmsg());
-	else if (!b->list_gone && __atomic_load_n(&r->counting, __ATOMIC_RELAXED))
+	else if (!b->list_gone && count)
 		count_batch(b);
 }
 
@@ -270,18 +287,19 @@ static void spin_until_ready(struct heap_reader *r, uint64_t k)
 	}
 }
 
-/* Claim the next batch if the ring has room for it, and read it.  Called
-   and returns with MU held. */
-static bool read_next_locked(struct heap_reader *r)
+/* Claim the next batch if the ring has room for it, and read it on
+   thread WHO.  Called and returns with MU held. */
+static bool read_next_locked(struct heap_reader *r, int who)
 {
 	uint64_t k = r->claimed;
+	uint64_t room = __atomic_load_n(&r->counting, __ATOMIC_RELAXED) ? RING : BODY_BUFS;
 
-	if (r->halted || k >= r->nbatches || k >= r->released + RING)
+	if (r->halted || k >= r->nbatches || k >= r->released + room)
 		return false;
 	r->claimed++;
 	set_state(r, k, SLOT_READING);
 	pthread_mutex_unlock(&r->mu);
-	read_batch(r, k);
+	read_batch(r, k, who);
 	pthread_mutex_lock(&r->mu);
 	set_state(r, k, SLOT_READY);
 	r->halted |= failed(&r->ring[k % RING]);
@@ -296,7 +314,7 @@ static void *read_ahead_main(void *arg)
 
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop)
-		if (!read_next_locked(r))
+		if (!read_next_locked(r, 1))
 			pthread_cond_wait(&r->cv, &r->mu);
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
@@ -323,13 +341,19 @@ int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
 	if (r->per_batch > HEAP_BATCH_MAX)
 		r->per_batch = HEAP_BATCH_MAX;
 	r->nbatches = (g->npages + r->per_batch - 1) / r->per_batch;
-	for (int i = 0; i < RING; i++) {
-		r->ring[i].bodies = malloc(HEAP_BATCH_BYTES);
-		r->ring[i].hdrs = malloc(r->per_batch * r->hdr_len);
-		if (!r->ring[i].bodies || !r->ring[i].hdrs) {
-			heap_reader_close(r);
-			return rbi_fail(RBI_NOMEM, "out of memory");
-		}
+	/* Pages of buffers never used (the scratch of a walk that does not
+	   count, say) are never made resident. */
+	bool ok = true;
+
+	for (int i = 0; i < RING; i++)
+		ok &= (r->ring[i].hdrs = malloc(r->per_batch * r->hdr_len)) != NULL;
+	for (int i = 0; i < BODY_BUFS; i++)
+		ok &= (r->bufs[i] = malloc(HEAP_BATCH_BYTES)) != NULL;
+	for (int i = 0; i < 2; i++)
+		ok &= (r->scratch[i] = malloc(HEAP_BATCH_BYTES)) != NULL;
+	if (!ok) {
+		heap_reader_close(r);
+		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
 	*out = r;
 	return RBI_OK;
@@ -345,7 +369,7 @@ struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k)
 	if (!r->threaded) {
 		if (r->claimed == k) {
 			r->claimed++;
-			read_batch(r, k);
+			read_batch(r, k, 0);
 		}
 		return &r->ring[k % RING];
 	}
@@ -354,14 +378,14 @@ struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k)
 	   twice as much. */
 	pthread_mutex_lock(&r->mu);
 	while (!ready(r, k)) {
-		if (read_next_locked(r))
+		if (read_next_locked(r, 0))
 			continue;
 		/* The other thread is reading K: that takes one read's time,
 		   less than a wake-up from a condition wait takes here. */
 		pthread_mutex_unlock(&r->mu);
 		spin_until_ready(r, k);
 		pthread_mutex_lock(&r->mu);
-		if (!ready(r, k) && !read_next_locked(r))
+		if (!ready(r, k) && !read_next_locked(r, 0))
 			pthread_cond_wait(&r->cv, &r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -425,9 +449,11 @@ void heap_reader_close(struct heap_reader *r)
 		pthread_cond_destroy(&r->cv);
 		pthread_mutex_destroy(&r->mu);
 	}
-	for (int i = 0; i < RING; i++) {
-		free(r->ring[i].bodies);
+	for (int i = 0; i < RING; i++)
 		free(r->ring[i].hdrs);
-	}
+	for (int i = 0; i < BODY_BUFS; i++)
+		free(r->bufs[i]);
+	for (int i = 0; i < 2; i++)
+		free(r->scratch[i]);
 	free(r);
 }

@@ -45,7 +45,10 @@ struct heap_batch {
 	/* scratch of the read */
 	uint64_t ptrs[HEAP_BATCH_MAX];
 	struct rbi_iov iov[HEAP_BATCH_MAX];
-	uint8_t *hdrs, *bodies;
+	uint8_t *hdrs;
+	uint8_t *bodies;        /* the pages' bytes (P.buf); a batch counted
+				   as read had them in a scratch buffer that
+				   is reused: walk its counts only */
 };
 
 /* Where the pages are and how to read them. */
@@ -70,7 +73,9 @@ struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k);
 /* The walker is done with batch K. */
 void heap_reader_release(struct heap_reader *r, uint64_t k);
 /* Count the types of the slots of every batch read from now on, on the
-   thread that read it, while its bytes are in that CPU's cache. */
+   thread that read it, while its bytes are in that CPU's cache.  Such a
+   batch keeps its counts, not its bodies, so the ring takes many more of
+   them. */
 void heap_reader_count(struct heap_reader *r);
 /* Count page P's slots from FROM by type into C (free ones in
    C[RBI_TYPE_COUNT]). */

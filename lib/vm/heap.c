@@ -89,6 +89,8 @@ struct rbi_heap_iter {
 	struct rbi_heap_slot out;
 	struct rbi_heap_stats st;
 	bool ended;
+	bool counting;          /* rbi_heap_iter_count was called: batches
+				   read from then on are counts only */
 	/* classes (rbi_heap_object_class) */
 	bool have_c_object;
 	uint64_t c_object;
@@ -420,6 +422,9 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 
 	if (!it || !out)
 		return rbi_fail(RBI_INVAL, "no heap walk");
+	if (it->counting)
+		return rbi_fail(RBI_INVAL, "the heap walk is counting: "
+				"rbi_heap_iter_next cannot follow rbi_heap_iter_count");
 	for (;;) {
 		if (it->cur < it->nwalk) {
 			const struct heap_page *p = &it->b->pages[it->cur];
@@ -474,6 +479,7 @@ RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_C
 
 	if (!it || !counts)
 		return rbi_fail(RBI_INVAL, "no heap walk");
+	it->counting = true;
 	heap_reader_count(it->reader);
 	while (it->cur >= it->nwalk)
 		if ((rc = next_batch(it)))

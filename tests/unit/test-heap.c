@@ -1,0 +1,159 @@
+/* test-heap.c: the heap walk's public API on the bundled example core
+ * (testdata/cores, Debian's Ruby 3.1): the two ways to count agree,
+ * slot by slot (rbi_heap_iter_next) and by batch (rbi_heap_iter_count),
+ * also when a walk switches from the first to the second, and agree with
+ * the counts the core's Ruby recorded; a walk that counts refuses to go
+ * on slot by slot.  TAP output. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ruby-introspect.h"
+#include "tap.h"
+
+/* The core, unpacked into a temporary file; NULL if it cannot be. */
+static char *unpack_core(void)
+{
+	static char path[] = "/tmp/rbi-test-heap.XXXXXX";
+	char cmd[4096];
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "xz -dc '%s/testdata/cores/ruby-3.1-threads.core.xz' > '%s'",
+		 RBI_SRCDIR, path);
+	if (system(cmd) != 0) {
+		unlink(path);
+		return NULL;
+	}
+	return path;
+}
+
+/* The "count TYPE N" records of the truth file the core's Ruby wrote. */
+static bool truth_count(const char *type, uint64_t *n)
+{
+	char path[4096], line[512], key[64];
+	unsigned long long v;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/testdata/cores/ruby-3.1-threads.truth", RBI_SRCDIR);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "count\t%63s\t%llu", key, &v) == 2 && !strcmp(key, type)) {
+			*n = v;
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+/* Walk T's heap: the first NEXT slots one by one, then the rest by batch
+   (NEXT < 0: all one by one).  Counts by type into C, free slots into
+   C[RBI_TYPE_COUNT]; *ST: the walk's stats. */
+static int walk(rbi_target *t, long next, uint64_t c[RBI_TYPE_COUNT + 1],
+		struct rbi_heap_stats *st)
+{
+	const struct rbi_heap_slot *s;
+	rbi_heap_iter *it;
+	int rc;
+
+	memset(c, 0, (RBI_TYPE_COUNT + 1) * sizeof(*c));
+	if ((rc = rbi_heap_iter_init(t, RBI_HEAP_FREE_SLOTS, &it)))
+		return rc;
+	for (long i = 0; next < 0 || i < next; i++) {
+		if ((rc = rbi_heap_iter_next(it, &s)))
+			break;
+		c[s->flags ? s->type : RBI_TYPE_COUNT]++;
+	}
+	if (next >= 0 && !rc)
+		while ((rc = rbi_heap_iter_count(it, c)) == RBI_OK)
+			;
+	rbi_heap_iter_stats(it, st);
+	rbi_heap_iter_fini(it);
+	if (rc != RBI_ITER_END)
+		return rc;
+	if (next >= 0)  /* rbi_heap_iter_count keeps free slots in the stats */
+		c[RBI_TYPE_COUNT] = st->free;
+	return RBI_OK;
+}
+
+static bool same(const uint64_t *a, const uint64_t *b)
+{
+	return memcmp(a, b, (RBI_TYPE_COUNT + 1) * sizeof(*a)) == 0;
+}
+
+static void check_counts(rbi_target *t)
+{
+	uint64_t by_slot[RBI_TYPE_COUNT + 1], by_batch[RBI_TYPE_COUNT + 1];
+	uint64_t mixed[RBI_TYPE_COUNT + 1], want;
+	struct rbi_heap_stats st;
+	static const struct { const char *name; unsigned type; } types[] = {
+		{ "T_OBJECT", 0x01 }, { "T_CLASS", 0x02 }, { "T_MODULE", 0x03 },
+		{ "T_FLOAT", 0x04 }, { "T_REGEXP", 0x06 }, { "T_SYMBOL", 0x14 },
+	};
+
+	if (!check(walk(t, -1, by_slot, &st) == RBI_OK, "walk slot by slot"))
+		return;
+	ok(st.slots > 10000 && !st.moved && st.pages_done == st.pages,
+	   "the whole heap of a core, unmoved (%llu slots, %llu pages)",
+	   (unsigned long long)st.slots, (unsigned long long)st.pages);
+	if (truth_count("TOTAL", &want))
+		ok(st.slots == want, "TOTAL %llu as the core's Ruby counted (%llu)",
+		   (unsigned long long)st.slots, (unsigned long long)want);
+	/* Types the truth writer does not allocate (example-core.sh says why
+	   the others move a little). */
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (truth_count(types[i].name, &want))
+			ok(by_slot[types[i].type] == want, "%s %llu as the core's Ruby counted (%llu)",
+			   types[i].name, (unsigned long long)by_slot[types[i].type],
+			   (unsigned long long)want);
+	if (check(walk(t, 0, by_batch, &st) == RBI_OK, "walk by batch"))
+		ok(same(by_slot, by_batch), "counted by batch as slot by slot");
+	/* Switching inside the first batch (of 16 pages of 408 slots), and
+	   inside later ones. */
+	static const long switch_at[] = { 7, 9000, 15000 };
+
+	for (size_t i = 0; i < sizeof(switch_at) / sizeof(switch_at[0]); i++)
+		if (check(walk(t, switch_at[i], mixed, &st) == RBI_OK,
+			  "%ld slots one by one, then by batch", switch_at[i]))
+			ok(same(by_slot, mixed), "%ld slots one by one, then by batch: same counts",
+			   switch_at[i]);
+}
+
+/* Once a walk counts, its batches keep no slots: next must refuse. */
+static void check_next_after_count(rbi_target *t)
+{
+	uint64_t c[RBI_TYPE_COUNT] = { 0 };
+	const struct rbi_heap_slot *s;
+	rbi_heap_iter *it;
+
+	if (!check(rbi_heap_iter_init(t, 0, &it) == RBI_OK, "start a walk"))
+		return;
+	check(rbi_heap_iter_count(it, c) == RBI_OK, "count a batch");
+	ok(rbi_heap_iter_next(it, &s) == RBI_INVAL && strstr(rbi_errmsg(), "counting"),
+	   "rbi_heap_iter_next after rbi_heap_iter_count: RBI_INVAL (%s)", rbi_errmsg());
+	rbi_heap_iter_fini(it);
+}
+
+int main(void)
+{
+	char *core = unpack_core();
+	rbi_target *t;
+
+	if (!core) {
+		skip("xz cannot unpack testdata/cores/ruby-3.1-threads.core.xz", "the heap API");
+		return tap_plan();
+	}
+	if (check(rbi_target_open_core(core, NULL, &t) == RBI_OK, "open the example core")) {
+		check_counts(t);
+		check_next_after_count(t);
+		rbi_target_close(t);
+	}
+	unlink(core);
+	return tap_plan();
+}
