@@ -269,6 +269,16 @@ int rbi_image_symbol(const struct rbi_image *img, const char *name,
    /usr/lib/debug/.build-id, debuginfod), or NULL. */
 Dwarf *rbi_image_dwarf(const struct rbi_image *img, Dwarf_Addr *bias);
 
+/* image/debuginfo.c: libdwfl's find_debuginfo, given the module's
+   debuginfo path (Dwfl_Callbacks.debuginfo_path, NULL for the default):
+   dwfl_standard_find_debuginfo, but libdebuginfod is not loaded unless
+   DEBUGINFOD_URLS names a server or a debug file could be found
+   locally. */
+int rbi_debuginfo_find(Dwfl_Module *mod, const char *path, void **userdata,
+		       const char *modname, Dwarf_Addr base, const char *file_name,
+		       const char *debuglink_file, GElf_Word debuglink_crc,
+		       char **debuginfo_file_name);
+
 /* image/code.c: RIP-relative memory references in machine code. */
 struct rbi_rip_ref {
 	uint64_t insn;          /* address of the instruction */

@@ -47,6 +47,7 @@ struct image_seg {
 struct image_priv {
 	struct rbi_target *t;
 	struct rbi_image *img;
+	const char *debuginfo_path;     /* the list's */
 	uint64_t low;           /* address reported to libdwfl */
 	uint64_t limit;         /* end of its PT_LOADs: later regions of the
 				   same path beyond are other mappings */
@@ -72,11 +73,17 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
 			  char **file_name, Elf **elfp);
 
+static int image_find_debuginfo(Dwfl_Module *mod, void **userdata,
+				const char *modname, Dwarf_Addr base,
+				const char *file_name, const char *debuglink_file,
+				GElf_Word debuglink_crc, char **debuginfo_file_name);
+
 /* Separate debug info the standard way: .gnu_debuglink next to the file
-   and in /usr/lib/debug, /usr/lib/debug/.build-id, debuginfod. */
+   and in /usr/lib/debug, /usr/lib/debug/.build-id, debuginfod (when
+   DEBUGINFOD_URLS is set: image/debuginfo.c). */
 static const Dwfl_Callbacks image_callbacks = {
 	.find_elf = image_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = image_find_debuginfo,
 };
 
 /* ---- ELF header in target memory --------------------------------------- */
@@ -267,6 +274,18 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 		return -1;
 	*elfp = elf_memory((char *)p->mem, p->memsize);
 	return -1;
+}
+
+static int image_find_debuginfo(Dwfl_Module *mod, void **userdata,
+				const char *modname, Dwarf_Addr base,
+				const char *file_name, const char *debuglink_file,
+				GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct image_priv *p = *userdata;
+
+	return rbi_debuginfo_find(mod, p->debuginfo_path, userdata, modname, base,
+				  file_name, debuglink_file, debuglink_crc,
+				  debuginfo_file_name);
 }
 
 /* ---- Loading ------------------------------------------------------------ */
@@ -466,6 +485,7 @@ static int images_report(struct rbi_target *t, struct image_list_priv *lp)
 			continue;
 		}
 		dwfl_module_info(img->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		p->debuginfo_path = lp->debuginfo_path;
 		*ud = p;
 	}
 	if (dwfl_report_end(dwfl, NULL, NULL) != 0)

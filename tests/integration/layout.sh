@@ -10,7 +10,7 @@
 #    end); served by a local debuginfod (DEBUGINFOD_URLS) in a private network namespace, so it
 #    listens on that namespace's loopback only (elfutils 0.188's debuginfod has no listen
 #    address option), stopped at the end. Without any of them the copy gets a table: the
-#    stripping did strip.
+#    stripping did strip; and libdebuginfod is not even loaded.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -47,6 +47,13 @@ try_stripped() {
 	"$want"*) ok "$label: layout from $want ($got)" ;;
 	*) not_ok "$label: layout from $want"; diag "got: $got" ;;
 	esac
+	# No debug file anywhere and no DEBUGINFOD_URLS: libdebuginfod (curl,
+	# GnuTLS, ...) is never loaded (lib/image/debuginfo.c).
+	if [ "$want" = table ]; then
+		loaded=$(env -u DEBUGINFOD_URLS LD_DEBUG=files "$RBINSPECT" -p "$RB_PID" info 2>&1 \
+			>/dev/null | grep -c 'file=libdebuginfod')
+		is "$loaded" 0 "$label: libdebuginfod not loaded without DEBUGINFOD_URLS"
+	fi
 	kill -9 "$RB_PID"
 }
 
