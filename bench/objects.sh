@@ -11,6 +11,8 @@
 #     in-proc ms   the target's own ObjectSpace.count_objects, timed inside it after GC.start
 #     walk ms      rbinspect's heap walk (its "walk_us")
 #     total ms     the whole rbinspect command: start, attach, locate the VM, walk, print
+#                  (the shell's fork and exec included; bare /bin/true, the floor of any
+#                  command, is printed first)
 #     walk/in      walk time over the in-process count time
 #     total/in     the whole command's time over the in-process count time
 #     Mslots/s     slots per second of the walk
@@ -32,12 +34,14 @@ run_one() {
 	local label=$1 in_us=$2; shift 2
 	local walks=() totals=() rss=() slots=0 bytes=0 t0 t1
 	for _ in $(seq 1 "$RUNS"); do
-		t0=$(date +%s%N)
-		/usr/bin/time -v -o "$RB_TMP/time.txt" "$RBINSPECT" --json -p "$RB_PID" objects "$@" \
-			>"$RB_TMP/bench.json" || { echo "rbinspect failed" >&2; return 1; }
-		t1=$(date +%s%N)
-		totals+=($(( (t1 - t0) / 1000 )))
+		# Timed on its own: /usr/bin/time's fork and exec would count.
+		t0=$EPOCHREALTIME
+		"$RBINSPECT" --json -p "$RB_PID" objects "$@" >"$RB_TMP/bench.json" ||
+			{ echo "rbinspect failed" >&2; return 1; }
+		t1=$EPOCHREALTIME
+		totals+=($(( ${t1/./} - ${t0/./} )))
 		walks+=("$(jq -r .walk_us "$RB_TMP/bench.json")")
+		/usr/bin/time -v -o "$RB_TMP/time.txt" "$RBINSPECT" -p "$RB_PID" objects "$@" >/dev/null
 		rss+=("$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$RB_TMP/time.txt")")
 		slots=$(jq -r .counts.TOTAL "$RB_TMP/bench.json")
 		bytes=$(jq -r .bytes_read "$RB_TMP/bench.json")
@@ -53,6 +57,9 @@ run_one() {
 			b / 1048576, r / 1024 }'
 }
 
+floor=$(for _ in $(seq 1 20); do t0=$EPOCHREALTIME; /bin/true; t1=$EPOCHREALTIME
+	echo $(( ${t1/./} - ${t0/./} )); done | median)
+echo "# /bin/true: $(awk -v f="$floor" 'BEGIN { printf "%.2f", f / 1000 }') ms (median of 20)"
 printf '%-24s %9s %10s %9s %9s %7s %8s %9s %8s %7s\n' RUBY slots "in-proc ms" "walk ms" \
 	"total ms" walk/in total/in Mslots/s "MB read" "RSS MB"
 while read -r kind ver root cmd; do
