@@ -3,7 +3,7 @@
 # --test also to run its tests (root).
 set -euo pipefail
 build_deps=(gcc make meson ninja-build pkg-config libelf-dev libdw-dev
-	    libcapstone-dev libreadline-dev zlib1g-dev xz-utils)
+	    libzydis-dev libreadline-dev zlib1g-dev xz-utils)
 test_deps=(gdb jq binutils util-linux python3 tmux groff-base
 	   g++ lldb-14 liblldb-14-dev gdbserver
 	   chromium golang-go golang-github-google-pprof-dev valgrind)

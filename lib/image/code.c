@@ -3,11 +3,13 @@
  * Stripped Rubies (3.3+) hide ruby_current_vm_ptr and friends, but tiny
  * exported functions such as rb_sym_immortal_count or rb_gc_count load
  * them with RIP-relative instructions.  We decode those functions from
- * target memory with capstone (a real x86-64 decoder: prefixes, REX, VEX,
- * operand sizes are its business, not ours) and report each RIP-relative
- * operand and each direct call.  The bytes are untrusted: we read at most
- * CODE_BYTES_MAX of them and decode at most CODE_INSNS_MAX instructions. */
-#include <capstone/capstone.h>
+ * target memory with Zydis (a real x86-64 decoder: prefixes, REX, VEX,
+ * operand sizes are its business, not ours; unlike capstone it has no
+ * relocated tables, which cost every command 0.65 ms of loading) and
+ * report each RIP-relative operand and each direct call.  The bytes are
+ * untrusted: we read at most CODE_BYTES_MAX of them and decode at most
+ * CODE_INSNS_MAX instructions. */
+#include <Zydis/Zydis.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -17,32 +19,52 @@
 #define CODE_BYTES_MAX 8192u
 #define X86_INSN_MAX   15u      /* longest x86 instruction */
 
-typedef int (*code_visit_fn)(struct rbi_target *t, csh cs, const cs_insn *insn,
-			     void *arg);
+/* One decoded instruction, at ADDRESS, with its visible operands. */
+struct insn {
+	uint64_t address;
+	ZydisDecodedInstruction d;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+};
 
-/* Instructions after which the function does not fall through. */
-static bool code_ends(const cs_insn *insn)
+typedef int (*code_visit_fn)(struct rbi_target *t, const struct insn *insn, void *arg);
+
+/* Instructions after which the function does not fall through (far
+   returns and jumps included: Zydis names them as the near ones). */
+static bool code_ends(const struct insn *insn)
 {
-	switch (insn->id) {
-	case X86_INS_RET: case X86_INS_RETF: case X86_INS_RETFQ:
-	case X86_INS_JMP: case X86_INS_LJMP:
-	case X86_INS_UD2: case X86_INS_UD2B: case X86_INS_HLT:
-	case X86_INS_INT3:
+	switch (insn->d.mnemonic) {
+	case ZYDIS_MNEMONIC_RET: case ZYDIS_MNEMONIC_JMP:
+	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_HLT: case ZYDIS_MNEMONIC_INT3:
 		return true;
 	default:
 		return false;
 	}
 }
 
-static int code_open(csh *cs)
+/* The one visible operand of INSN if it has exactly one of type TYPE. */
+static const ZydisDecodedOperand *sole_operand(const struct insn *insn, ZydisOperandType type)
 {
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, cs) != CS_ERR_OK)
-		return rbi_fail(RBI_NOMEM, "capstone: cannot open an x86-64 decoder");
-	if (cs_option(*cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
-		cs_close(cs);
-		return rbi_fail(RBI_NOMEM, "capstone: cannot turn on details");
-	}
-	return RBI_OK;
+	return insn->d.operand_count_visible == 1 && insn->ops[0].type == type
+	       ? &insn->ops[0] : NULL;
+}
+
+/* Is OP a memory operand [rip + disp] (no index register)? */
+static bool rip_relative(const ZydisDecodedOperand *op)
+{
+	return op && op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+	       op->mem.base == ZYDIS_REGISTER_RIP && op->mem.index == ZYDIS_REGISTER_NONE;
+}
+
+/* The address OP of INSN refers to (a RIP-relative operand, a relative
+   branch target). */
+static uint64_t operand_address(const struct insn *insn, const ZydisDecodedOperand *op)
+{
+	ZyanU64 addr = 0;
+
+	if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn->d, op, insn->address, &addr)))
+		return 0;
+	return addr;
 }
 
 /* Decode from FUNC until MAX_INSNS instructions, the end of the readable
@@ -52,11 +74,9 @@ static int code_walk(struct rbi_target *t, uint64_t func, size_t max_insns,
 		     code_visit_fn visit, void *arg)
 {
 	uint8_t bytes[CODE_BYTES_MAX];
-	size_t len, got = 0, ninsn = 0;
-	const uint8_t *code = bytes;
-	uint64_t pc = func;
-	cs_insn *insn;
-	csh cs;
+	size_t len, got = 0, off = 0;
+	ZydisDecoder dec;
+	struct insn insn;
 	int rc;
 
 	if (max_insns > CODE_INSNS_MAX)
@@ -73,24 +93,19 @@ static int code_walk(struct rbi_target *t, uint64_t func, size_t max_insns,
 		return rc;      /* the backend said why: the process exited... */
 	if (rc == RBI_UNMAPPED || got == 0)
 		return rbi_fail(RBI_UNMAPPED, "cannot read code at 0x%" PRIx64, func);
-	if ((rc = code_open(&cs)) != RBI_OK)
-		return rc;
-	insn = cs_malloc(cs);
-	if (!insn) {
-		cs_close(&cs);
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	}
-	len = got;
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+					   ZYDIS_STACK_WIDTH_64)))
+		return rbi_fail(RBI_UNSUPPORTED, "Zydis: cannot make an x86-64 decoder");
 	rc = RBI_OK;
-	while (ninsn < max_insns && cs_disasm_iter(cs, &code, &len, &pc, insn)) {
-		ninsn++;
-		if ((rc = visit(t, cs, insn, arg)) != RBI_OK)
+	for (size_t n = 0; n < max_insns && off < got; n++) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes + off, got - off,
+							 &insn.d, insn.ops)))
 			break;
-		if (code_ends(insn))
+		insn.address = func + off;
+		off += insn.d.length;
+		if ((rc = visit(t, &insn, arg)) != RBI_OK || code_ends(&insn))
 			break;
 	}
-	cs_free(insn, 1);
-	cs_close(&cs);
 	return rc;
 }
 
@@ -101,25 +116,21 @@ struct rip_refs_arg {
 	size_t max, n;
 };
 
-static int rip_refs_visit(struct rbi_target *t, csh cs, const cs_insn *insn,
-			  void *arg)
+static int rip_refs_visit(struct rbi_target *t, const struct insn *insn, void *arg)
 {
 	struct rip_refs_arg *a = arg;
-	const cs_x86 *x = &insn->detail->x86;
 
-	(void)t; (void)cs;
-	for (uint8_t i = 0; i < x->op_count && i < RBI_ARRAY_SIZE(x->operands); i++) {
-		const cs_x86_op *op = &x->operands[i];
+	(void)t;
+	for (uint8_t i = 0; i < insn->d.operand_count_visible; i++) {
+		const ZydisDecodedOperand *op = &insn->ops[i];
 
-		if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP ||
-		    op->mem.index != X86_REG_INVALID)
+		if (!rip_relative(op))
 			continue;
 		if (a->n < a->max)
 			a->out[a->n++] = (struct rbi_rip_ref){
 				.insn = insn->address,
-				.target = insn->address + insn->size +
-					  (uint64_t)(int64_t)op->mem.disp,
-				.load = insn->id != X86_INS_LEA,
+				.target = operand_address(insn, op),
+				.load = insn->d.mnemonic != ZYDIS_MNEMONIC_LEA,
 			};
 	}
 	return RBI_OK;
@@ -141,21 +152,15 @@ int rbi_code_rip_refs(struct rbi_target *t, uint64_t func, size_t max_insns,
 
 /* If the visited code is a PLT entry (optionally endbr64, then
    `jmp *GOT(%rip)`, bnd-prefixed or not), where its GOT slot points. */
-static int plt_resolve_visit(struct rbi_target *t, csh cs, const cs_insn *insn,
-			     void *arg)
+static int plt_resolve_visit(struct rbi_target *t, const struct insn *insn, void *arg)
 {
 	uint64_t *dest = arg;
-	const cs_x86 *x = &insn->detail->x86;
+	const ZydisDecodedOperand *op = sole_operand(insn, ZYDIS_OPERAND_TYPE_MEMORY);
 
-	(void)cs;
-	if (insn->id == X86_INS_ENDBR64 || insn->id == X86_INS_NOP)
+	if (insn->d.mnemonic == ZYDIS_MNEMONIC_ENDBR64 || insn->d.mnemonic == ZYDIS_MNEMONIC_NOP)
 		return RBI_OK;
-	if (insn->id == X86_INS_JMP && x->op_count == 1 &&
-	    x->operands[0].type == X86_OP_MEM &&
-	    x->operands[0].mem.base == X86_REG_RIP &&
-	    x->operands[0].mem.index == X86_REG_INVALID) {
-		uint64_t slot = insn->address + insn->size +
-				(uint64_t)(int64_t)x->operands[0].mem.disp;
+	if (insn->d.mnemonic == ZYDIS_MNEMONIC_JMP && rip_relative(op)) {
+		uint64_t slot = operand_address(insn, op);
 		uint64_t v = 0;
 		size_t got = 0;
 
@@ -170,17 +175,15 @@ struct calls_arg {
 	size_t max, n;
 };
 
-static int calls_visit(struct rbi_target *t, csh cs, const cs_insn *insn,
-		       void *arg)
+static int calls_visit(struct rbi_target *t, const struct insn *insn, void *arg)
 {
 	struct calls_arg *a = arg;
-	const cs_x86 *x = &insn->detail->x86;
+	const ZydisDecodedOperand *op = sole_operand(insn, ZYDIS_OPERAND_TYPE_IMMEDIATE);
+	bool tail = insn->d.mnemonic == ZYDIS_MNEMONIC_JMP;
 
-	(void)cs;
-	if ((insn->id != X86_INS_CALL && insn->id != X86_INS_JMP) ||
-	    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+	if ((insn->d.mnemonic != ZYDIS_MNEMONIC_CALL && !tail) || !op || !op->imm.is_relative)
 		return RBI_OK;
-	uint64_t target = (uint64_t)x->operands[0].imm;
+	uint64_t target = operand_address(insn, op);
 	uint64_t resolved = target;
 
 	/* Up to 3 instructions: [endbr64] [nop] jmp *slot(%rip). */
@@ -190,7 +193,7 @@ static int calls_visit(struct rbi_target *t, csh cs, const cs_insn *insn,
 			.insn = insn->address,
 			.target = target,
 			.resolved = resolved,
-			.tail = insn->id == X86_INS_JMP,
+			.tail = tail,
 		};
 	return RBI_OK;
 }
