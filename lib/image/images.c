@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "util/table.h"
 
 /* Bounds on what target memory may make us do. */
 #define IMAGE_MEM_MAX    (256u << 20)   /* largest in-memory image copied */
@@ -547,18 +548,7 @@ static struct image_priv *image_priv_of(const struct rbi_image *img)
    versioned names into .symtab). */
 static size_t sym_base_len(const char *name)
 {
-	const char *at = strchr(name, '@');
-
-	return at ? (size_t)(at - name) : strlen(name);
-}
-
-static uint64_t sym_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;        /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h;
+	return strcspn(name, "@");
 }
 
 static bool sym_usable(const GElf_Sym *sym, GElf_Word shndx, const char *name)
@@ -600,7 +590,7 @@ static int image_index(struct image_priv *p)
 
 		if (!sym_usable(&sym, shndx, name))
 			continue;
-		size_t h = sym_hash(name, sym_base_len(name)) & (nslots - 1);
+		size_t h = rbi_str_hash(name, sym_base_len(name)) & (nslots - 1);
 		while (slots[h])
 			h = (h + 1) & (nslots - 1);
 		slots[h] = (uint32_t)i + 1;
@@ -625,7 +615,7 @@ int rbi_image_symbol(const struct rbi_image *img, const char *name,
 	if ((rc = image_index(p)) != RBI_OK)
 		return rc == RBI_NOMEM ? rbi_fail(rc, "out of memory") : RBI_ITER_END;
 	len = strlen(name);
-	h = sym_hash(name, len) & (p->nslots - 1);
+	h = rbi_str_hash(name, len) & (p->nslots - 1);
 	/* Every symbol of that name: prefer GLOBAL, then WEAK, then LOCAL;
 	   among equals the first in the table. */
 	for (size_t probes = 0; p->slots[h] && probes < p->nslots; probes++) {

@@ -38,6 +38,9 @@ static inline uint64_t rbi_hash3(uint64_t a, uint64_t b, uint64_t c)
 	return h;
 }
 
+/* A hash of the LEN bytes at S (a name: not NUL-terminated there). */
+uint64_t rbi_str_hash(const char *s, size_t len);
+
 /* True (and *V) if the key is present. */
 static inline bool rbi_map_get(const struct rbi_map *m, uint64_t a, uint64_t b,
 			       uint64_t c, uint64_t *v)
