@@ -37,6 +37,10 @@
    read. */
 #define BODY_BUFS 4
 #define RING 32
+/* Page structs a few hundred bytes apart (made one after another) are
+   read in one piece of at most this many bytes: the kernel pins a page
+   of the target per piece, which costs more than the bytes between. */
+#define HDR_SPAN 4096u
 /* How long the walker spins for a batch the other thread is reading
    before it sleeps.  A read takes about 60 us; a thread still not done
    after many of them was descheduled, and is better waited for asleep. */
@@ -55,6 +59,8 @@ struct heap_reader {
 					   slot: bufs[K % BODY_BUFS] */
 	uint8_t *scratch[2];    /* bodies of a batch counted as read, per
 				   reading thread: the walker's, the other's */
+	uint8_t *spans[2];      /* the page structs as read, per reading
+				   thread (read_headers) */
 	int state[RING];        /* enum slot_state; read without MU by a
 				   waiting walker, so stored atomically */
 	/* Under MU once the thread runs: */
@@ -101,10 +107,32 @@ static void skip(struct heap_batch *b, struct heap_page *p)
 	p->total = 0;
 }
 
-/* The structs of B's pages; those that cannot be read or parsed are
-   skipped. */
-static int read_headers(struct heap_reader *r, struct heap_batch *b)
+/* Add the struct of page I at ADDR to the pieces read into SPANS: to
+   the last piece if it fits in HDR_SPAN bytes from its start, else as a
+   new piece.  *AT: where it will be in SPANS. */
+static void add_header(struct heap_reader *r, struct heap_batch *b, size_t *nio,
+		       uint8_t *spans, uint64_t addr, uint32_t *at)
 {
+	struct rbi_iov *v = *nio ? &b->iov[*nio - 1] : NULL;
+
+	if (v && addr >= v->addr && addr + r->hdr_len - v->addr <= HDR_SPAN) {
+		if (addr + r->hdr_len - v->addr > v->len)
+			v->len = addr + r->hdr_len - v->addr;
+	} else {
+		uint8_t *buf = v ? (uint8_t *)v->buf + v->len : spans;
+
+		v = &b->iov[(*nio)++];
+		*v = (struct rbi_iov){ .addr = addr, .buf = buf, .len = r->hdr_len };
+	}
+	*at = (uint32_t)((uint8_t *)v->buf - spans) + (uint32_t)(addr - v->addr);
+}
+
+/* The structs of B's pages, read through SPANS (HDR_SPAN bytes a page);
+   those that cannot be read or parsed are skipped. */
+static int read_headers(struct heap_reader *r, struct heap_batch *b, uint8_t *spans)
+{
+	uint32_t at[HEAP_BATCH_MAX];
+	uint8_t piece[HEAP_BATCH_MAX];  /* the read that has page I's struct */
 	size_t nio = 0;
 	int rc;
 
@@ -114,23 +142,21 @@ static int read_headers(struct heap_reader *r, struct heap_batch *b)
 		*p = (struct heap_page){ .page = b->ptrs[i], .size = -1 };
 		if (!p->page || (p->page & 7))
 			continue;
-		b->iov[nio++] = (struct rbi_iov){ .addr = p->page,
-			.buf = b->hdrs + i * r->hdr_len, .len = r->hdr_len };
+		add_header(r, b, &nio, spans, p->page, &at[i]);
+		piece[i] = (uint8_t)(nio - 1);
 	}
 	if ((rc = rbi_target_read_batch(r->t, b->iov, nio)))
 		return rc;
-	nio = 0;
+	for (size_t i = 0; i < nio; i++)
+		b->bytes_read += b->iov[i].nread;
 	for (size_t i = 0; i < b->n; i++) {
 		struct heap_page *p = &b->pages[i];
-		bool ok = false;
+		const struct rbi_iov *v = &b->iov[piece[i]];
 
-		if (p->page && !(p->page & 7) && b->iov[nio].addr == p->page) {
-			ok = b->iov[nio].status == RBI_OK &&
-			     page_parse(&r->g, p, b->hdrs + i * r->hdr_len);
-			b->bytes_read += b->iov[nio].nread;
-			nio++;
-		}
-		if (!ok)
+		/* A piece read in part still holds the structs before the
+		   unreadable byte. */
+		if (!p->page || (p->page & 7) || at[i] + r->hdr_len > (size_t)((uint8_t *)v->buf - spans) + v->nread ||
+		    !page_parse(&r->g, p, spans + at[i]))
 			skip(b, p);
 	}
 	return RBI_OK;
@@ -172,7 +198,7 @@ static int read_bodies(struct heap_reader *r, struct heap_batch *b)
 	return RBI_OK;
 }
 
-static int read_pages(struct heap_reader *r, struct heap_batch *b)
+static int read_pages(struct heap_reader *r, struct heap_batch *b, uint8_t *spans)
 {
 	int rc = rbi_read_fresh(r->t, r->g.list + b->first * 8, b->ptrs, b->n * 8);
 
@@ -183,7 +209,7 @@ static int read_pages(struct heap_reader *r, struct heap_batch *b)
 		return RBI_OK;
 	}
 	b->bytes_read += b->n * 8;
-	if ((rc = read_headers(r, b)))
+	if ((rc = read_headers(r, b, spans)))
 		return rc;
 	return read_bodies(r, b);
 }
@@ -253,7 +279,7 @@ static void read_batch(struct heap_reader *r, uint64_t k, int who)
 	b->err[0] = '\0';
 	b->counted = false;
 	b->bodies = count ? r->scratch[who] : r->bufs[k % BODY_BUFS];
-	b->rc = read_pages(r, b);
+	b->rc = read_pages(r, b, r->spans[who]);
 	if (b->rc)
 		snprintf(b->err, sizeof(b->err), "%s", rbi_errmsg());
 	else if (!b->list_gone && count)
@@ -349,6 +375,11 @@ int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
 	if (l->heap_page_slot_size != RBI_ABSENT && l->heap_page_slot_size > end)
 		end = l->heap_page_slot_size;
 	r->hdr_len = end + 8;
+	if (r->hdr_len > HDR_SPAN) {
+		free(r);
+		return rbi_fail(RBI_LAYOUT, "the layout puts heap_page fields %u bytes in",
+				end);
+	}
 	r->per_batch = HEAP_BATCH_BYTES / g->align;
 	if (r->per_batch > HEAP_BATCH_MAX)
 		r->per_batch = HEAP_BATCH_MAX;
@@ -357,12 +388,12 @@ int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
 	   count, say) are never made resident. */
 	bool ok = true;
 
-	for (int i = 0; i < RING; i++)
-		ok &= (r->ring[i].hdrs = malloc(r->per_batch * r->hdr_len)) != NULL;
 	for (int i = 0; i < BODY_BUFS; i++)
 		ok &= (r->bufs[i] = malloc(HEAP_BATCH_BYTES)) != NULL;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		ok &= (r->scratch[i] = malloc(HEAP_BATCH_BYTES)) != NULL;
+		ok &= (r->spans[i] = malloc(r->per_batch * HDR_SPAN)) != NULL;
+	}
 	if (!ok) {
 		heap_reader_close(r);
 		return rbi_fail(RBI_NOMEM, "out of memory");
@@ -485,11 +516,11 @@ void heap_reader_close(struct heap_reader *r)
 		pthread_cond_destroy(&r->cv);
 		pthread_mutex_destroy(&r->mu);
 	}
-	for (int i = 0; i < RING; i++)
-		free(r->ring[i].hdrs);
 	for (int i = 0; i < BODY_BUFS; i++)
 		free(r->bufs[i]);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		free(r->scratch[i]);
+		free(r->spans[i]);
+	}
 	free(r);
 }

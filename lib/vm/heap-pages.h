@@ -45,7 +45,6 @@ struct heap_batch {
 	/* scratch of the read */
 	uint64_t ptrs[HEAP_BATCH_MAX];
 	struct rbi_iov iov[HEAP_BATCH_MAX];
-	uint8_t *hdrs;
 	uint8_t *bodies;        /* the pages' bytes (P.buf); a batch counted
 				   as read had them in a scratch buffer that
 				   is reused: walk its counts only */
