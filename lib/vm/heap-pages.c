@@ -351,7 +351,9 @@ static void *read_ahead_main(void *arg)
 	   now on the scheduler's choice. */
 	pthread_setaffinity_np(pthread_self(), sizeof(r->cpus), &r->cpus);
 	pthread_mutex_lock(&r->mu);
-	while (!r->stop)
+	/* Done when nothing is left to read: joining a thread that sleeps
+	   would wait for its wake-up. */
+	while (!r->stop && !r->halted && r->claimed < r->nbatches)
 		if (!read_next_locked(r, 1))
 			pthread_cond_wait(&r->cv, &r->mu);
 	pthread_mutex_unlock(&r->mu);
