@@ -795,7 +795,8 @@ int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out);
    stats for progress), RBI_ITER_END when no page is left; the errors of
    rbi_heap_iter_next.  May follow calls of rbi_heap_iter_next: it goes on
    from the next slot; once it is called, the walk only counts (a later
-   rbi_heap_iter_next fails with RBI_INVAL). */
+   rbi_heap_iter_next or rbi_heap_iter_count_classes fails with
+   RBI_INVAL). */
 int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT]);
 
 /* The figures of the walk so far into *OUT (call it at the end for the
@@ -814,6 +815,34 @@ void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *out);
    read, e.g. a live heap moving). */
 int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			  uint64_t *klass);
+
+/* The live objects of one class (rbi_heap_iter_classes). */
+struct rbi_heap_class {
+	uint64_t klass;         /* the class, as rbi_heap_object_class says
+				   (0 in the internal and unknown rows) */
+	uint64_t count;         /* objects */
+	uint64_t slot_bytes;    /* bytes of their heap slots */
+	uint64_t owned_bytes;   /* bytes they own outside the heap (the sum
+				   of rbi_heap_slot.owned) */
+};
+
+/* Count the next batch of pages by type as rbi_heap_iter_count does, and
+   tally their used slots by class as rbi_heap_object_class sees them,
+   without returning them one by one: the fast way to
+   ObjectSpace.each_object(Object) counted by class.  The threads that
+   read the pages also tally them; each class is looked up once.  Returns
+   as rbi_heap_iter_count.  May follow calls of rbi_heap_iter_next (it
+   goes on from the next slot), not of rbi_heap_iter_count: a walk counts
+   one way (RBI_INVAL). */
+int rbi_heap_iter_count_classes(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT]);
+
+/* The tally of rbi_heap_iter_count_classes so far: *V, *N classes in the
+   order first seen (borrowed from IT: valid until its next call); the
+   objects each_object(Object) would not yield into *INTERNAL; those
+   whose class chain could not be read (a live heap moving) into
+   *UNKNOWN.  Any pointer may be NULL. */
+void rbi_heap_iter_classes(rbi_heap_iter *it, const struct rbi_heap_class **v, size_t *n,
+			   struct rbi_heap_class *internal, struct rbi_heap_class *unknown);
 
 /* NULL-safe.  Frees the iterator and everything it holds. */
 void rbi_heap_iter_fini(rbi_heap_iter *it);

@@ -17,7 +17,6 @@
 
 #include "internal.h"
 #include "out/out.h"
-#include "util/table.h"
 #include "rbinspect.h"
 
 #define USAGE "objects [--by-class] [--top N] [--pause]"
@@ -26,17 +25,13 @@
 /* Retries of --pause when the process stopped in the middle of a GC. */
 #define PAUSE_TRIES 50
 #define PAUSE_RETRY_NS 5000000L
-/* Slots between checks of the clock (progress) and of Ctrl-C. */
-#define CHECK_EVERY 65536
 /* Show a progress line on a terminal after this long, this often. */
 #define PROGRESS_AFTER 0.5
 #define PROGRESS_EVERY 0.1
 #define CLASS_NAME_MAX 512
 
 struct class_count {
-	uint64_t klass;
-	uint64_t count, bytes;
-	uint64_t owned;         /* Strings' and Arrays' buffers (capacity) */
+	struct rbi_heap_class c;
 	char *name;
 };
 
@@ -46,14 +41,10 @@ struct objects {
 	unsigned long top;      /* classes listed, 0: all */
 	uint64_t types[RBI_TYPE_COUNT];
 	struct rbi_heap_stats st;
-	struct class_count *cls;        /* in order of first sight */
-	size_t ncls, capcls;
-	struct rbi_map cls_index;       /* klass -> its index in CLS */
-	size_t last;                    /* the entry class_add found last:
-					   neighbouring objects mostly share
-					   a class */
-	uint64_t internal, internal_bytes;
-	uint64_t unknown, unknown_bytes;        /* class chain unreadable */
+	struct class_count *cls;        /* sorted by count once named */
+	size_t ncls;
+	struct rbi_heap_class internal;
+	struct rbi_heap_class unknown;  /* class chain unreadable */
 	double secs;
 	bool paused;            /* stopped (and to be resumed) by us */
 	bool progress_shown;
@@ -89,36 +80,6 @@ static double now(void)
 	return (double)rbi_now_ns() / 1e9;
 }
 
-/* O's entry for KLASS, added on first sight; NULL if out of memory. */
-static struct class_count *class_entry(struct objects *o, uint64_t klass)
-{
-	uint64_t i;
-
-	if (o->last < o->ncls && o->cls[o->last].klass == klass)
-		return &o->cls[o->last];
-	if (!rbi_map_get(&o->cls_index, klass, 0, 0, &i)) {
-		i = o->ncls;
-		if (!RBI_GROW(o->cls, o->capcls, i + 1, 256) ||
-		    rbi_map_put(&o->cls_index, klass, 0, 0, i))
-			return NULL;
-		o->cls[o->ncls++] = (struct class_count){ .klass = klass };
-	}
-	o->last = i;
-	return &o->cls[i];
-}
-
-static int class_add(struct objects *o, uint64_t klass, uint32_t bytes, uint64_t owned)
-{
-	struct class_count *c = class_entry(o, klass);
-
-	if (!c)
-		return RBI_NOMEM;
-	c->count++;
-	c->bytes += bytes;
-	c->owned += owned;
-	return RBI_OK;
-}
-
 static void progress(struct objects *o, rbi_heap_iter *it, double start)
 {
 	struct rbi_heap_stats st;
@@ -135,50 +96,44 @@ static void progress(struct objects *o, rbi_heap_iter *it, double start)
 	o->progress_shown = true;
 }
 
-/* One walk of the heap into O. */
+/* The walk's tally by class into O (before the walk ends: borrowed). */
+static int take_classes(struct objects *o, rbi_heap_iter *it)
+{
+	const struct rbi_heap_class *v;
+	size_t n;
+
+	rbi_heap_iter_classes(it, &v, &n, &o->internal, &o->unknown);
+	if (n && !(o->cls = calloc(n, sizeof(*o->cls))))
+		return RBI_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		o->cls[i].c = v[i];
+	o->ncls = n;
+	return RBI_OK;
+}
+
+/* One walk of the heap into O, a batch of pages at a time, never slot by
+   slot: the library counts on the threads that read. */
 static int walk(struct objects *o, rbi_heap_iter *it)
 {
-	const struct rbi_heap_slot *slot;
+	int (*count_batch)(rbi_heap_iter *, uint64_t *) =
+		o->by_class ? rbi_heap_iter_count_classes : rbi_heap_iter_count;
 	bool tty = isatty(STDERR_FILENO);
 	double start = now();
-	uint64_t n = 0, klass;
 	int rc;
 
-	/* Counts by type only: a batch of pages at a time, no slot by slot. */
-	while (!o->by_class && (rc = rbi_heap_iter_count(it, o->types)) == RBI_OK) {
+	while ((rc = count_batch(it, o->types)) == RBI_OK) {
 		if (stop_requested || interrupted())
 			return EXIT_INTERRUPTED;
 		if (tty)
 			progress(o, it, start);
-	}
-	while (o->by_class && (rc = rbi_heap_iter_next(it, &slot)) == RBI_OK) {
-		o->types[slot->type]++;
-		if (o->by_class) {
-			int r = rbi_heap_object_class(it, slot, &klass);
-
-			if (r == RBI_OK) {
-				if ((rc = class_add(o, klass, slot->size, slot->owned)))
-					return rc;
-			} else if (r == RBI_ITER_END) {
-				o->internal++;
-				o->internal_bytes += slot->size;
-			} else {
-				o->unknown++;
-				o->unknown_bytes += slot->size;
-			}
-		}
-		if (++n % CHECK_EVERY == 0) {
-			if (stop_requested || interrupted())
-				return EXIT_INTERRUPTED;
-			if (tty)
-				progress(o, it, start);
-		}
 	}
 	if (o->progress_shown) {
 		fputs("\r\033[K", stderr);
 		fflush(stderr);
 	}
 	if (rc != RBI_ITER_END)
+		return rc;
+	if (o->by_class && (rc = take_classes(o, it)))
 		return rc;
 	rbi_heap_iter_stats(it, &o->st);
 	o->secs = now() - start;
@@ -189,8 +144,8 @@ static int cmp_class(const void *a, const void *b)
 {
 	const struct class_count *x = a, *y = b;
 
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
+	if (x->c.count != y->c.count)
+		return x->c.count > y->c.count ? -1 : 1;
 	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
@@ -203,8 +158,8 @@ static int name_classes(struct objects *o)
 	for (size_t i = 0; i < o->ncls; i++) {
 		struct class_count *c = &o->cls[i];
 
-		if (rbi_class_name(o->s->target, c->klass, buf, sizeof(buf)))
-			snprintf(buf, sizeof(buf), "#<unreadable class 0x%" PRIx64 ">", c->klass);
+		if (rbi_class_name(o->s->target, c->c.klass, buf, sizeof(buf)))
+			snprintf(buf, sizeof(buf), "#<unreadable class 0x%" PRIx64 ">", c->c.klass);
 		if (!(c->name = strdup(buf)))
 			return RBI_NOMEM;
 	}
@@ -303,22 +258,22 @@ static void objects_json(struct objects *o, const struct rbi_ruby_info *ri, bool
 		for (size_t i = 0; i < n; i++) {
 			rbi_json_object(&j);
 			rbi_json_key(&j, "name"); rbi_json_cstr(&j, o->cls[i].name);
-			rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->cls[i].count);
-			rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->cls[i].bytes);
-			rbi_json_key(&j, "heap_bytes"); rbi_json_int(&j, (int64_t)o->cls[i].owned);
-			rbi_json_key(&j, "class"); rbi_json_addr(&j, o->cls[i].klass);
+			rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->cls[i].c.count);
+			rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->cls[i].c.slot_bytes);
+			rbi_json_key(&j, "heap_bytes"); rbi_json_int(&j, (int64_t)o->cls[i].c.owned_bytes);
+			rbi_json_key(&j, "class"); rbi_json_addr(&j, o->cls[i].c.klass);
 			rbi_json_end_object(&j);
 		}
 		rbi_json_end_array(&j);
 		rbi_json_key(&j, "internal");
 		rbi_json_object(&j);
-		rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->internal);
-		rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->internal_bytes);
+		rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->internal.count);
+		rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->internal.slot_bytes);
 		rbi_json_end_object(&j);
 		rbi_json_key(&j, "unreadable_class");
 		rbi_json_object(&j);
-		rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->unknown);
-		rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->unknown_bytes);
+		rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->unknown.count);
+		rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->unknown.slot_bytes);
 		rbi_json_end_object(&j);
 	}
 	rbi_json_end_object(&j);
@@ -361,9 +316,9 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 		/* BYTES: slots; HEAP: what Strings and Arrays own outside them. */
 		fprintf(f, "%12s %14s %14s  %s\n", "COUNT", "BYTES", "HEAP", "CLASS");
 		for (size_t i = 0; i < n; i++) {
-			fprintf(f, "%12" PRIu64 " %14" PRIu64 " ", o->cls[i].count, o->cls[i].bytes);
-			if (o->cls[i].owned)
-				fprintf(f, "%14" PRIu64 "  ", o->cls[i].owned);
+			fprintf(f, "%12" PRIu64 " %14" PRIu64 " ", o->cls[i].c.count, o->cls[i].c.slot_bytes);
+			if (o->cls[i].c.owned_bytes)
+				fprintf(f, "%14" PRIu64 "  ", o->cls[i].c.owned_bytes);
 			else
 				fprintf(f, "%14s  ", "-");
 			style_begin(o->s, STYLE_NAME);
@@ -375,10 +330,10 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 			fprintf(f, "%12s %14s %14s  (%zu more classes: --top 0 lists all)\n",
 				"", "", "", o->ncls - n);
 		fprintf(f, "%12" PRIu64 " %14" PRIu64 " %14s  (internal: not in "
-			"ObjectSpace.each_object)\n", o->internal, o->internal_bytes, "");
-		if (o->unknown)
+			"ObjectSpace.each_object)\n", o->internal.count, o->internal.slot_bytes, "");
+		if (o->unknown.count)
 			fprintf(f, "%12" PRIu64 " %14" PRIu64 " %14s  (class unreadable)\n",
-				o->unknown, o->unknown_bytes, "");
+				o->unknown.count, o->unknown.slot_bytes, "");
 	}
 	if (o->st.moved)
 		fprintf(f, "note: counts are approximate: %s%s\n", o->st.moved_why,
@@ -441,6 +396,5 @@ int cmd_objects(struct session *s, int argc, char **argv)
 	for (size_t i = 0; i < o.ncls; i++)
 		free(o.cls[i].name);
 	free(o.cls);
-	rbi_map_free(&o.cls_index);
 	return rc;
 }

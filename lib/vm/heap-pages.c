@@ -68,7 +68,8 @@ struct heap_reader {
 	uint64_t released;      /* batches the walker is done with */
 	bool stop;              /* close: the thread must end */
 	bool halted;            /* a read failed: read no further ahead */
-	bool counting;          /* heap_reader_count: atomic */
+	int counting;           /* enum heap_count_mode: atomic */
+	struct heap_tally_index tally_ix[2];    /* per reading thread */
 	bool threaded;
 	cpu_set_t cpus;         /* where the process may run */
 	pthread_t thread;
@@ -261,13 +262,30 @@ static void count_batch(struct heap_batch *b)
 	b->counted = true;
 }
 
+/* B's used slots by class, with reading thread WHO's index. */
+static void tally_batch(struct heap_reader *r, struct heap_batch *b, int who)
+{
+	const struct heap_tally_ruby rb = { .l = r->g.l, .fl_singleton = r->g.fl_singleton };
+	struct heap_tally_index *ix = &r->tally_ix[who];
+
+	heap_tally_reset(&b->tally);
+	b->tally_rc = ix->slots ? RBI_OK : heap_tally_index_init(ix);
+	for (size_t i = 0; i < b->n && !b->tally_rc; i++)
+		if (b->pages[i].ok)
+			b->tally_rc = heap_tally_page(&b->tally, ix, &rb, &b->pages[i]);
+	if (ix->slots)
+		heap_tally_index_clear(ix, &b->tally);
+	b->tallied = true;
+}
+
 /* Read batch K into its ring slot on reading thread WHO (0: the walker).
    Runs without MU. */
 static void read_batch(struct heap_reader *r, uint64_t k, int who)
 {
 	struct heap_batch *b = &r->ring[k % RING];
-	/* Decided once: the flag may be set meanwhile by the walker. */
-	bool count = __atomic_load_n(&r->counting, __ATOMIC_RELAXED);
+	/* Decided once: the mode may be set meanwhile by the walker. */
+	int mode = __atomic_load_n(&r->counting, __ATOMIC_RELAXED);
+	bool count = mode != HEAP_COUNT_NONE;
 	uint64_t left;
 
 	b->first = k * r->per_batch;
@@ -277,13 +295,16 @@ static void read_batch(struct heap_reader *r, uint64_t k, int who)
 	b->moved_why = NULL;
 	b->pages_skipped = b->bytes_read = 0;
 	b->err[0] = '\0';
-	b->counted = false;
+	b->counted = b->tallied = false;
 	b->bodies = count ? r->scratch[who] : r->bufs[k % BODY_BUFS];
 	b->rc = read_pages(r, b, r->spans[who]);
 	if (b->rc)
 		snprintf(b->err, sizeof(b->err), "%s", rbi_errmsg());
-	else if (!b->list_gone && count)
+	else if (!b->list_gone && count) {
 		count_batch(b);
+		if (mode == HEAP_COUNT_CLASSES)
+			tally_batch(r, b, who);
+	}
 }
 
 static bool failed(const struct heap_batch *b)
@@ -450,9 +471,9 @@ void heap_reader_release(struct heap_reader *r, uint64_t k)
 	pthread_mutex_unlock(&r->mu);
 }
 
-void heap_reader_count(struct heap_reader *r)
+void heap_reader_count(struct heap_reader *r, enum heap_count_mode mode)
 {
-	__atomic_store_n(&r->counting, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->counting, (int)mode, __ATOMIC_RELAXED);
 }
 
 /* Attributes that start the read-ahead thread on one of R's CPUs other
@@ -523,6 +544,9 @@ void heap_reader_close(struct heap_reader *r)
 	for (int i = 0; i < 2; i++) {
 		free(r->scratch[i]);
 		free(r->spans[i]);
+		heap_tally_index_free(&r->tally_ix[i]);
 	}
+	for (int i = 0; i < RING; i++)
+		heap_tally_free(&r->ring[i].tally);
 	free(r);
 }

@@ -4,6 +4,7 @@
 #define RBI_HEAP_PAGES_H
 
 #include "vm/vm.h"
+#include "vm/heap-tally.h"
 
 /* Page bodies read per batch: 16 pages of 16 KiB or 4 of 64 KiB (small
    enough to stay in the CPU cache between the copy and the count). */
@@ -41,6 +42,11 @@ struct heap_batch {
 	   and each page's free slots. */
 	bool counted;
 	uint64_t counts[RBI_TYPE_COUNT + 1];
+	/* Also tallied by class as read (HEAP_COUNT_CLASSES), unless
+	   TALLY_RC says why not (RBI_NOMEM). */
+	bool tallied;
+	int tally_rc;
+	struct heap_tally tally;
 	struct heap_page pages[HEAP_BATCH_MAX];
 	/* scratch of the read */
 	uint64_t ptrs[HEAP_BATCH_MAX];
@@ -56,7 +62,12 @@ struct heap_geometry {
 	uint64_t list;          /* address of the page pointer array */
 	uint64_t npages;
 	uint32_t align;         /* HEAP_PAGE_ALIGN */
+	uint64_t fl_singleton;  /* for tallies by class */
 };
+
+/* How batches read from now on are counted on the thread that reads
+   them (heap_reader_count). */
+enum heap_count_mode { HEAP_COUNT_NONE, HEAP_COUNT_TYPES, HEAP_COUNT_CLASSES };
 
 struct heap_reader;
 
@@ -72,10 +83,10 @@ struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k);
 /* The walker is done with batch K. */
 void heap_reader_release(struct heap_reader *r, uint64_t k);
 /* Count the types of the slots of every batch read from now on, on the
-   thread that read it, while its bytes are in that CPU's cache.  Such a
-   batch keeps its counts, not its bodies, so the ring takes many more of
-   them. */
-void heap_reader_count(struct heap_reader *r);
+   thread that read it, while its bytes are in that CPU's cache; with
+   HEAP_COUNT_CLASSES also tally them by class.  Such a batch keeps its
+   counts, not its bodies, so the ring takes many more of them. */
+void heap_reader_count(struct heap_reader *r, enum heap_count_mode mode);
 /* Count page P's slots from FROM by type into C (free ones in
    C[RBI_TYPE_COUNT]). */
 void heap_page_count(const struct heap_page *p, uint32_t from,

@@ -40,11 +40,6 @@
 /* rb_darray header: size_t size, capa. */
 #define DARRAY_HEADER 16
 
-enum {
-	T_NONE = 0x00, T_CLASS = 0x02, T_IMEMO = 0x1a, T_NODE = 0x1b,
-	T_ICLASS = 0x1c, T_ZOMBIE = 0x1d, T_MOVED = 0x1e,
-};
-
 static const char *const type_names[RBI_TYPE_COUNT] = {
 	[0x00] = "T_NONE", [0x01] = "T_OBJECT", [0x02] = "T_CLASS",
 	[0x03] = "T_MODULE", [0x04] = "T_FLOAT", [0x05] = "T_STRING",
@@ -89,8 +84,14 @@ struct rbi_heap_iter {
 	struct rbi_heap_slot out;
 	struct rbi_heap_stats st;
 	bool ended;
-	bool counting;          /* rbi_heap_iter_count was called: batches
-				   read from then on are counts only */
+	enum heap_count_mode mode;      /* how batches are counted as read
+				   (rbi_heap_iter_count, _count_classes):
+				   then they are counts only */
+	/* by class (rbi_heap_iter_count_classes) */
+	struct rbi_heap_class *totals;  /* per class, in order of first sight */
+	size_t ntotals, captotals;
+	struct rbi_map totals_index;    /* class -> its index in TOTALS */
+	struct rbi_heap_class internal, unknown;
 	/* classes (rbi_heap_object_class) */
 	bool have_c_object;
 	uint64_t c_object;
@@ -343,7 +344,8 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 		rc = read_list(it, &it->sorted, &it->list, &it->npages);
 	if (!rc) {
 		struct heap_geometry g = { .l = it->l, .list = it->list,
-			.npages = it->npages, .align = vm->k.heap_page_align };
+			.npages = it->npages, .align = vm->k.heap_page_align,
+			.fl_singleton = vm->k.fl_singleton };
 
 		rc = heap_reader_open(t, &g, &it->reader);
 		it->nbatches = it->reader ? heap_reader_batches(it->reader) : 0;
@@ -384,36 +386,43 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	return RBI_OK;
 }
 
-/* FL_USER1: RSTRING_NOEMBED, RARRAY_EMBED_FLAG; FL_USER2: STR_SHARED,
-   ELTS_SHARED; FL_USER18: STR_NOFREE (a literal's static bytes): the same
-   bits in 2.6-3.4 (string.c, internal/string.h, internal/array.h). */
-#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
-/* A capacity beyond this is garbage (a slot changing under the walk). */
-#define OWNED_MAX (1ull << 40)
-
-static uint64_t owned_bytes(const struct rbi_heap_iter *it, const struct rbi_heap_slot *s)
+/* The next slot of the batch being walked into *OUT (used ones, and free
+   ones with RBI_HEAP_FREE_SLOTS); false at the batch's end. */
+static bool next_in_batch(struct rbi_heap_iter *it, struct rbi_heap_slot *out)
 {
-	const struct rbi_layout *l = it->l;
-	const uint8_t *b = s->bytes;
-	uint64_t capa = 0;
+	while (it->cur < it->nwalk) {
+		const struct heap_page *p = &it->b->pages[it->cur];
 
-	switch (s->type) {
-	case RBI_T_STRING:
-		if (l->rstring_heap_capa == RBI_ABSENT || l->rstring_heap_capa + 8 > s->size ||
-		    !(s->flags & FL_USER(1)) || (s->flags & (FL_USER(2) | FL_USER(18))))
-			return 0;
-		capa = rbi_get_u64(b, l->rstring_heap_capa);
-		break;
-	case RBI_T_ARRAY:
-		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > s->size ||
-		    (s->flags & (FL_USER(1) | FL_USER(2))))
-			return 0;
-		capa = rbi_get_u64(b, l->rarray_heap_capa) * 8;
-		break;
-	default:
-		return 0;
+		if (!p->ok || it->slot >= p->total) {
+			it->cur++;
+			it->slot = 0;
+			continue;
+		}
+		uint64_t off = p->start - p->body + (uint64_t)it->slot * p->slot_size;
+		const uint8_t *b = p->buf + off;
+		uint64_t flags = rbi_get_u64(b, 0);
+		unsigned type = (unsigned)(flags & RBI_T_MASK);
+
+		/* The other thread may have read this batch: its bytes are in
+		   that CPU's cache.  (A prefetch never faults, past the
+		   buffer's end included.) */
+		__builtin_prefetch(b + 8 * p->slot_size);
+		it->slot++;
+		if (!flags) {
+			it->st.free++;
+			if (p->size >= 0)
+				it->st.sizes[p->size].free++;
+			if (!(it->flags & RBI_HEAP_FREE_SLOTS))
+				continue;
+		}
+		*out = (struct rbi_heap_slot){
+			.addr = p->body + off, .flags = flags, .klass = rbi_get_u64(b, 8),
+			.type = type, .size = p->slot_size, .bytes = b,
+			.owned = heap_owned_bytes(it->l, flags, type, b, p->slot_size),
+		};
+		return true;
 	}
-	return capa < OWNED_MAX ? capa : 0;
+	return false;
 }
 
 RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot **out)
@@ -422,46 +431,14 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 
 	if (!it || !out)
 		return rbi_fail(RBI_INVAL, "no heap walk");
-	if (it->counting)
+	if (it->mode != HEAP_COUNT_NONE)
 		return rbi_fail(RBI_INVAL, "the heap walk is counting: "
 				"rbi_heap_iter_next cannot follow rbi_heap_iter_count");
-	for (;;) {
-		if (it->cur < it->nwalk) {
-			const struct heap_page *p = &it->b->pages[it->cur];
-
-			if (!p->ok || it->slot >= p->total) {
-				it->cur++;
-				it->slot = 0;
-				continue;
-			}
-			uint64_t off = p->start - p->body + (uint64_t)it->slot * p->slot_size;
-			const uint8_t *b = p->buf + off;
-			uint64_t flags = rbi_get_u64(b, 0);
-
-			/* The other thread may have read this batch: its bytes
-			   are in that CPU's cache.  (A prefetch never faults,
-			   past the buffer's end included.) */
-			__builtin_prefetch(b + 8 * p->slot_size);
-			it->slot++;
-			if (!flags) {
-				it->st.free++;
-				if (p->size >= 0)
-					it->st.sizes[p->size].free++;
-				if (!(it->flags & RBI_HEAP_FREE_SLOTS))
-					continue;
-			}
-			it->out = (struct rbi_heap_slot){
-				.addr = p->body + off, .flags = flags, .klass = rbi_get_u64(b, 8),
-				.type = (unsigned)(flags & RBI_T_MASK), .size = p->slot_size,
-				.bytes = b,
-			};
-			it->out.owned = owned_bytes(it, &it->out);
-			*out = &it->out;
-			return RBI_OK;
-		}
+	while (!next_in_batch(it, &it->out))
 		if ((rc = next_batch(it)))
 			return rc;
-	}
+	*out = &it->out;
+	return RBI_OK;
 }
 
 /* Page P's free slots from FROM counted into C: into the stats. */
@@ -472,26 +449,54 @@ static void take_free(struct rbi_heap_iter *it, const struct heap_page *p, uint6
 		it->st.sizes[p->size].free += nfree;
 }
 
+/* Switch the walk to batches counted as read, in MODE: once, and never
+   back to slots or to the other mode (the batches read ahead already are
+   counted that way, their slots gone). */
+static int count_mode(struct rbi_heap_iter *it, enum heap_count_mode mode)
+{
+	if (it->mode != HEAP_COUNT_NONE && it->mode != mode)
+		return rbi_fail(RBI_INVAL, "the heap walk counts by %s: it cannot switch",
+				it->mode == HEAP_COUNT_TYPES ? "type" : "class");
+	it->mode = mode;
+	heap_reader_count(it->reader, mode);
+	return RBI_OK;
+}
+
+/* The next batch if the walk is at a batch's end; then, if the batch was
+   counted as read and nothing of it was walked, its counts into COUNTS:
+   true, the batch is done. */
+static int take_counted(struct rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT],
+			bool *done)
+{
+	int rc;
+
+	*done = false;
+	while (it->cur >= it->nwalk)
+		if ((rc = next_batch(it)))
+			return rc;
+	if (!it->b->counted || it->cur != 0 || it->slot != 0)
+		return RBI_OK;
+	for (unsigned t = 0; t < RBI_TYPE_COUNT; t++)
+		counts[t] += it->b->counts[t];
+	for (size_t i = 0; i < it->nwalk; i++)
+		if (it->b->pages[i].ok)
+			take_free(it, &it->b->pages[i], it->b->pages[i].free);
+	it->cur = it->nwalk;
+	*done = true;
+	return RBI_OK;
+}
+
 RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT])
 {
 	uint64_t c[RBI_TYPE_COUNT + 1] = { 0 };
+	bool done;
 	int rc;
 
 	if (!it || !counts)
 		return rbi_fail(RBI_INVAL, "no heap walk");
-	it->counting = true;
-	heap_reader_count(it->reader);
-	while (it->cur >= it->nwalk)
-		if ((rc = next_batch(it)))
-			return rc;
-	if (it->b->counted && it->cur == 0 && it->slot == 0) {
-		/* Counted as it was read. */
-		memcpy(c, it->b->counts, sizeof(c));
-		for (size_t i = 0; i < it->nwalk; i++)
-			if (it->b->pages[i].ok)
-				take_free(it, &it->b->pages[i], it->b->pages[i].free);
-		it->cur = it->nwalk;
-	}
+	if ((rc = count_mode(it, HEAP_COUNT_TYPES)) || (rc = take_counted(it, counts, &done)))
+		return rc;
+	/* Read before the walk counted, or walked in part: its pages. */
 	for (; it->cur < it->nwalk; it->cur++, it->slot = 0) {
 		const struct heap_page *p = &it->b->pages[it->cur];
 		uint64_t before = c[RBI_TYPE_COUNT];
@@ -520,6 +525,8 @@ RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 	heap_reader_close(it->reader);
 	free(it->cls);
 	rbi_map_free(&it->cls_index);
+	free(it->totals);
+	rbi_map_free(&it->totals_index);
 	free(it);
 }
 
@@ -575,6 +582,15 @@ static int class_entry_of(struct rbi_heap_iter *it, uint64_t klass, struct class
 		*out = &it->cls[it->last];
 		return RBI_OK;
 	}
+	if (!it->have_c_object) {
+		uint64_t addr, size;
+		bool tls;
+
+		it->have_c_object = true;
+		if (rbi_image_symbol(it->vm->image, "rb_cObject", &addr, &size, &tls) ||
+		    tls || rbi_read_u64(it->t, addr, &it->c_object))
+			it->c_object = 0;       /* then everything is a kind of Object */
+	}
 	if (!rbi_map_get(&it->cls_index, klass, 0, 0, &i)) {
 		i = it->ncls;
 		if (!RBI_GROW(it->cls, it->capcls, i + 1, 256) ||
@@ -616,32 +632,129 @@ RBI_EXPORT int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_sl
 	if (!it || !s || !klass)
 		return rbi_fail(RBI_INVAL, "no heap slot");
 	/* gc.c internal_object_p */
-	switch (s->type) {
-	case T_NONE: case T_MOVED: case T_IMEMO: case T_ICLASS: case T_ZOMBIE:
-	case T_NODE:
+	if (!s->flags || !s->klass || heap_type_internal(s->type))
 		return RBI_ITER_END;
-	default:
-		break;
-	}
-	if (!s->flags || !s->klass)
-		return RBI_ITER_END;
-	if (s->type == T_CLASS && (s->flags & it->vm->k.fl_singleton) &&
+	if (s->type == RBI_T_CLASS && (s->flags & it->vm->k.fl_singleton) &&
 	    singleton_internal(it, s))
 		return RBI_ITER_END;
-	if (!it->have_c_object) {
-		uint64_t addr, size;
-		bool tls;
-
-		it->have_c_object = true;
-		if (rbi_image_symbol(it->vm->image, "rb_cObject", &addr, &size, &tls) ||
-		    tls || rbi_read_u64(it->t, addr, &it->c_object))
-			it->c_object = 0;       /* then everything is a kind of Object */
-	}
 	if ((rc = class_entry_of(it, s->klass, &e)))
 		return rc;
 	if (e->status == RBI_OK)
 		*klass = e->real;
 	return e->status;
+}
+
+/* ---- By class ----------------------------------------------------------- */
+
+static void class_count_add(struct rbi_heap_class *c, uint64_t count,
+			    uint64_t slot_bytes, uint64_t owned)
+{
+	c->count += count;
+	c->slot_bytes += slot_bytes;
+	c->owned_bytes += owned;
+}
+
+/* COUNT objects of one klass value, of which rbi_heap_object_class said
+   STATUS (and REAL), into the totals. */
+static int totals_add(struct rbi_heap_iter *it, int status, uint64_t real,
+		      uint64_t count, uint64_t slot_bytes, uint64_t owned)
+{
+	uint64_t i;
+
+	if (status == RBI_NOMEM)
+		return status;
+	if (status != RBI_OK) {
+		class_count_add(status == RBI_ITER_END ? &it->internal : &it->unknown,
+				count, slot_bytes, owned);
+		return RBI_OK;
+	}
+	if (!rbi_map_get(&it->totals_index, real, 0, 0, &i)) {
+		i = it->ntotals;
+		if (!RBI_GROW(it->totals, it->captotals, i + 1, 256) ||
+		    rbi_map_put(&it->totals_index, real, 0, 0, i))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		it->totals[it->ntotals++] = (struct rbi_heap_class){ .klass = real };
+	}
+	class_count_add(&it->totals[i], count, slot_bytes, owned);
+	return RBI_OK;
+}
+
+static int tally_slot(struct rbi_heap_iter *it, const struct rbi_heap_slot *s)
+{
+	uint64_t real = 0;
+	int status = rbi_heap_object_class(it, s, &real);
+
+	return totals_add(it, status, real, 1, s->size, s->owned);
+}
+
+/* What the thread that read B tallied, into the totals: each klass value
+   decided once, singleton classes one by one. */
+static int take_tally(struct rbi_heap_iter *it, const struct heap_tally *t)
+{
+	int rc = RBI_OK;
+
+	class_count_add(&it->internal, t->internal.count, t->internal.slot_bytes,
+			t->internal.owned);
+	for (size_t i = 0; i < t->nrows && !rc; i++) {
+		const struct heap_tally_row *r = &t->rows[i];
+		struct class_entry *e;
+
+		if ((rc = class_entry_of(it, r->klass, &e)))
+			break;
+		rc = totals_add(it, e->status, e->real, r->count, r->slot_bytes, r->owned);
+	}
+	for (size_t i = 0; i < t->nspecial && !rc; i++) {
+		const struct heap_tally_special *sp = &t->special[i];
+		const struct rbi_heap_slot s = {
+			.addr = sp->addr, .flags = sp->flags, .klass = sp->klass,
+			.type = RBI_T_CLASS, .size = sp->size, .owned = sp->owned,
+		};
+
+		rc = tally_slot(it, &s);
+	}
+	return rc;
+}
+
+RBI_EXPORT int rbi_heap_iter_count_classes(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT])
+{
+	struct rbi_heap_slot s;
+	bool done;
+	int rc;
+
+	if (!it || !counts)
+		return rbi_fail(RBI_INVAL, "no heap walk");
+	if ((rc = count_mode(it, HEAP_COUNT_CLASSES)) || (rc = take_counted(it, counts, &done)))
+		return rc;
+	if (done) {
+		if (it->b->tally_rc)
+			return rbi_fail(it->b->tally_rc, "out of memory");
+		return take_tally(it, &it->b->tally);
+	}
+	/* Read before the walk counted, or walked in part: slot by slot. */
+	while (next_in_batch(it, &s)) {
+		if (!s.flags)
+			continue;
+		counts[s.type]++;
+		if ((rc = tally_slot(it, &s)))
+			return rc;
+	}
+	return RBI_OK;
+}
+
+RBI_EXPORT void rbi_heap_iter_classes(rbi_heap_iter *it, const struct rbi_heap_class **v,
+				      size_t *n, struct rbi_heap_class *internal,
+				      struct rbi_heap_class *unknown)
+{
+	if (!it)
+		return;
+	if (v)
+		*v = it->totals;
+	if (n)
+		*n = it->ntotals;
+	if (internal)
+		*internal = it->internal;
+	if (unknown)
+		*unknown = it->unknown;
 }
 
 RBI_EXPORT int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t cap)

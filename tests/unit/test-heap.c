@@ -2,8 +2,10 @@
  * (testdata/cores, Debian's Ruby 3.1): the two ways to count agree,
  * slot by slot (rbi_heap_iter_next) and by batch (rbi_heap_iter_count),
  * also when a walk switches from the first to the second, and agree with
- * the counts the core's Ruby recorded; a walk that counts refuses to go
- * on slot by slot.  TAP output. */
+ * the counts the core's Ruby recorded; so do the tallies by class, slot by
+ * slot (rbi_heap_object_class) and by batch (rbi_heap_iter_count_classes);
+ * a walk that counts refuses to go on slot by slot or to count the other
+ * way.  TAP output. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +127,147 @@ static void check_counts(rbi_target *t)
 			   switch_at[i]);
 }
 
+/* A tally by class: rows sorted by class, and the internal and unknown
+   ones. */
+struct tally {
+	struct rbi_heap_class *v;
+	size_t n;
+	struct rbi_heap_class internal, unknown;
+	uint64_t types[RBI_TYPE_COUNT];
+};
+
+static int cmp_klass(const void *a, const void *b)
+{
+	const struct rbi_heap_class *x = a, *y = b;
+
+	return x->klass < y->klass ? -1 : x->klass > y->klass;
+}
+
+static void tally_add(struct rbi_heap_class *c, uint64_t klass, const struct rbi_heap_slot *s)
+{
+	c->klass = klass;
+	c->count++;
+	c->slot_bytes += s->size;
+	c->owned_bytes += s->owned;
+}
+
+/* Slot by slot for the first NEXT slots (all if NEXT < 0), then by batch. */
+static int tally_walk(rbi_target *t, long next, struct tally *out)
+{
+	const struct rbi_heap_slot *s;
+	const struct rbi_heap_class *v;
+	struct tally slots = { 0 };
+	rbi_heap_iter *it;
+	size_t n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = rbi_heap_iter_init(t, 0, &it)))
+		return rc;
+	for (long i = 0; next < 0 || i < next; i++) {
+		uint64_t klass = 0;
+		int r;
+
+		if ((rc = rbi_heap_iter_next(it, &s)))
+			break;
+		out->types[s->type]++;
+		r = rbi_heap_object_class(it, s, &klass);
+		if (r == RBI_OK) {
+			size_t j = 0;
+
+			while (j < slots.n && slots.v[j].klass != klass)
+				j++;
+			if (j == slots.n) {
+				slots.v = realloc(slots.v, ++slots.n * sizeof(*slots.v));
+				memset(&slots.v[j], 0, sizeof(*slots.v));
+			}
+			tally_add(&slots.v[j], klass, s);
+		} else {
+			tally_add(r == RBI_ITER_END ? &slots.internal : &slots.unknown, 0, s);
+		}
+	}
+	if (next >= 0 && !rc)
+		while ((rc = rbi_heap_iter_count_classes(it, out->types)) == RBI_OK)
+			;
+	/* The batches' tally plus what was walked slot by slot. */
+	rbi_heap_iter_classes(it, &v, &n, &out->internal, &out->unknown);
+	out->v = calloc(n + slots.n + 1, sizeof(*out->v));
+	memcpy(out->v, v, n * sizeof(*v));
+	for (size_t i = 0; i < slots.n; i++) {
+		size_t j = 0;
+
+		while (j < n && out->v[j].klass != slots.v[i].klass)
+			j++;
+		if (j == n)
+			out->v[n++].klass = slots.v[i].klass;
+		out->v[j].count += slots.v[i].count;
+		out->v[j].slot_bytes += slots.v[i].slot_bytes;
+		out->v[j].owned_bytes += slots.v[i].owned_bytes;
+	}
+	out->n = n;
+	qsort(out->v, n, sizeof(*out->v), cmp_klass);
+	out->internal.count += slots.internal.count;
+	out->internal.slot_bytes += slots.internal.slot_bytes;
+	out->internal.owned_bytes += slots.internal.owned_bytes;
+	out->unknown.count += slots.unknown.count;
+	free(slots.v);
+	rbi_heap_iter_fini(it);
+	return rc == RBI_ITER_END ? RBI_OK : rc;
+}
+
+static bool same_tally(const struct tally *a, const struct tally *b)
+{
+	return a->n == b->n && !memcmp(a->v, b->v, a->n * sizeof(*a->v)) &&
+	       !memcmp(&a->internal, &b->internal, sizeof(a->internal)) &&
+	       !memcmp(&a->unknown, &b->unknown, sizeof(a->unknown)) &&
+	       !memcmp(a->types, b->types, sizeof(a->types));
+}
+
+static void check_classes(rbi_target *t)
+{
+	struct tally by_slot, by_batch;
+	static const long switch_at[] = { 0, 7, 9000, 15000 };
+	uint64_t strings = 0;
+
+	if (!check(tally_walk(t, -1, &by_slot) == RBI_OK, "tally by class, slot by slot"))
+		return;
+	for (size_t i = 0; i < by_slot.n; i++)
+		strings += by_slot.v[i].owned_bytes;
+	ok(by_slot.n > 20 && by_slot.internal.count > 1000 && by_slot.unknown.count == 0 &&
+	   strings > 0, "%zu classes, %llu internal objects, none unknown, owned bytes seen",
+	   by_slot.n, (unsigned long long)by_slot.internal.count);
+	for (size_t i = 0; i < sizeof(switch_at) / sizeof(switch_at[0]); i++) {
+		if (!check(tally_walk(t, switch_at[i], &by_batch) == RBI_OK,
+			   "%ld slots one by one, then tallied by batch", switch_at[i]))
+			continue;
+		ok(same_tally(&by_slot, &by_batch),
+		   "%ld slots one by one, then by batch: every class's count, slot and "
+		   "owned bytes as slot by slot", switch_at[i]);
+		free(by_batch.v);
+	}
+	free(by_slot.v);
+}
+
+/* A walk counts one way: by type or by class. */
+static void check_one_way(rbi_target *t)
+{
+	uint64_t c[RBI_TYPE_COUNT] = { 0 };
+	rbi_heap_iter *it;
+
+	if (!check(rbi_heap_iter_init(t, 0, &it) == RBI_OK, "start a walk"))
+		return;
+	check(rbi_heap_iter_count_classes(it, c) == RBI_OK, "tally a batch by class");
+	ok(rbi_heap_iter_count(it, c) == RBI_INVAL,
+	   "rbi_heap_iter_count after rbi_heap_iter_count_classes: RBI_INVAL (%s)", rbi_errmsg());
+	rbi_heap_iter_fini(it);
+	if (!check(rbi_heap_iter_init(t, 0, &it) == RBI_OK, "start a walk"))
+		return;
+	check(rbi_heap_iter_count(it, c) == RBI_OK, "count a batch by type");
+	ok(rbi_heap_iter_count_classes(it, c) == RBI_INVAL,
+	   "rbi_heap_iter_count_classes after rbi_heap_iter_count: RBI_INVAL (%s)", rbi_errmsg());
+	rbi_heap_iter_fini(it);
+}
+
 /* Once a walk counts, its batches keep no slots: next must refuse. */
 static void check_next_after_count(rbi_target *t)
 {
@@ -151,7 +294,9 @@ int main(void)
 	}
 	if (check(rbi_target_open_core(core, NULL, &t) == RBI_OK, "open the example core")) {
 		check_counts(t);
+		check_classes(t);
 		check_next_after_count(t);
+		check_one_way(t);
 		rbi_target_close(t);
 	}
 	unlink(core);

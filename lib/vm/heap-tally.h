@@ -1,0 +1,68 @@
+/* heap-tally.h: a batch's used slots tallied by RBasic.klass on the thread
+ * that read it (heap-tally.c), for objects --by-class.  What needs target
+ * memory to decide (whether a class's instances are visible, a singleton
+ * class's status) is left to the walker, once per class (heap.c). */
+#ifndef RBI_HEAP_TALLY_H
+#define RBI_HEAP_TALLY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct rbi_layout;
+struct heap_page;
+
+/* Used slots of one RBasic.klass. */
+struct heap_tally_row {
+	uint64_t klass;
+	uint64_t count, slot_bytes, owned;
+};
+
+/* A singleton class's slot: whether Ruby keeps it to itself takes reads
+   of target memory (heap.c: singleton_internal). */
+struct heap_tally_special {
+	uint64_t addr, flags, klass, owned;
+	uint32_t size;
+};
+
+struct heap_tally {
+	struct heap_tally_row *rows;
+	size_t nrows, caprows;
+	struct heap_tally_special *special;
+	size_t nspecial, capspecial;
+	struct heap_tally_row internal; /* internal types, hidden objects
+					   (klass 0) */
+};
+
+/* A reading thread's scratch index (klass -> row), reused batch after
+   batch. */
+struct heap_tally_index {
+	uint32_t *slots;        /* row + 1, 0 empty; HEAP_TALLY_SLOTS */
+};
+
+/* What the tally needs to know of Ruby. */
+struct heap_tally_ruby {
+	const struct rbi_layout *l;
+	uint64_t fl_singleton;
+};
+
+/* Is a used slot of TYPE internal to Ruby: never yielded by
+   ObjectSpace.each_object (gc.c internal_object_p, for its type)? */
+bool heap_type_internal(unsigned type);
+/* The bytes a String's or Array's slot says it owns outside the heap
+   (its capacity), 0 for other objects. */
+uint64_t heap_owned_bytes(const struct rbi_layout *l, uint64_t flags, unsigned type,
+			  const uint8_t *bytes, uint32_t size);
+
+int heap_tally_index_init(struct heap_tally_index *ix);
+void heap_tally_index_free(struct heap_tally_index *ix);
+/* Start T afresh for a batch. */
+void heap_tally_reset(struct heap_tally *t);
+/* Tally the used slots of page P (checked and read) into T.  RBI_NOMEM. */
+int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
+		    const struct heap_tally_ruby *rb, const struct heap_page *p);
+/* Empty IX for the next batch (T's rows say which of its slots are
+   taken). */
+void heap_tally_index_clear(struct heap_tally_index *ix, const struct heap_tally *t);
+void heap_tally_free(struct heap_tally *t);
+
+#endif
