@@ -192,7 +192,8 @@ static int tally_walk(rbi_target *t, long next, struct tally *out)
 	/* The batches' tally plus what was walked slot by slot. */
 	rbi_heap_iter_classes(it, &v, &n, &out->internal, &out->unknown);
 	out->v = calloc(n + slots.n + 1, sizeof(*out->v));
-	memcpy(out->v, v, n * sizeof(*v));
+	if (n)
+		memcpy(out->v, v, n * sizeof(*v));
 	for (size_t i = 0; i < slots.n; i++) {
 		size_t j = 0;
 
