@@ -293,11 +293,13 @@ while read -r kind ver root cmd; do
 		fi
 		# Nor left out: a recursion's stacks are never the same twice, and a sampler
 		# that keeps only stacks that held still sees its shallow ones (depth 30+ in
-		# about 1 % of samples, not the 25 % a paused profile shows).
+		# about 1 % of samples, not the 25 % a paused profile shows); one that reads
+		# again a stack that grew past the slots it read above the top loses samples
+		# taken while it grows, and keeps 13-22 %.
 		deep=$(deep_share "$T/rec.folded")
 		total=$(sed -n 's/.*samples: \([0-9]*\) in.*/\1/p' "$T/stats")
 		if [ "${torn:-99999}" -le $(( ${total:-0} / 4 )) ] &&
-		   awk -v d="$deep" 'BEGIN { exit !(d >= 8) }'; then
+		   awk -v d="$deep" 'BEGIN { exit !(d >= 20) }'; then
 			ok "$R: a recursion keeps its deep stacks: depth 30+ in $deep % of samples, $torn of $total torn"
 		else
 			not_ok "$R: a recursion's deep stacks left out: depth 30+ in $deep %, $torn of $total torn"
