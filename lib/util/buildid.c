@@ -11,6 +11,7 @@
 
 /* Headers and the build-id note sit in the first page of every image we
    care about; 64 KiB also covers images linked with 64 KiB pages. */
+#define HEADER_READ_FIRST 4096u
 #define HEADER_READ_MAX (64u * 1024u)
 
 static int build_id_set(struct rbi_build_id *id, const void *p, size_t len)
@@ -98,46 +99,64 @@ static int build_id_from_header(Elf *elf, size_t avail, uint64_t base,
 	return RBI_OK;
 }
 
-int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
-			     struct rbi_build_id *id)
+/* The build-id of the image whose first LEN bytes are at BASE: from its
+   program headers and notes, read into BUF (LEN bytes of room). */
+static int build_id_read(rbi_read_fn read, void *ctx, uint64_t base, unsigned char *buf,
+			 size_t len, size_t *got, struct rbi_build_id *id)
 {
-	unsigned char *buf;
+	Elf *elf;
 	size_t n = 0;
-	Elf *elf = NULL;
-	int rc;
+	int rc = read(ctx, base, buf, len, &n);
 
-	id->len = 0;
-	buf = malloc(HEADER_READ_MAX);
-	if (!buf)
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	rc = read(ctx, base, buf, HEADER_READ_MAX, &n);
+	*got = 0;
 	if (rc != RBI_OK && rc != RBI_PARTIAL)
 		n = 0;
-	if (n > HEADER_READ_MAX)
-		n = HEADER_READ_MAX;
+	if (n > len)
+		n = len;
+	*got = n;
 	if (n < SELFMAG) {
 		/* A failure of the memory itself (the process exited) keeps
 		   the backend's explanation. */
 		if (rc == RBI_OK || rc == RBI_PARTIAL || rc == RBI_UNMAPPED)
 			rc = rbi_fail(RBI_UNMAPPED, "no ELF header readable at 0x%" PRIx64,
 				      base);
-		goto out;
+		return rc;
 	}
-	if (memcmp(buf, ELFMAG, SELFMAG) != 0) {
-		rc = rbi_fail(RBI_NOT_ELF, "no ELF image at 0x%" PRIx64, base);
-		goto out;
-	}
+	if (memcmp(buf, ELFMAG, SELFMAG) != 0)
+		return rbi_fail(RBI_NOT_ELF, "no ELF image at 0x%" PRIx64, base);
 	elf_version(EV_CURRENT);
 	elf = elf_memory((char *)buf, n);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		rc = rbi_fail(RBI_UNMAPPED, "ELF header at 0x%" PRIx64
 			      " not readable (%zu bytes)", base, n);
-		goto out;
-	}
-	rc = build_id_from_header(elf, n, base, id);
-out:
+	else
+		rc = build_id_from_header(elf, n, base, id);
 	if (elf)
 		elf_end(elf);
+	return rc;
+}
+
+int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
+			     struct rbi_build_id *id)
+{
+	/* The headers and notes are mostly in the first page: more is read
+	   only when they are not, or for an image mapped in smaller
+	   pieces. */
+	static const size_t sizes[] = { HEADER_READ_FIRST, HEADER_READ_MAX };
+	unsigned char *buf;
+	size_t got = 0;
+	int rc = RBI_OK;
+
+	id->len = 0;
+	buf = malloc(HEADER_READ_MAX);
+	if (!buf)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		rc = build_id_read(read, ctx, base, buf, sizes[i], &got, id);
+		/* Whatever was not in the bytes read fails as unreadable. */
+		if (rc != RBI_UNMAPPED || got < sizes[i])
+			break;
+	}
 	free(buf);
 	return rc;
 }
