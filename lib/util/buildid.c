@@ -1,10 +1,12 @@
 /* buildid.c: GNU build-id notes, from a file or from an image in target
  * memory.  The two are compared before a file on disk may stand in for
  * bytes a core lacks (core.c) or supply symbols (image/). */
+#include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <elfutils/libdwelf.h>
 
 #include "internal.h"
@@ -50,7 +52,7 @@ static bool find_build_id_note(Elf *elf, uint64_t off, uint64_t size,
 
 /* The address of an image's first byte (file offset 0) is BASE; a segment's
    bytes are at BASE + p_vaddr - (first PT_LOAD's p_vaddr - p_offset). */
-static int build_id_from_header(Elf *elf, size_t avail, uint64_t base,
+static int build_id_from_header(Elf *elf, size_t avail, uint64_t base, bool in_file,
 				struct rbi_build_id *id)
 {
 	GElf_Phdr ph;
@@ -79,7 +81,7 @@ static int build_id_from_header(Elf *elf, size_t avail, uint64_t base,
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
-		if (have_load) {
+		if (have_load && !in_file) {
 			if (ph.p_vaddr < link_base)
 				continue;
 			off = ph.p_vaddr - link_base;
@@ -101,8 +103,8 @@ static int build_id_from_header(Elf *elf, size_t avail, uint64_t base,
 
 /* The build-id of the image whose first LEN bytes are at BASE: from its
    program headers and notes, read into BUF (LEN bytes of room). */
-static int build_id_read(rbi_read_fn read, void *ctx, uint64_t base, unsigned char *buf,
-			 size_t len, size_t *got, struct rbi_build_id *id)
+static int build_id_read(rbi_read_fn read, void *ctx, uint64_t base, bool in_file,
+			 unsigned char *buf, size_t len, size_t *got, struct rbi_build_id *id)
 {
 	Elf *elf;
 	size_t n = 0;
@@ -130,14 +132,15 @@ static int build_id_read(rbi_read_fn read, void *ctx, uint64_t base, unsigned ch
 		rc = rbi_fail(RBI_UNMAPPED, "ELF header at 0x%" PRIx64
 			      " not readable (%zu bytes)", base, n);
 	else
-		rc = build_id_from_header(elf, n, base, id);
+		rc = build_id_from_header(elf, n, base, in_file, id);
 	if (elf)
 		elf_end(elf);
 	return rc;
 }
 
-int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
-			     struct rbi_build_id *id)
+/* From the start of an image: in memory (its layout) or in its file. */
+static int build_id_from_start(rbi_read_fn read, void *ctx, uint64_t base, bool in_file,
+			       struct rbi_build_id *id)
 {
 	/* The headers and notes are mostly in the first page: more is read
 	   only when they are not, or for an image mapped in smaller
@@ -152,7 +155,7 @@ int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
 	if (!buf)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		rc = build_id_read(read, ctx, base, buf, sizes[i], &got, id);
+		rc = build_id_read(read, ctx, base, in_file, buf, sizes[i], &got, id);
 		/* Whatever was not in the bytes read fails as unreadable. */
 		if (rc != RBI_UNMAPPED || got < sizes[i])
 			break;
@@ -161,7 +164,24 @@ int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
 	return rc;
 }
 
-int rbi_build_id_from_fd(int fd, struct rbi_build_id *id)
+int rbi_build_id_from_memory(rbi_read_fn read, void *ctx, uint64_t base,
+			     struct rbi_build_id *id)
+{
+	return build_id_from_start(read, ctx, base, false, id);
+}
+
+static int pread_fn(void *ctx, uint64_t addr, void *buf, size_t len, size_t *n)
+{
+	ssize_t got = pread(*(int *)ctx, buf, len, (off_t)addr);
+
+	*n = got > 0 ? (size_t)got : 0;
+	return got < 0 ? rbi_fail(RBI_SYSTEM, "reading a file: %s", strerror(errno)) :
+	       (size_t)got < len ? RBI_PARTIAL : RBI_OK;
+}
+
+/* libelf's way: sections too, for a file whose program headers name no
+   note. */
+static int build_id_from_sections(int fd, struct rbi_build_id *id)
 {
 	const void *p = NULL;
 	ssize_t len;
@@ -184,6 +204,16 @@ out:
 	if (elf)
 		elf_end(elf);
 	return rc;
+}
+
+int rbi_build_id_from_fd(int fd, struct rbi_build_id *id)
+{
+	/* The program headers' notes, as in memory: a page of the file,
+	   where mapping it all and reading its section table cost more than
+	   the rest of the image's checks. */
+	if (build_id_from_start(pread_fn, &fd, 0, true, id) == RBI_OK && id->len)
+		return RBI_OK;
+	return build_id_from_sections(fd, id);
 }
 
 /* True only when both have an id and the ids are the same: "no id" never
