@@ -152,11 +152,16 @@ static int read_headers(struct heap_reader *r, struct heap_batch *b, uint8_t *sp
 		b->bytes_read += b->iov[i].nread;
 	for (size_t i = 0; i < b->n; i++) {
 		struct heap_page *p = &b->pages[i];
-		const struct rbi_iov *v = &b->iov[piece[i]];
+		const struct rbi_iov *v;
 
+		if (!p->page || (p->page & 7)) {
+			skip(b, p);
+			continue;
+		}
 		/* A piece read in part still holds the structs before the
 		   unreadable byte. */
-		if (!p->page || (p->page & 7) || at[i] + r->hdr_len > (size_t)((uint8_t *)v->buf - spans) + v->nread ||
+		v = &b->iov[piece[i]];
+		if (at[i] + r->hdr_len > (size_t)((uint8_t *)v->buf - spans) + v->nread ||
 		    !page_parse(&r->g, p, spans + at[i]))
 			skip(b, p);
 	}

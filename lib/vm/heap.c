@@ -433,7 +433,7 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 		return rbi_fail(RBI_INVAL, "no heap walk");
 	if (it->mode != HEAP_COUNT_NONE)
 		return rbi_fail(RBI_INVAL, "the heap walk is counting: "
-				"rbi_heap_iter_next cannot follow rbi_heap_iter_count");
+				"rbi_heap_iter_next cannot follow a count by type or class");
 	while (!next_in_batch(it, &it->out))
 		if ((rc = next_batch(it)))
 			return rc;
