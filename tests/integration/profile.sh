@@ -295,14 +295,18 @@ while read -r kind ver root cmd; do
 		# that keeps only stacks that held still sees its shallow ones (depth 30+ in
 		# about 1 % of samples, not the 25 % a paused profile shows); one that reads
 		# again a stack that grew past the slots it read above the top loses samples
-		# taken while it grows, and keeps 13-22 %.
+		# taken while it grows, and keeps 13-22 %.  Up to 3.1, Integer#zero? is a C
+		# frame with its own self between the Object#r ones, so new frames above the
+		# first look's top rarely match what was read there and such stacks are still
+		# read again: 17-24 % (ASan build, under load: 17-19).
 		deep=$(deep_share "$T/rec.folded")
 		total=$(sed -n 's/.*samples: \([0-9]*\) in.*/\1/p' "$T/stats")
+		case $ver in 2.*|3.0.*|3.1.*) want_deep=12 ;; *) want_deep=18 ;; esac
 		if [ "${torn:-99999}" -le $(( ${total:-0} / 4 )) ] &&
-		   awk -v d="$deep" 'BEGIN { exit !(d >= 20) }'; then
+		   awk -v d="$deep" -v w="$want_deep" 'BEGIN { exit !(d >= w) }'; then
 			ok "$R: a recursion keeps its deep stacks: depth 30+ in $deep % of samples, $torn of $total torn"
 		else
-			not_ok "$R: a recursion's deep stacks left out: depth 30+ in $deep %, $torn of $total torn"
+			not_ok "$R: a recursion's deep stacks left out: depth 30+ in $deep % (want $want_deep), $torn of $total torn"
 		fi
 		# Paused, hardly anything is torn (Ruby 2.7 may be stopped half way
 		# through pushing a frame) and deep stacks get their share: depth d
