@@ -110,7 +110,6 @@ static int build_id_read(rbi_read_fn read, void *ctx, uint64_t base, bool in_fil
 	size_t n = 0;
 	int rc = read(ctx, base, buf, len, &n);
 
-	*got = 0;
 	if (rc != RBI_OK && rc != RBI_PARTIAL)
 		n = 0;
 	if (n > len)

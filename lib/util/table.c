@@ -68,7 +68,7 @@ void rbi_map_free(struct rbi_map *m)
 }
 
 /* Eight bytes a step: hashing every symbol name of a libruby with its
-   .symtab (50,000 of them) byte by byte took most of a command's time. */
+   .symtab (16,000 of them) byte by byte took 1 ms of a 3.6 ms command. */
 uint64_t rbi_str_hash(const char *s, size_t len)
 {
 	uint64_t h = 0, w;

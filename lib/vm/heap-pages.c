@@ -280,7 +280,6 @@ static void tally_batch(struct heap_reader *r, struct heap_batch *b, int who)
 			b->tally_rc = heap_tally_page(&b->tally, ix, &rb, &b->pages[i]);
 	if (ix->slots)
 		heap_tally_index_clear(ix, &b->tally);
-	b->tallied = true;
 }
 
 /* Read batch K into its ring slot on reading thread WHO (0: the walker).
@@ -300,7 +299,7 @@ static void read_batch(struct heap_reader *r, uint64_t k, int who)
 	b->moved_why = NULL;
 	b->pages_skipped = b->bytes_read = 0;
 	b->err[0] = '\0';
-	b->counted = b->tallied = false;
+	b->counted = false;
 	b->bodies = count ? r->scratch[who] : r->bufs[k % BODY_BUFS];
 	b->rc = read_pages(r, b, r->spans[who]);
 	if (b->rc)

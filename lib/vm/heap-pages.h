@@ -42,9 +42,8 @@ struct heap_batch {
 	   and each page's free slots. */
 	bool counted;
 	uint64_t counts[RBI_TYPE_COUNT + 1];
-	/* Also tallied by class as read (HEAP_COUNT_CLASSES), unless
+	/* Counted in HEAP_COUNT_CLASSES: also tallied by class, unless
 	   TALLY_RC says why not (RBI_NOMEM). */
-	bool tallied;
 	int tally_rc;
 	struct heap_tally tally;
 	struct heap_page pages[HEAP_BATCH_MAX];

@@ -25,10 +25,8 @@
 bool heap_type_internal(unsigned type)
 {
 	switch (type) {
-	case 0x00:              /* T_NONE */
-	case 0x1a: case 0x1b:   /* T_IMEMO, T_NODE */
-	case 0x1c: case 0x1d:   /* T_ICLASS, T_ZOMBIE */
-	case 0x1e:              /* T_MOVED */
+	case RBI_T_NONE: case RBI_T_IMEMO: case RBI_T_NODE:
+	case RBI_T_ICLASS: case RBI_T_ZOMBIE: case RBI_T_MOVED:
 		return true;
 	default:
 		return false;

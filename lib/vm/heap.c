@@ -462,15 +462,20 @@ static int count_mode(struct rbi_heap_iter *it, enum heap_count_mode mode)
 	return RBI_OK;
 }
 
-/* The next batch if the walk is at a batch's end; then, if the batch was
-   counted as read and nothing of it was walked, its counts into COUNTS:
-   true, the batch is done. */
-static int take_counted(struct rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT],
-			bool *done)
+/* The start of a count in MODE (rbi_heap_iter_count, _count_classes):
+   the next batch if the walk is at a batch's end; then, if the batch was
+   counted as read and nothing of it was walked, its counts into COUNTS
+   and *DONE: the caller has only the rest of it (a tally) to take. */
+static int count_begin(struct rbi_heap_iter *it, enum heap_count_mode mode,
+		       uint64_t counts[RBI_TYPE_COUNT], bool *done)
 {
 	int rc;
 
 	*done = false;
+	if (!it || !counts)
+		return rbi_fail(RBI_INVAL, "no heap walk");
+	if ((rc = count_mode(it, mode)))
+		return rc;
 	while (it->cur >= it->nwalk)
 		if ((rc = next_batch(it)))
 			return rc;
@@ -492,9 +497,7 @@ RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_C
 	bool done;
 	int rc;
 
-	if (!it || !counts)
-		return rbi_fail(RBI_INVAL, "no heap walk");
-	if ((rc = count_mode(it, HEAP_COUNT_TYPES)) || (rc = take_counted(it, counts, &done)))
+	if ((rc = count_begin(it, HEAP_COUNT_TYPES, counts, &done)) || done)
 		return rc;
 	/* Read before the walk counted, or walked in part: its pages. */
 	for (; it->cur < it->nwalk; it->cur++, it->slot = 0) {
@@ -721,9 +724,7 @@ RBI_EXPORT int rbi_heap_iter_count_classes(rbi_heap_iter *it, uint64_t counts[RB
 	bool done;
 	int rc;
 
-	if (!it || !counts)
-		return rbi_fail(RBI_INVAL, "no heap walk");
-	if ((rc = count_mode(it, HEAP_COUNT_CLASSES)) || (rc = take_counted(it, counts, &done)))
+	if ((rc = count_begin(it, HEAP_COUNT_CLASSES, counts, &done)))
 		return rc;
 	if (done) {
 		if (it->b->tally_rc)
