@@ -7,9 +7,14 @@
  * the backend allows concurrent reads a second thread reads the next
  * batches while the walker walks the current one, and the walker reads
  * too while its next batch is still being read: batches sit in a ring,
- * are claimed in order by whichever thread comes first, and are walked in
- * order, so the walk sees the same pages in the same order with or
- * without the thread.
+ * are claimed by whichever thread comes first, and are walked in order,
+ * so the walk sees the same pages in the same order with or without the
+ * thread.
+ *
+ * The two threads claim batches half a ring apart: the kernel takes the
+ * target's page-table lock for every page it pins, one lock per 2 MiB of
+ * the target, and two threads reading neighbouring batches spent a tenth
+ * of their time waiting for each other's lock.
  *
  * A batch the walker goes through slot by slot keeps its bodies until it
  * is released, so only BODY_BUFS of them can be out at once.  A batch
@@ -64,10 +69,14 @@ struct heap_reader {
 	int state[RING];        /* enum slot_state; read without MU by a
 				   waiting walker, so stored atomically */
 	/* Under MU once the thread runs: */
-	uint64_t claimed;       /* batches claimed for reading, in order */
+	uint64_t claimed;       /* how many batches were claimed for reading:
+				   before the thread runs, batches 0 to
+				   CLAIMED - 1; then those whose STATE is
+				   not SLOT_FREE, too */
 	uint64_t released;      /* batches the walker is done with */
 	bool stop;              /* close: the thread must end */
-	bool halted;            /* a read failed: read no further ahead */
+	uint64_t halt_at;       /* the first batch whose read failed (or
+				   NBATCHES): none after it is read */
 	int counting;           /* enum heap_count_mode: atomic */
 	struct heap_tally_index tally_ix[2];    /* per reading thread */
 	bool threaded;
@@ -347,14 +356,31 @@ static void spin_until_ready(struct heap_reader *r, uint64_t k)
 	}
 }
 
-/* Claim the next batch if the ring has room for it, and read it on
-   thread WHO.  Called and returns with MU held. */
+/* The first batch from FROM on that the ring has room for and nobody
+   claimed, or END.  Called with MU held. */
+static uint64_t unclaimed_from(struct heap_reader *r, uint64_t from, uint64_t end)
+{
+	for (uint64_t k = from; k < end; k++)
+		if (__atomic_load_n(&r->state[k % RING], __ATOMIC_RELAXED) == SLOT_FREE)
+			return k;
+	return end;
+}
+
+/* Claim a batch the ring has room for, and read it on thread WHO: the
+   walker (0) the first one unclaimed, the other thread the first one
+   half the ring ahead (or any, near the end).  Called and returns with MU
+   held. */
 static bool read_next_locked(struct heap_reader *r, int who)
 {
-	uint64_t k = r->claimed;
 	uint64_t room = __atomic_load_n(&r->counting, __ATOMIC_RELAXED) ? RING : BODY_BUFS;
+	uint64_t end = r->released + room, k;
 
-	if (r->halted || k >= r->nbatches || k >= r->released + room)
+	if (end > r->halt_at)
+		end = r->halt_at;
+	k = who ? unclaimed_from(r, r->released + room / 2, end) : end;
+	if (k == end)
+		k = unclaimed_from(r, r->released, end);
+	if (k == end)
 		return false;
 	r->claimed++;
 	set_state(r, k, SLOT_READING);
@@ -362,7 +388,8 @@ static bool read_next_locked(struct heap_reader *r, int who)
 	read_batch(r, k, who);
 	pthread_mutex_lock(&r->mu);
 	set_state(r, k, SLOT_READY);
-	r->halted |= failed(&r->ring[k % RING]);
+	if (failed(&r->ring[k % RING]) && k < r->halt_at)
+		r->halt_at = k;
 	pthread_cond_broadcast(&r->cv);
 	return true;
 }
@@ -378,7 +405,7 @@ static void *read_ahead_main(void *arg)
 	pthread_mutex_lock(&r->mu);
 	/* Done when nothing is left to read: joining a thread that sleeps
 	   would wait for its wake-up. */
-	while (!r->stop && !r->halted && r->claimed < r->nbatches)
+	while (!r->stop && r->halt_at == r->nbatches && r->claimed < r->nbatches)
 		if (!read_next_locked(r, 1))
 			pthread_cond_wait(&r->cv, &r->mu);
 	pthread_mutex_unlock(&r->mu);
@@ -411,6 +438,7 @@ int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
 	if (r->per_batch > HEAP_BATCH_MAX)
 		r->per_batch = HEAP_BATCH_MAX;
 	r->nbatches = (g->npages + r->per_batch - 1) / r->per_batch;
+	r->halt_at = r->nbatches;
 	/* Pages of buffers never used (the scratch of a walk that does not
 	   count, say) are never made resident. */
 	bool ok = true;
