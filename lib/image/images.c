@@ -60,6 +60,7 @@ struct image_priv {
 	uint32_t *slots;
 	size_t nslots;          /* power of two; 0 = not built yet */
 	bool index_failed;
+	bool no_debuginfo;      /* the search for a debug file found none */
 };
 
 /* The list and what only this file needs. */
@@ -282,11 +283,18 @@ static int image_find_debuginfo(Dwfl_Module *mod, void **userdata,
 				const char *file_name, const char *debuglink_file,
 				GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const struct image_priv *p = *userdata;
+	struct image_priv *p = *userdata;
+	int fd;
 
-	return rbi_debuginfo_find(mod, p->debuginfo_path, userdata, modname, base,
-				  file_name, debuglink_file, debuglink_crc,
-				  debuginfo_file_name);
+	/* libdwfl searches again for the DWARF after the symbol table's
+	   search found nothing (twenty-odd paths each time). */
+	if (p->no_debuginfo)
+		return -1;
+	fd = rbi_debuginfo_find(mod, p->debuginfo_path, userdata, modname, base,
+				file_name, debuglink_file, debuglink_crc,
+				debuginfo_file_name);
+	p->no_debuginfo = fd < 0;
+	return fd;
 }
 
 /* ---- Loading ------------------------------------------------------------ */
