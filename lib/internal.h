@@ -260,9 +260,11 @@ void rbi_images_free(struct rbi_image_list *l);
 /* The image defining symbol NAME (e.g. "ruby_version"), or NULL. */
 const struct rbi_image *rbi_images_find_symbol(struct rbi_image_list *l,
 					       const char *name);
-/* Runtime address and size of symbol NAME in IMG (.dynsym or .symtab,
-   local symbols included).  RBI_ITER_END if absent.  For a TLS symbol
-   *ADDR is its offset in the module's TLS block and *IS_TLS is set. */
+/* Runtime address and size of symbol NAME in IMG (.dynsym or .symtab):
+   a variable, local ones included, or a function other than a local one
+   (file-scope functions are not looked up by name, and are most of a
+   .symtab).  RBI_ITER_END if absent.  For a TLS symbol *ADDR is its
+   offset in the module's TLS block and *IS_TLS is set. */
 int rbi_image_symbol(const struct rbi_image *img, const char *name,
 		     uint64_t *addr, uint64_t *size, bool *is_tls);
 /* IMG's DWARF (its own or from separate debug info: debuglink,

