@@ -571,10 +571,68 @@ static bool sym_usable(const GElf_Sym *sym, GElf_Word shndx, const char *name)
 	       !(type == STT_FUNC && GELF_ST_BIND(sym->st_info) == STB_LOCAL);
 }
 
+/* A symbol table as its file holds it. */
+struct sym_table {
+	Elf_Data *syms, *strs;
+};
+
+/* Symbol I of TAB, as dwfl_module_getsym_info gives it (without the
+   address): its name, or NULL. */
+static const char *sym_table_get(const struct sym_table *tab, int i, GElf_Sym *sym,
+				 GElf_Word *shndx)
+{
+	if (!gelf_getsym(tab->syms, i, sym) || sym->st_name >= tab->strs->d_size)
+		return NULL;
+	/* SHN_XINDEX (the real index elsewhere) is a defined symbol too. */
+	*shndx = sym->st_shndx;
+	return (const char *)tab->strs->d_buf + sym->st_name;
+}
+
+/* The symbols of MOD as its main file holds them, when they are the ones
+   libdwfl numbers (its .symtab, else its .dynsym: what libdwfl takes
+   first, NSYMS entries): read there, a symbol costs a fifth of what
+   dwfl_module_getsym_info takes, which was most of indexing them. */
+static bool main_sym_table(Dwfl_Module *mod, int nsyms, struct sym_table *tab)
+{
+	GElf_Addr bias, addr;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL, *found = NULL;
+	GElf_Shdr sh, found_sh = { 0 };
+	GElf_Sym sym;
+	GElf_Word shndx;
+	const char *mine, *theirs;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		if (!found || sh.sh_type == SHT_SYMTAB) {
+			found = scn;
+			found_sh = sh;
+		}
+	}
+	if (!found || !found_sh.sh_entsize ||
+	    found_sh.sh_size / found_sh.sh_entsize != (uint64_t)nsyms)
+		return false;
+	tab->syms = elf_getdata(found, NULL);
+	scn = elf_getscn(elf, found_sh.sh_link);
+	tab->strs = scn ? elf_getdata(scn, NULL) : NULL;
+	/* A string table ends with a NUL, so every name in it does. */
+	if (!tab->syms || !tab->strs || !tab->strs->d_size ||
+	    ((const char *)tab->strs->d_buf)[tab->strs->d_size - 1] != '\0')
+		return false;
+	/* The same table: its last symbol is libdwfl's. */
+	mine = sym_table_get(tab, nsyms - 1, &sym, &shndx);
+	theirs = dwfl_module_getsym_info(mod, nsyms - 1, &sym, &addr, &shndx, NULL, NULL);
+	return mine && theirs && !strcmp(mine, theirs);
+}
+
 /* Index IMG's symbols by name, once. */
 static int image_index(struct image_priv *p)
 {
 	Dwfl_Module *mod = p->img->mod;
+	struct sym_table tab;
+	bool direct;
 	int nsyms;
 	size_t nslots = 16;
 	uint32_t *slots;
@@ -593,12 +651,14 @@ static int image_index(struct image_priv *p)
 	slots = calloc(nslots, sizeof(*slots));
 	if (!slots)
 		return RBI_NOMEM;
+	direct = main_sym_table(mod, nsyms, &tab);
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx,
-							    NULL, NULL);
+		const char *name = direct ? sym_table_get(&tab, i, &sym, &shndx)
+				   : dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx,
+							     NULL, NULL);
 
 		if (!sym_usable(&sym, shndx, name))
 			continue;
