@@ -217,7 +217,7 @@ static int read_pages(struct heap_reader *r, struct heap_batch *b, uint8_t *span
 {
 	int rc = rbi_read_fresh(r->t, r->g.list + b->first * 8, b->ptrs, b->n * 8);
 
-	if (rc == RBI_GONE || rc == RBI_PERM || rc == RBI_NOMEM)
+	if (heap_read_fatal(rc))
 		return rc;
 	if (rc) {
 		b->list_gone = true;

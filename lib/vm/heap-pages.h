@@ -64,6 +64,13 @@ struct heap_geometry {
 	uint64_t fl_singleton;  /* for tallies by class */
 };
 
+/* A read error that ends a walk: the process is gone, may not be read,
+   or we are out of memory (not a page that moved). */
+static inline bool heap_read_fatal(int rc)
+{
+	return rc == RBI_GONE || rc == RBI_PERM || rc == RBI_NOMEM;
+}
+
 /* How batches read from now on are counted on the thread that reads
    them (heap_reader_count). */
 enum heap_count_mode { HEAP_COUNT_NONE, HEAP_COUNT_TYPES, HEAP_COUNT_CLASSES };

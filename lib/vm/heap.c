@@ -84,6 +84,8 @@ struct rbi_heap_iter {
 	struct rbi_heap_slot out;
 	struct rbi_heap_stats st;
 	bool ended;
+	int end_rc;             /* the end's reads failed: why */
+	char end_err[RBI_ERRMSG_MAX];
 	enum heap_count_mode mode;      /* how batches are counted as read
 				   (rbi_heap_iter_count, _count_classes):
 				   then they are counts only */
@@ -151,18 +153,23 @@ static int read_list(struct rbi_heap_iter *it, uint64_t *sorted, uint64_t *list,
 }
 
 /* GC.count and whether a GC is running now (false if unknown). */
-static void read_gc_state(struct rbi_heap_iter *it, uint64_t *count, bool *running)
+static int read_gc_state(struct rbi_heap_iter *it, uint64_t *count, bool *running)
 {
 	const struct rbi_layout *l = it->l;
 	uint8_t byte;
+	int rc = RBI_OK;
 
 	*count = 0;
 	*running = false;
 	if (l->objspace_gc_count != RBI_ABSENT)
-		rbi_read_fresh(it->t, it->objspace + l->objspace_gc_count, count, 8);
-	if (l->objspace_during_gc != RBI_ABSENT &&
-	    !rbi_read_fresh(it->t, it->objspace + l->objspace_during_gc / 8, &byte, 1))
+		rc = rbi_read_fresh(it->t, it->objspace + l->objspace_gc_count, count, 8);
+	if (!heap_read_fatal(rc) && l->objspace_during_gc != RBI_ABSENT &&
+	    !(rc = rbi_read_fresh(it->t, it->objspace + l->objspace_during_gc / 8, &byte, 1)))
 		*running = byte & (1u << (l->objspace_during_gc % 8));
+	/* Fields that cannot be read make the counts approximate (a GC count
+	   of 0 differs from the one before), a process that cannot be read
+	   ends the walk. */
+	return heap_read_fatal(rc) ? rc : RBI_OK;
 }
 
 /* The entry of page P's slot size in the stats' sizes (kept sorted by
@@ -224,23 +231,31 @@ static void take_batch(struct rbi_heap_iter *it, struct heap_batch *b)
 	it->nwalk = b->n;
 }
 
-/* The end of the walk: did the heap change meanwhile? */
-static void finish(struct rbi_heap_iter *it)
+/* The end of the walk: did the heap change meanwhile?  An error if the
+   process could no longer be read (asked again, the same error). */
+static int finish(struct rbi_heap_iter *it)
 {
 	uint64_t sorted, list, npages, count;
 	bool running;
+	int rc;
 
 	if (it->ended)
-		return;
+		return it->end_rc ? rbi_fail(it->end_rc, "%s", it->end_err) : RBI_OK;
 	it->ended = true;
-	read_gc_state(it, &count, &running);
-	if (count != it->st.gc_count)
-		moved(it, "a GC ran during the walk");
-	else if (running)
-		moved(it, "a GC was running at the end of the walk");
-	if (read_list(it, &sorted, &list, &npages) || sorted != it->sorted ||
-	    npages != it->npages)
-		moved(it, "the heap's page list changed during the walk");
+	if (!(rc = read_gc_state(it, &count, &running))) {
+		if (count != it->st.gc_count)
+			moved(it, "a GC ran during the walk");
+		else if (running)
+			moved(it, "a GC was running at the end of the walk");
+		rc = read_list(it, &sorted, &list, &npages);
+		if (!heap_read_fatal(rc) && (rc || sorted != it->sorted || npages != it->npages))
+			moved(it, "the heap's page list changed during the walk");
+	}
+	if (!heap_read_fatal(rc))
+		return RBI_OK;
+	it->end_rc = rc;
+	snprintf(it->end_err, sizeof(it->end_err), "%s", rbi_errmsg());
+	return rc;
 }
 
 /* Does the layout name everything the walk reads? */
@@ -266,6 +281,7 @@ static int heap_layout(const struct rbi_vm *vm)
 static int next_batch(struct rbi_heap_iter *it)
 {
 	struct heap_batch *b;
+	int rc;
 
 	if (it->b) {
 		heap_reader_release(it->reader, it->k);
@@ -273,10 +289,8 @@ static int next_batch(struct rbi_heap_iter *it)
 		it->b = NULL;
 		it->nwalk = 0;
 	}
-	if (it->k >= it->nbatches) {
-		finish(it);
-		return RBI_ITER_END;
-	}
+	if (it->k >= it->nbatches)
+		return (rc = finish(it)) ? rc : RBI_ITER_END;
 	b = heap_reader_get(it->reader, it->k);
 	if (b->rc)
 		return rbi_fail(b->rc, "%s", b->err);
@@ -355,7 +369,10 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 		return rbi_fail_context(rc, "locating the heap: ");
 	}
 	it->st.pages = it->npages;
-	read_gc_state(it, &it->st.gc_count, &running);
+	if ((rc = read_gc_state(it, &it->st.gc_count, &running))) {
+		rbi_heap_iter_fini(it);
+		return rc;
+	}
 	if (running)
 		moved(it, "a GC was running when the walk started");
 	if (it->npages && (rc = next_batch(it))) {
@@ -364,12 +381,16 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	}
 	if (it->npages && (rc = check_first_pages(it))) {
 		uint64_t count;
+		int gone = read_gc_state(it, &count, &running);
 
 		/* Pages change while a GC runs (and a live heap may have had
 		   one since the start): then they are skipped and the walk is
 		   approximate.  Only a heap that held still is proof of a
 		   wrong layout. */
-		read_gc_state(it, &count, &running);
+		if (gone) {
+			rbi_heap_iter_fini(it);
+			return gone;
+		}
 		if (it->st.moved || running || count != it->st.gc_count) {
 			moved(it, "a GC ran during the walk");
 		} else {

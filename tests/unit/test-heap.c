@@ -7,11 +7,14 @@
  * a walk that counts refuses to go on slot by slot or to count the other
  * way.  TAP output. */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "ruby-introspect.h"
 #include "tap.h"
 
@@ -284,6 +287,149 @@ static void check_next_after_count(rbi_target *t)
 	rbi_heap_iter_fini(it);
 }
 
+/* ---- A dying process ---------------------------------------------------- */
+
+/* The core served as a live process would be: reads from two threads at
+   once (so a walk reads ahead on a second thread), and gone after
+   READS_LEFT batched reads (-1: never). */
+struct dying {
+	const struct rbi_mem_ops *ops;
+	void *be;
+	pthread_mutex_t mu;     /* the core's backend is read from one thread */
+	int reads_left;
+	int reads;              /* batched reads served */
+};
+
+static int dying_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nread)
+{
+	struct dying *d = be;
+	int rc;
+
+	pthread_mutex_lock(&d->mu);
+	rc = d->ops->read(d->be, addr, buf, len, nread);
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
+static int dying_read_batch(void *be, struct rbi_iov *iov, size_t n)
+{
+	struct dying *d = be;
+	int rc = RBI_OK;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->reads_left == 0) {
+		rc = rbi_fail(RBI_GONE, "process 1 has exited (the test's doing)");
+	} else {
+		d->reads_left -= d->reads_left > 0;
+		d->reads++;
+		for (size_t i = 0; i < n; i++) {
+			iov[i].status = d->ops->read(d->be, iov[i].addr, iov[i].buf, iov[i].len,
+						     &iov[i].nread);
+			if (iov[i].status != RBI_OK && iov[i].status != RBI_PARTIAL &&
+			    iov[i].status != RBI_UNMAPPED) {
+				rc = iov[i].status;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
+static int dying_region(void *be, size_t index, struct rbi_region *out)
+{
+	struct dying *d = be;
+
+	return d->ops->region(d->be, index, out);
+}
+
+static int dying_open_file(void *be, const char *path)
+{
+	struct dying *d = be;
+
+	return d->ops->open_file ? d->ops->open_file(d->be, path) : open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void dying_close(void *be)
+{
+	struct dying *d = be;
+
+	d->ops->close(d->be);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}
+
+static const struct rbi_mem_ops dying_ops = {
+	.version = RBI_MEM_OPS_VERSION,
+	.flags = RBI_MEM_CONCURRENT,
+	.read = dying_read,
+	.read_batch = dying_read_batch,
+	.region = dying_region,
+	.open_file = dying_open_file,
+	.close = dying_close,
+};
+
+static rbi_target *open_dying(const char *core, int reads_left, struct dying **out)
+{
+	struct dying *d = calloc(1, sizeof(*d));
+	struct rbi_diag diag_ = { 0 };
+	rbi_target *t = NULL;
+	pid_t pid;
+
+	if (!d)
+		return NULL;
+	if (rbi_mem_core_open(core, NULL, &diag_, &pid, &d->ops, &d->be)) {
+		rbi_diag_free(&diag_);
+		free(d);
+		return NULL;
+	}
+	rbi_diag_free(&diag_);
+	pthread_mutex_init(&d->mu, NULL);
+	d->reads_left = reads_left;
+	if (rbi_target_open_ops(&dying_ops, d, NULL, &t)) {
+		dying_close(d);
+		return NULL;
+	}
+	*out = d;
+	return t;
+}
+
+/* Counted with a second reading thread: as from the core itself.  A
+   process that dies at any point of a walk ends it with RBI_GONE (not a
+   hang, not counts), whichever thread's read finds it gone. */
+static void check_dying(const char *core, rbi_target *plain)
+{
+	uint64_t want[RBI_TYPE_COUNT + 1], got[RBI_TYPE_COUNT + 1];
+	struct rbi_heap_stats st;
+	struct dying *d;
+	rbi_target *t;
+	int rc, reads, bad = 0, tried = 0;
+
+	if (!check(walk(plain, 0, want, &st) == RBI_OK, "walk the core by batch") ||
+	    !check((t = open_dying(core, -1, &d)) != NULL, "the core as a live process"))
+		return;
+	rc = walk(t, 0, got, &st);
+	reads = d->reads;
+	ok(rc == RBI_OK && same(want, got) && !st.moved,
+	   "read on two threads (%d batched reads): the core's counts", reads);
+	rbi_target_close(t);
+	for (int left = 0; left < reads; left++, tried++) {
+		if (!(t = open_dying(core, left, &d))) {
+			bad++;
+			continue;
+		}
+		rc = walk(t, 0, got, &st);
+		if (rc != RBI_GONE || !strstr(rbi_errmsg(), "has exited")) {
+			diag("gone after %d batched reads: %s (%s)", left, rbi_strerror(rc),
+			     rc ? rbi_errmsg() : st.moved_why);
+			bad++;
+		}
+		rbi_target_close(t);
+	}
+	ok(bad == 0 && tried > 0, "gone after 0 to %d of them: every walk ends with RBI_GONE",
+	   reads - 1);
+}
+
 int main(void)
 {
 	char *core = unpack_core();
@@ -298,6 +444,7 @@ int main(void)
 		check_classes(t);
 		check_next_after_count(t);
 		check_one_way(t);
+		check_dying(core, t);
 		rbi_target_close(t);
 	}
 	unlink(core);
