@@ -23,7 +23,8 @@
 #    T_HASH, T_DATA, T_IMEMO, TOTAL and FREE are bounded by what (a)-(c) can do (see BOUNDS).
 # 2. Exactly, every key including TOTAL and FREE, and every class, against counts the program
 #    takes on SIGUSR1 at a moment when nothing allocates until they are read (objects.rb
-#    explains how), live, with --pause, and from a core of that moment.
+#    explains how), live, with --pause, and from a core of that moment; and live on a heap
+#    twelve times as big (more batches than the heap reader's ring: its threads read apart).
 # 3. A moving heap (testdata/programs/churn.rb: allocating and compacting without pause):
 #    every walk ends, in bounded time, with a result; --pause gives exact (not approximate)
 #    counts and leaves the process running; Ctrl-C during a paused walk resumes it.
@@ -42,6 +43,33 @@ wait_size() {
 
 # counts_of JSON: "KEY N" lines of .counts, sorted.
 counts_of() { jq -r '.counts | to_entries[] | "\(.key) \(.value)"' "$1" | sort; }
+
+# classes_of JSON: "NAME<TAB>N" lines of .classes, sorted.
+classes_of() { jq -r '.classes[] | "\(.name)\t\(.count)"' "$1" | sort; }
+
+# exact_taken PID EXACT: objects.rb (started with RBI_EXACT=EXACT) counts itself and parks;
+# true once it has and every task sleeps.
+exact_taken() { kill -USR1 "$1"; wait_size "$2.ack" 2 && wait_parked "$1"; }
+
+# exact_written PID EXACT: it writes that count: "KEY N" lines into $RB_TMP/exact.txt,
+# "NAME<TAB>N" lines into $RB_TMP/exact-classes.txt, both sorted.
+exact_written() {
+	kill -USR2 "$1"
+	wait_size "$2.ack" 3
+	grep -v -e '^end$' -e '^class'$'\t' "$2" | tr '\t' ' ' | sort >"$RB_TMP/exact.txt"
+	awk -F'\t' '$1 == "class" { print $2 "\t" $3 }' "$2" | sort >"$RB_TMP/exact-classes.txt"
+	rm -f "$2" "$2.ack"
+}
+
+# exact_path KIND ROOT: sets EXACT_IN (the path objects.rb writes, in its root) and EXACT
+# (the same file from here).
+exact_path() {
+	if [ "$1" = deb ]; then
+		EXACT_IN=/tmp/rbi-programs/objects.$$.$RANDOM.exact; EXACT=$2$EXACT_IN
+	else
+		EXACT=$RB_TMP/objects.$RANDOM.exact; EXACT_IN=$EXACT
+	fi
+}
 
 EXACT_TYPES="T_OBJECT T_CLASS T_MODULE T_FLOAT T_REGEXP T_STRUCT T_BIGNUM T_FILE T_MATCH
 T_COMPLEX T_RATIONAL T_SYMBOL T_ICLASS"
@@ -113,12 +141,8 @@ check_truth() {
 }
 
 while read -r kind ver root cmd; do
-	if [ "$kind" = deb ]; then
-		exact_in=/tmp/rbi-programs/objects.$$.$RANDOM.exact; exact=$root$exact_in
-	else
-		exact=$RB_TMP/objects.$RANDOM.exact; exact_in=$exact
-	fi
-	if ! RBI_EXACT=$exact_in ruby_start "$kind" "$root" "$cmd" objects.rb; then
+	exact_path "$kind" "$root"
+	if ! RBI_EXACT=$EXACT_IN ruby_start "$kind" "$root" "$cmd" objects.rb; then
 		not_ok "$kind $ver: objects.rb did not start"; continue
 	fi
 	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
@@ -140,24 +164,19 @@ while read -r kind ver root cmd; do
 		test "$heap" -ge $((58700 * 8)) -a "$heap" -le $((58700 * 8 * 4 + 1000000))
 
 	# 2. Exact: the program counts itself while nothing runs.
-	kill -USR1 "$RB_PID"
-	if wait_size "$exact.ack" 2 && wait_parked "$RB_PID"; then
+	if exact_taken "$RB_PID" "$EXACT"; then
 		"$RBINSPECT" --json -p "$RB_PID" objects >"$RB_TMP/exact-live.json"
 		"$RBINSPECT" --json -p "$RB_PID" objects --pause >"$RB_TMP/exact-pause.json"
 		states=$(task_states "$RB_PID")
 		"$RBINSPECT" --json -p "$RB_PID" objects --by-class --top 0 >"$RB_TMP/live-bc2.json"
 		core=$(core_of "$RB_PID")
-		kill -USR2 "$RB_PID"
-		wait_size "$exact.ack" 3
-		grep -v -e '^end$' -e '^class'$'\t' "$exact" | tr '\t' ' ' | sort >"$RB_TMP/exact.txt"
-		awk -F'\t' '$1 == "class" { print $2 "\t" $3 }' "$exact" | sort >"$RB_TMP/exact-classes.txt"
+		exact_written "$RB_PID" "$EXACT"
 		check "$kind $ver: the program's exact count is there" test -s "$RB_TMP/exact.txt"
 		is "$(counts_of "$RB_TMP/exact-live.json")" "$(cat "$RB_TMP/exact.txt")" \
 			"$kind $ver live: every count exact (TOTAL, FREE and each type)"
 		is "$(counts_of "$RB_TMP/exact-pause.json")" "$(cat "$RB_TMP/exact.txt")" \
 			"$kind $ver --pause: every count exact"
-		d=$(diff <(jq -r '.classes[] | "\(.name)\t\(.count)"' "$RB_TMP/live-bc2.json" | sort) \
-			"$RB_TMP/exact-classes.txt")
+		d=$(diff <(classes_of "$RB_TMP/live-bc2.json") "$RB_TMP/exact-classes.txt")
 		if [ -z "$d" ] && [ "$(wc -l <"$RB_TMP/exact-classes.txt")" -gt 40 ]; then
 			ok "$kind $ver live: by class, every class exact ($(wc -l <"$RB_TMP/exact-classes.txt") classes, names included)"
 		else
@@ -185,7 +204,27 @@ while read -r kind ver root cmd; do
 	else
 		not_ok "$kind $ver: the program did not take its exact count"
 	fi
-	rm -f "$exact" "$exact.ack"
+	rm -f "$EXACT" "$EXACT.ack"
+	kill -9 "$RB_PID"
+
+	# 2b. A heap of more batches than the reader's ring holds (32 batches of 256 KiB), where
+	# its two threads read half a ring apart: live, still exact.
+	exact_path "$kind" "$root"
+	if SCALE=12 RBI_EXACT=$EXACT_IN ruby_start "$kind" "$root" "$cmd" objects.rb &&
+		wait_parked "$RB_PID" && exact_taken "$RB_PID" "$EXACT"; then
+		"$RBINSPECT" --json -p "$RB_PID" objects >"$RB_TMP/big.json"
+		"$RBINSPECT" --json -p "$RB_PID" objects --by-class --top 0 >"$RB_TMP/big-bc.json"
+		exact_written "$RB_PID" "$EXACT"
+		mb=$(jq '.bytes_read / 1048576 | floor' "$RB_TMP/big.json")
+		is "$(counts_of "$RB_TMP/big.json")" "$(cat "$RB_TMP/exact.txt")" \
+			"$kind $ver live, $mb MiB of heap: every count exact"
+		is "$(classes_of "$RB_TMP/big-bc.json")" "$(cat "$RB_TMP/exact-classes.txt")" \
+			"$kind $ver live, $mb MiB of heap: by class, every class exact"
+		check "$kind $ver: the big heap is more than the ring ($mb MiB read)" test "$mb" -gt 16
+	else
+		not_ok "$kind $ver: objects.rb (SCALE=12) did not take its exact count"
+	fi
+	rm -f "$EXACT" "$EXACT.ack"
 	kill -9 "$RB_PID"
 
 	# 3. A moving heap.
