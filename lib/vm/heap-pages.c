@@ -261,34 +261,36 @@ void heap_page_count(const struct heap_page *p, uint32_t from,
 		c[t] += (uint64_t)h[0][t] + h[1][t] + h[2][t] + h[3][t];
 }
 
-static void count_batch(struct heap_batch *b)
+/* B's slots by type, and in HEAP_COUNT_CLASSES its used slots by class
+   too (one pass over each page for both), with reading thread WHO's
+   index. */
+static void count_batch(struct heap_reader *r, struct heap_batch *b, int who,
+			enum heap_count_mode mode)
 {
+	const struct heap_tally_ruby rb = { .l = r->g.l, .fl_singleton = r->g.fl_singleton };
+	struct heap_tally_index *ix = &r->tally_ix[who];
+	bool classes = mode == HEAP_COUNT_CLASSES;
+
 	memset(b->counts, 0, sizeof(b->counts));
-	for (size_t i = 0; i < b->n; i++) {
+	if (classes) {
+		heap_tally_reset(&b->tally);
+		b->tally_rc = ix->slots ? RBI_OK : heap_tally_index_init(ix);
+	}
+	for (size_t i = 0; i < b->n && !(classes && b->tally_rc); i++) {
 		struct heap_page *p = &b->pages[i];
 		uint64_t before = b->counts[RBI_TYPE_COUNT];
 
 		if (!p->ok)
 			continue;
-		heap_page_count(p, 0, b->counts);
+		if (classes)
+			b->tally_rc = heap_tally_page(&b->tally, ix, &rb, p, b->counts);
+		else
+			heap_page_count(p, 0, b->counts);
 		p->free = (uint32_t)(b->counts[RBI_TYPE_COUNT] - before);
 	}
-	b->counted = true;
-}
-
-/* B's used slots by class, with reading thread WHO's index. */
-static void tally_batch(struct heap_reader *r, struct heap_batch *b, int who)
-{
-	const struct heap_tally_ruby rb = { .l = r->g.l, .fl_singleton = r->g.fl_singleton };
-	struct heap_tally_index *ix = &r->tally_ix[who];
-
-	heap_tally_reset(&b->tally);
-	b->tally_rc = ix->slots ? RBI_OK : heap_tally_index_init(ix);
-	for (size_t i = 0; i < b->n && !b->tally_rc; i++)
-		if (b->pages[i].ok)
-			b->tally_rc = heap_tally_page(&b->tally, ix, &rb, &b->pages[i]);
-	if (ix->slots)
+	if (classes && ix->slots)
 		heap_tally_index_clear(ix, &b->tally);
+	b->counted = true;
 }
 
 /* Read batch K into its ring slot on reading thread WHO (0: the walker).
@@ -313,11 +315,8 @@ static void read_batch(struct heap_reader *r, uint64_t k, int who)
 	b->rc = read_pages(r, b, r->spans[who]);
 	if (b->rc)
 		snprintf(b->err, sizeof(b->err), "%s", rbi_errmsg());
-	else if (!b->list_gone && count) {
-		count_batch(b);
-		if (mode == HEAP_COUNT_CLASSES)
-			tally_batch(r, b, who);
-	}
+	else if (!b->list_gone && count)
+		count_batch(r, b, who, mode);
 }
 
 static bool failed(const struct heap_batch *b)

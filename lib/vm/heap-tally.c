@@ -99,7 +99,8 @@ static struct heap_tally_row *row_of(struct heap_tally *t, struct heap_tally_ind
 }
 
 int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
-		    const struct heap_tally_ruby *rb, const struct heap_page *p)
+		    const struct heap_tally_ruby *rb, const struct heap_page *p,
+		    uint64_t counts[RBI_TYPE_COUNT + 1])
 {
 	const uint8_t *b = p->buf + (p->start - p->body);
 	struct heap_tally_row *last = NULL;
@@ -109,8 +110,11 @@ int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
 		unsigned type = (unsigned)(flags & RBI_T_MASK);
 		uint64_t owned;
 
-		if (!flags)
+		if (!flags) {
+			counts[RBI_TYPE_COUNT]++;
 			continue;
+		}
+		counts[type]++;
 		owned = heap_owned_bytes(rb->l, flags, type, b, p->slot_size);
 		if (heap_type_internal(type) || !klass) {
 			t->internal.count++;

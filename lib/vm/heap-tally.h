@@ -57,9 +57,13 @@ int heap_tally_index_init(struct heap_tally_index *ix);
 void heap_tally_index_free(struct heap_tally_index *ix);
 /* Start T afresh for a batch. */
 void heap_tally_reset(struct heap_tally *t);
-/* Tally the used slots of page P (checked and read) into T.  RBI_NOMEM. */
+/* Tally the used slots of page P (checked and read) into T, and count
+   all its slots by type into COUNTS, free ones (flags 0) in
+   [RBI_TYPE_COUNT], as heap_page_count does: one pass for both.
+   RBI_NOMEM (COUNTS then incomplete). */
 int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
-		    const struct heap_tally_ruby *rb, const struct heap_page *p);
+		    const struct heap_tally_ruby *rb, const struct heap_page *p,
+		    uint64_t counts[RBI_TYPE_COUNT + 1]);
 /* Empty IX for the next batch (T's rows say which of its slots are
    taken). */
 void heap_tally_index_clear(struct heap_tally_index *ix, const struct heap_tally *t);
