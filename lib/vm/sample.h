@@ -62,7 +62,6 @@ struct rbi_vm_sthread {
 	size_t env_moved_cap;
 	uint8_t check_ec[64];
 	uint64_t check_th_ec;
-	int check_status[3];
 };
 
 struct rbi_vm_sampler;
