@@ -2,12 +2,13 @@
  * and -x (batch), or interactively.  Every line is split into words and
  * run through the one command table (commands.c).
  *
- * On a terminal the session uses GNU readline's callback interface, so a
- * SIGINT never lands inside readline: at the prompt Ctrl-C drops the line
- * being typed; during a command it sets interrupt_flag, which long walks
- * check (the command stops and says so), and the session goes on.  History
- * is kept across runs in $XDG_STATE_HOME/rbinspect/history.  On anything
- * else (a pipe, a file) lines are read plainly, without a prompt. */
+ * On a terminal the session uses GNU readline's callback interface
+ * (loaded then: readline-lib.c), so a SIGINT never lands inside readline:
+ * at the prompt Ctrl-C drops the line being typed; during a command it
+ * sets interrupt_flag, which long walks check (the command stops and says
+ * so), and the session goes on.  History is kept across runs in
+ * $XDG_STATE_HOME/rbinspect/history.  On anything else (a pipe, a file),
+ * or without readline, lines are read plainly, without a prompt. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,9 +17,8 @@
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <readline/history.h>
-#include <readline/readline.h>
 
+#include "readline-lib.h"
 #include "repl.h"
 
 #define REPL_ARGS_MAX 64
@@ -163,6 +163,8 @@ int run_batch(struct session *s, const struct batch_item *items, size_t n)
 
 /* ---- History ------------------------------------------------------------ */
 
+/* readline, once the interactive session loaded it. */
+static const struct readline_lib *rl;
 static char history_path[PATH_MAX + 16];
 static int history_added;
 
@@ -201,32 +203,32 @@ static void history_open(void)
 	if (n < 0 || (size_t)n >= sizeof(dir) - 8 || make_dirs(dir))
 		return;         /* no history, silently: not worth a warning */
 	snprintf(history_path, sizeof(history_path), "%s/history", dir);
-	using_history();
-	stifle_history(HISTORY_MAX);
-	read_history(history_path);
+	rl->using_history();
+	rl->stifle_history(HISTORY_MAX);
+	rl->read_history(history_path);
 }
 
 static void history_add(const char *line)
 {
-	HIST_ENTRY *last = history_length ? history_get(history_base + history_length - 1)
-					  : NULL;
+	int len = *rl->history_length;
+	HIST_ENTRY *last = len ? rl->history_get(*rl->history_base + len - 1) : NULL;
 
 	if (!*line || (last && !strcmp(last->line, line)))
 		return;
-	add_history(line);
+	rl->add_history(line);
 	history_added++;
 }
 
 static void history_close(void)
 {
-	int n = history_added < history_length ? history_added : history_length;
+	int n = history_added < *rl->history_length ? history_added : *rl->history_length;
 
 	if (!history_path[0] || n == 0)
 		return;
 	/* Append, so two sessions at once both keep their lines. */
-	if (append_history(n, history_path))
-		write_history(history_path);
-	history_truncate_file(history_path, HISTORY_MAX);
+	if (rl->append_history(n, history_path))
+		rl->write_history(history_path);
+	rl->history_truncate_file(history_path, HISTORY_MAX);
 }
 
 /* ---- Completion --------------------------------------------------------- */
@@ -353,11 +355,11 @@ static char **complete(const char *text, int start, int end)
 	const struct command *c;
 	int n;
 
-	rl_attempted_completion_over = 1;       /* never file names */
+	*rl->attempted_completion_over = 1;     /* never file names */
 	for (size_t i = 0; i < comp_n; i++)
 		free(comp_words[i]);
 	comp_n = 0;
-	if (!(line = strndup(rl_line_buffer, (size_t)start)))
+	if (!(line = strndup(*rl->line_buffer, (size_t)start)))
 		return NULL;
 	n = split_words(line, words, REPL_ARGS_MAX);
 	if (n == 0) {
@@ -368,7 +370,7 @@ static char **complete(const char *text, int start, int end)
 		comp_collect(c, n > 1 ? words[n - 1] : NULL);
 	}
 	free(line);
-	return rl_completion_matches(text, comp_generator);
+	return rl->completion_matches(text, comp_generator);
 }
 
 /* ---- The interactive session -------------------------------------------- */
@@ -402,7 +404,7 @@ static void line_handler(char *line)
 
 	if (!line) {
 		line_eof = true;
-		fputc('\n', rl_outstream);      /* after the prompt Ctrl-D left */
+		fputc('\n', *rl->outstream);   /* after the prompt Ctrl-D left */
 		return;
 	}
 	history_add(line);
@@ -411,7 +413,7 @@ static void line_handler(char *line)
 	free(line);
 	if (s->quit) {
 		/* Do not print a new prompt. */
-		rl_callback_handler_remove();
+		rl->callback_handler_remove();
 	}
 }
 
@@ -419,15 +421,15 @@ static int repl_tty(struct session *s)
 {
 	line_session = s;
 	comp_session = s;
-	rl_readline_name = "rbinspect";
-	rl_outstream = stdout;
-	rl_attempted_completion_function = complete;
-	rl_catch_signals = 0;           /* SIGINT is ours (on_sigint) */
+	*rl->readline_name = "rbinspect";
+	*rl->outstream = stdout;
+	*rl->attempted_completion_function = complete;
+	*rl->catch_signals = 0;         /* SIGINT is ours (on_sigint) */
 	/* Output redirected: keep the prompt and echo on the terminal. */
 	if (!isatty(fileno(s->out)))
-		rl_outstream = stderr;
+		*rl->outstream = stderr;
 	history_open();
-	rl_callback_handler_install(PROMPT, line_handler);
+	rl->callback_handler_install(PROMPT, line_handler);
 	while (!line_eof && !s->quit) {
 		fd_set fds;
 
@@ -439,20 +441,20 @@ static int repl_tty(struct session *s)
 			if (interrupt_flag) {
 				/* Ctrl-C at the prompt: drop the line, prompt again. */
 				interrupt_flag = 0;
-				rl_free_line_state();
-				rl_callback_sigcleanup();
-				rl_cleanup_after_signal();
-				rl_callback_handler_remove();
-				fputc('\n', rl_outstream);
-				fflush(rl_outstream);
-				rl_callback_handler_install(PROMPT, line_handler);
+				rl->free_line_state();
+				rl->callback_sigcleanup();
+				rl->cleanup_after_signal();
+				rl->callback_handler_remove();
+				fputc('\n', *rl->outstream);
+				fflush(*rl->outstream);
+				rl->callback_handler_install(PROMPT, line_handler);
 			}
 			continue;
 		}
-		rl_callback_read_char();
+		rl->callback_read_char();
 	}
 	if (!s->quit)
-		rl_callback_handler_remove();
+		rl->callback_handler_remove();
 	history_close();
 	for (size_t i = 0; i < comp_n; i++)
 		free(comp_words[i]);
@@ -478,10 +480,13 @@ static int repl_lines(struct session *s)
 int repl_run(struct session *s)
 {
 	struct sigaction old;
+	const char *why;
 	int rc;
 
 	sigint_install(&old);
-	rc = isatty(STDIN_FILENO) ? repl_tty(s) : repl_lines(s);
+	if (isatty(STDIN_FILENO) && !(rl = readline_lib(&why)))
+		fprintf(stderr, "rbinspect: no line editing: %s\n", why);
+	rc = rl ? repl_tty(s) : repl_lines(s);
 	sigaction(SIGINT, &old, NULL);
 	return rc;
 }

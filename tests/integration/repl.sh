@@ -194,4 +194,27 @@ for line in "${picked[@]}"; do
 		not_ok "$l: threads.rb (deep) did not start"
 	fi
 done
+
+# Without readline (loaded only when a session starts on a terminal; here hidden by an empty
+# file bind-mounted over it in a mount namespace of its own): one line says so, then the
+# session reads plain lines.
+lib=$(ldconfig -p | awk '/libreadline\.so\.8 .*x86-64/ { print $NF; exit }')
+read -r kind ver root cmd <<<"${rubies[0]}"
+if [ -z "$lib" ] || [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
+	skip "needs root, unshare and libreadline.so.8" "a session without readline"
+elif ruby_start "$kind" "$root" "$cmd" simple.rb; then
+	s=nolib$RANDOM
+	q=$(printf '%q ' env -u NO_COLOR unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+		sh "$lib" "$RBINSPECT" -p "$RB_PID")
+	tm new-session -d -s "$s" -x 150 -y 50 "$q; echo EXITED:\$?; sleep 600"
+	expect "$kind $ver without readline: one line says so" "$s" \
+		'^rbinspect: no line editing: .*libreadline\.so\.8'
+	keys "$s" info Enter
+	expect "$kind $ver without readline: commands still run" "$s" "^ruby +$ver\$"
+	keys "$s" quit Enter
+	expect "$kind $ver without readline: quit" "$s" '^EXITED:0$'
+	kill -9 "$RB_PID"
+else
+	not_ok "$kind $ver: simple.rb did not start"
+fi
 tap_done
