@@ -69,10 +69,9 @@ struct heap_reader {
 	int state[RING];        /* enum slot_state; read without MU by a
 				   waiting walker, so stored atomically */
 	/* Under MU once the thread runs: */
-	uint64_t claimed;       /* how many batches were claimed for reading:
-				   before the thread runs, batches 0 to
-				   CLAIMED - 1; then those whose STATE is
-				   not SLOT_FREE, too */
+	uint64_t claimed;       /* how many batches were claimed for reading
+				   so far (before the thread runs, in order:
+				   batches 0 to CLAIMED - 1) */
 	uint64_t released;      /* batches the walker is done with */
 	bool stop;              /* close: the thread must end */
 	uint64_t halt_at;       /* the first batch whose read failed (or

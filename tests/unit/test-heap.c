@@ -252,24 +252,31 @@ static void check_classes(rbi_target *t)
 	free(by_slot.v);
 }
 
-/* A walk counts one way: by type or by class. */
-static void check_one_way(rbi_target *t)
+typedef int count_fn(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT]);
+
+/* A walk that counted one way (FIRST) refuses to count the other
+   (SECOND). */
+static void check_no_switch(rbi_target *t, count_fn *first, const char *first_name,
+			    count_fn *second, const char *second_name)
 {
 	uint64_t c[RBI_TYPE_COUNT] = { 0 };
 	rbi_heap_iter *it;
 
 	if (!check(rbi_heap_iter_init(t, 0, &it) == RBI_OK, "start a walk"))
 		return;
-	check(rbi_heap_iter_count_classes(it, c) == RBI_OK, "tally a batch by class");
-	ok(rbi_heap_iter_count(it, c) == RBI_INVAL,
-	   "rbi_heap_iter_count after rbi_heap_iter_count_classes: RBI_INVAL (%s)", rbi_errmsg());
+	check(first(it, c) == RBI_OK, "%s: a batch", first_name);
+	ok(second(it, c) == RBI_INVAL, "%s after %s: RBI_INVAL (%s)", second_name, first_name,
+	   rbi_errmsg());
 	rbi_heap_iter_fini(it);
-	if (!check(rbi_heap_iter_init(t, 0, &it) == RBI_OK, "start a walk"))
-		return;
-	check(rbi_heap_iter_count(it, c) == RBI_OK, "count a batch by type");
-	ok(rbi_heap_iter_count_classes(it, c) == RBI_INVAL,
-	   "rbi_heap_iter_count_classes after rbi_heap_iter_count: RBI_INVAL (%s)", rbi_errmsg());
-	rbi_heap_iter_fini(it);
+}
+
+/* A walk counts one way: by type or by class. */
+static void check_one_way(rbi_target *t)
+{
+	check_no_switch(t, rbi_heap_iter_count_classes, "rbi_heap_iter_count_classes",
+			rbi_heap_iter_count, "rbi_heap_iter_count");
+	check_no_switch(t, rbi_heap_iter_count, "rbi_heap_iter_count",
+			rbi_heap_iter_count_classes, "rbi_heap_iter_count_classes");
 }
 
 /* Once a walk counts, its batches keep no slots: next must refuse. */
