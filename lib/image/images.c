@@ -56,6 +56,7 @@ struct image_priv {
 	size_t nsegs;
 	uint8_t *mem;           /* memory image handed to libdwfl (elf_memory) */
 	size_t memsize;
+	uint8_t *holes;         /* a bit per page of MEM the target lacked */
 	/* Symbol name index: open addressing over symbol indices + 1. */
 	uint32_t *slots;
 	size_t nslots;          /* power of two; 0 = not built yet */
@@ -163,8 +164,11 @@ static int image_copy_memory(struct image_priv *p)
 	if (size < sizeof(Elf64_Ehdr))
 		return rbi_fail(RBI_NOT_ELF, "%s: nothing mapped", p->img->name);
 	buf = calloc(1, size);
-	if (!buf)
+	p->holes = calloc(1, (size + 4095) / 4096 / 8 + 1);
+	if (!buf || !p->holes) {
+		free(buf);
 		return rbi_fail(RBI_NOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < p->nsegs; i++) {
 		const struct image_seg *s = &p->segs[i];
 		uint64_t done = 0;
@@ -187,6 +191,9 @@ static int image_copy_memory(struct image_priv *p)
 				return rc;
 			}
 			/* Not there (a core without these pages): skip a page. */
+			uint64_t page = (s->off + done) / 4096;
+
+			p->holes[page / 8] |= (uint8_t)(1u << (page % 8));
 			done += 4096 - ((s->start + done) & 4095);
 		}
 	}
@@ -202,6 +209,92 @@ static int image_copy_memory(struct image_priv *p)
 	p->mem = buf;
 	p->memsize = size;
 	return RBI_OK;
+}
+
+/* Did the copy get every page of file offsets [OFF, OFF + LEN)? */
+static bool image_copied(const struct image_priv *p, uint64_t off, uint64_t len)
+{
+	if (off > p->memsize || len > p->memsize - off)
+		return false;
+	for (uint64_t pg = off / 4096; pg * 4096 < off + len; pg++)
+		if (p->holes[pg / 8] & (1u << (pg % 8)))
+			return false;
+	return true;
+}
+
+/* The file offset of virtual address VADDR by the copy's PT_LOADs, or
+   UINT64_MAX. */
+static uint64_t image_vaddr_offset(const struct image_priv *p, uint64_t vaddr)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p->mem;
+
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, p->mem + eh->e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz)
+			return ph.p_offset + (vaddr - ph.p_vaddr);
+	}
+	return UINT64_MAX;
+}
+
+/* Are the dynamic symbol table and its hash and string tables in the
+   copy?  libdwfl finds .dynsym through PT_DYNAMIC and walks the hash
+   chains to size it, without a bound: over the zero pages a core lacks
+   (the kernel dumps only an image's first page and its written data by
+   default) that walk does not end.  So an image whose tables the target
+   lacks is not handed to libdwfl at all: it has no symbols here. */
+static bool image_dynsym_copied(const struct image_priv *p)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p->mem;
+	uint64_t lo = UINT64_MAX, hi = 0, strtab = 0, strsz = 0;
+
+	if (eh->e_phoff > p->memsize ||
+	    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > p->memsize - eh->e_phoff)
+		return false;
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, p->mem + eh->e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_DYNAMIC)
+			continue;
+		if (!image_copied(p, ph.p_offset, ph.p_filesz))
+			return false;
+		for (uint64_t o = 0; o + sizeof(Elf64_Dyn) <= ph.p_filesz; o += sizeof(Elf64_Dyn)) {
+			Elf64_Dyn d;
+			uint64_t v;
+
+			memcpy(&d, p->mem + ph.p_offset + o, sizeof(d));
+			if (d.d_tag == DT_NULL)
+				break;
+			if (d.d_tag == DT_STRSZ)
+				strsz = d.d_un.d_val;
+			if (d.d_tag != DT_SYMTAB && d.d_tag != DT_STRTAB && d.d_tag != DT_HASH &&
+			    d.d_tag != DT_GNU_HASH && d.d_tag != DT_VERSYM)
+				continue;
+			/* ld.so relocates these in place on most targets. */
+			v = d.d_un.d_ptr;
+			if (p->img->bias && v >= p->img->bias)
+				v -= p->img->bias;
+			if ((v = image_vaddr_offset(p, v)) == UINT64_MAX)
+				return false;
+			if (d.d_tag == DT_STRTAB)
+				strtab = v;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	}
+	if (lo == UINT64_MAX)
+		return true;    /* no dynamic symbols: nothing to walk */
+	/* .gnu.hash, .dynsym and .dynstr sit together: all of it, and a
+	   page past the last table's start. */
+	if (strtab + strsz > hi)
+		hi = strtab + strsz;
+	hi += 4096;
+	if (hi > p->memsize)
+		hi = p->memsize;
+	return hi > lo && image_copied(p, lo, hi - lo);
 }
 
 /* ---- libdwfl callbacks -------------------------------------------------- */
@@ -274,6 +367,11 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 	}
 	if (!p->mem && image_copy_memory(p) != RBI_OK)
 		return -1;
+	if (!image_dynsym_copied(p)) {
+		rbi_diag_add(&p->t->diag, "%s: its symbol table is neither on disk nor "
+			     "in the target's memory", img->name);
+		return -1;
+	}
 	*elfp = elf_memory((char *)p->mem, p->memsize);
 	return -1;
 }
@@ -303,6 +401,7 @@ static void image_priv_free(struct image_priv *p)
 {
 	free(p->segs);
 	free(p->mem);
+	free(p->holes);
 	free(p->slots);
 }
 
@@ -405,6 +504,44 @@ static int images_collect(struct rbi_target *t, struct image_list_priv *lp)
 			.off = r->file_offset, .prot = r->prot };
 	}
 	return RBI_OK;
+}
+
+/* Did the dynamic linker map this image?  It maps every PT_LOAD with its
+   own protection, so a loaded image has an executable segment.  A program
+   that maps an ELF file to read it (Ruby's crash reporter maps libruby's
+   whole file read-only to symbolize its C backtrace) makes a second
+   "image" of the same path at another address, whose data is the file's,
+   never relocated: taking that one for the library finds no VM. */
+static bool image_executable(const struct image_priv *p)
+{
+	for (size_t i = 0; i < p->nsegs; i++)
+		if (p->segs[i].prot & RBI_PROT_EXEC)
+			return true;
+	return false;
+}
+
+/* Drop the images that are another mapping of a file the loader mapped
+   too: only the loaded one is that module. */
+static void images_drop_unloaded(struct image_list_priv *lp)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < lp->pub.n; i++) {
+		bool drop = false;
+
+		for (size_t j = 0; j < lp->pub.n && !image_executable(&lp->priv[i]); j++)
+			if (j != i && image_executable(&lp->priv[j]) &&
+			    !strcmp(lp->pub.v[i].name, lp->pub.v[j].name))
+				drop = true;
+		if (drop) {
+			free(lp->pub.v[i].name);
+			image_priv_free(&lp->priv[i]);
+			continue;
+		}
+		lp->pub.v[n] = lp->pub.v[i];
+		lp->priv[n++] = lp->priv[i];
+	}
+	lp->pub.n = n;
 }
 
 /* Decide where each image's bytes come from.  *MISSING counts the files
@@ -518,6 +655,8 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 	if (!lp)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	rc = images_collect(t, lp);
+	if (rc == RBI_OK)
+		images_drop_unloaded(lp);
 	for (size_t i = 0; i < lp->pub.n; i++)
 		lp->priv[i].img = &lp->pub.v[i];     /* v is final now */
 	if (rc == RBI_OK) {
