@@ -66,7 +66,7 @@ const char *rbi_errmsg(void);
 
 /* ---- Memory backends ----------------------------------------------------- */
 
-#define RBI_MEM_OPS_VERSION 1
+#define RBI_MEM_OPS_VERSION 2
 
 /* Memory protection bits of a region. */
 #define RBI_PROT_READ  1u
@@ -87,6 +87,18 @@ struct rbi_thread_regs {
 	int32_t tid;            /* kernel thread id as the target's kernel sees it */
 	uint64_t pc, sp;
 	uint64_t fs_base;       /* x86_64 thread pointer; 0 if unknown */
+};
+
+/* A signal as the kernel delivered it: the portable part of siginfo_t. */
+struct rbi_signal {
+	int signo;              /* SIGSEGV, SIGABRT...; 0: none */
+	int code;               /* si_code: SEGV_MAPERR, SI_TKILL, SI_USER... */
+	int32_t tid;            /* the thread that took it; 0 if unknown */
+	int32_t sender_pid;     /* sent by a process (SI_USER, SI_TKILL,
+				   SI_QUEUE): that process; else 0 */
+	uint64_t addr;          /* the address that faulted, when HAS_ADDR */
+	int has_addr;           /* non-zero: a fault (SIGSEGV, SIGBUS, SIGILL,
+				   SIGFPE, SIGTRAP raised by the CPU) */
 };
 
 /* One element of a batched read. */
@@ -131,6 +143,10 @@ struct rbi_mem_ops {
 	int (*open_file)(void *be, const char *path);
 	/* Called once, last, by rbi_target_close(). */
 	void (*close)(void *be);
+	/* Version 2 on.  Optional: the signal that ended the process (a core
+	   the kernel wrote when it died) into *OUT: RBI_OK, or RBI_ITER_END
+	   when none did (a live process, a gcore of a running one). */
+	int (*signal)(void *be, struct rbi_signal *out);
 };
 
 #define RBI_MEM_STATIC 1u
@@ -194,6 +210,42 @@ pid_t rbi_target_pid(const rbi_target *t);
    build-id differs from the one the core recorded).  INDEX from 0; NULL past
    the last. */
 const char *rbi_target_warning(const rbi_target *t, size_t index);
+
+/* ---- How the process died ------------------------------------------------ */
+
+/* "SIGSEGV"; NULL for a number that names no signal. */
+const char *rbi_signal_name(int signo);
+/* si_code's name for SIGNO: "SEGV_MAPERR", "SI_TKILL", "BUS_ADRERR"...;
+   NULL if it has none. */
+const char *rbi_signal_code_name(int signo, int code);
+
+struct rbi_crash {
+	int32_t pid;            /* the process that died */
+	struct rbi_signal signal;       /* the signal that ended the process;
+					   SIGNAL.TID is the thread that took it */
+	/* A fatal signal whose handler that thread was running when it died,
+	   from the kernel's own signal frame on its stack (checked, never
+	   guessed); HANDLED.SIGNO is 0 when there is none.  Ruby's crash
+	   handler prints its [BUG] report for SIGSEGV, SIGBUS, SIGILL or
+	   SIGFPE and then aborts (or raises the signal again): the core's
+	   signal is then SIGABRT, and this is the signal the report names. */
+	struct rbi_signal handled;
+	uint64_t handled_frame; /* where that signal frame is */
+	int handler_ended_it;   /* non-zero: that handler ended the process
+				   itself (it aborted, or raised a signal
+				   again): Ruby's [BUG] handler does */
+};
+
+/* How T's process died: *OUT (borrowed from T) when its core was written
+   because a signal killed it.  RBI_ITER_END when no signal did: a live
+   process, a core of a running one (gcore), a backend that cannot tell. */
+int rbi_target_crash(rbi_target *t, const struct rbi_crash **out);
+
+/* C in one line, into BUF (CAP bytes, NUL-terminated, cut to fit):
+   "SIGSEGV (SEGV_MAPERR) at 0x0; Ruby's [BUG] handler then aborted the
+   process (SIGABRT, SI_TKILL)", "SIGTERM (SI_USER) sent by pid 77".
+   Returns BUF. */
+const char *rbi_crash_describe(const struct rbi_crash *c, char *buf, size_t cap);
 
 /* ---- Which Ruby, and where its VM is ------------------------------------- */
 

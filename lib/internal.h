@@ -114,6 +114,15 @@ bool rbi_proc_stat_parse(const char *line, char *state, int *ppid);
    process or task; -EINVAL: not a stat line). */
 int rbi_proc_stat(const char *path, char *state, int *ppid);
 
+/* ---- util/signal.c: signals and siginfo_t ------------------------------- */
+
+/* Bytes of a 64-bit Linux siginfo_t. */
+#define RBI_SIGINFO_SIZE 128
+/* Decode the siginfo_t at SI (RBI_SIGINFO_SIZE bytes, as the kernel wrote
+   it into a core note or a signal frame), taken by thread TID. */
+void rbi_signal_from_siginfo(const unsigned char *si, int32_t tid,
+			     struct rbi_signal *out);
+
 /* ---- util/buildid.c: GNU build-id notes --------------------------------- */
 
 #define RBI_BUILD_ID_MAX 64
@@ -174,7 +183,16 @@ struct rbi_target {
 					   0 no, 1 we stopped it, 2 it was
 					   stopped already */
 	struct rbi_pause *pause;        /* when 1: how */
+	enum {
+		RBI_CRASH_UNKNOWN,      /* not looked at yet */
+		RBI_CRASH_NONE,         /* no signal killed it */
+		RBI_CRASH_SIGNAL,       /* CRASH says how it died */
+	} crash_state;                  /* native/crash.c */
+	struct rbi_crash crash;
 };
+
+/* Native threads a backend may list (ops->thread). */
+#define RBI_THREADS_REGS_MAX 65536
 
 /* Read exactly LEN bytes or fail with RBI_UNMAPPED/RBI_PARTIAL and an
    explanation naming ADDR.  Goes through the cache. */

@@ -16,6 +16,9 @@ struct bt_ctx {
 	size_t count;           /* frames of the current thread */
 	bool truncated;
 	unsigned shown;
+	int32_t crashed_tid;    /* the thread shown first; 0: none */
+	bool crashed_pass;      /* showing only that thread now */
+	bool crashed_shown;
 };
 
 /* Stop a walk: the interrupt (Ctrl-C) or the frame limit. */
@@ -97,6 +100,12 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 
 	if (c->want && th->number != c->want)
 		return 0;
+	/* The thread that crashed first, then the others in Ruby's order. */
+	if (c->crashed_tid && !c->want &&
+	    (th->tid == c->crashed_tid) != c->crashed_pass)
+		return 0;
+	if (c->crashed_pass)
+		c->crashed_shown = true;
 	if (interrupted())
 		return STOP_INTERRUPTED;
 	c->shown++;
@@ -104,7 +113,7 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 	c->truncated = false;
 	if (c->s->json) {
 		rbi_json_object(&c->j);
-		thread_json_fields(&c->j, th);
+		thread_json_fields(c->s, &c->j, th);
 		if (!th->error) {
 			rbi_json_key(&c->j, "frames");
 			rbi_json_array(&c->j);
@@ -122,7 +131,7 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 	if (c->shown > 1)
 		fputc('\n', out);
 	style_begin(c->s, STYLE_HEADER);
-	thread_header_text(out, th);
+	thread_header_text(c->s, out, th);
 	fputs(th->error ? "" : ":", out);
 	style_end(c->s);
 	fputc('\n', out);
@@ -141,6 +150,44 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 		fputs("(no Ruby frames)\n", out);
 	}
 	return 0;
+}
+
+/* Every thread (or C->want) through thread_bt, the one that crashed
+   first; in JSON, inside {"threads": [...], "crash": ...}. */
+static int bt_threads(struct session *s, struct bt_ctx *c)
+{
+	const struct rbi_crash *crash = session_crash(s);
+	int rc;
+
+	if (s->json) {
+		rbi_json_init(&c->j, s->out);
+		rbi_json_object(&c->j);
+		crash_json(s, &c->j);
+		rbi_json_key(&c->j, "threads");
+		rbi_json_array(&c->j);
+	}
+	c->crashed_tid = crash ? crash->signal.tid : 0;
+	c->crashed_pass = c->crashed_tid != 0;
+	rc = c->crashed_pass ? rbi_thread_foreach(s->target, thread_bt, c) : RBI_OK;
+	c->crashed_pass = false;
+	if (!rc)
+		rc = rbi_thread_foreach(s->target, thread_bt, c);
+	if (s->json) {
+		rbi_json_end_array(&c->j);
+		if (rc && rc != STOP_INTERRUPTED) {
+			rbi_json_key(&c->j, "error");
+			rbi_json_cstr(&c->j, rbi_errmsg());
+		}
+		rbi_json_end_object(&c->j);
+	} else if (!rc && crash && !c->want && !c->crashed_shown) {
+		/* The signal hit a thread Ruby does not know (a C library's
+		   own thread, or one between Ruby threads' lives). */
+		fprintf(s->out, "\nThe process died in tid %d, which is no Ruby thread: ",
+			(int)crash->signal.tid);
+		crash_text(s->out, crash);
+		fputc('\n', s->out);
+	}
+	return rc;
 }
 
 int cmd_bt(struct session *s, int argc, char **argv)
@@ -176,7 +223,7 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	rc = threads_foreach(s, &c.j, thread_bt, &c);
+	rc = bt_threads(s, &c);
 	s->json = json;
 	if (rc == STOP_INTERRUPTED) {
 		fflush(s->out);

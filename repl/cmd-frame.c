@@ -85,13 +85,13 @@ int cmd_thread(struct session *s, int argc, char **argv)
 
 		rbi_json_init(&j, s->out);
 		rbi_json_object(&j);
-		thread_json_fields(&j, &p.th);
+		thread_json_fields(s, &j, &p.th);
 		rbi_json_end_object(&j);
 		return EXIT_OK;
 	}
 	fputs(argc == 2 ? "Selected " : "Current: ", s->out);
 	style_begin(s, STYLE_HEADER);
-	thread_header_text(s->out, &p.th);
+	thread_header_text(s, s->out, &p.th);
 	style_end(s);
 	fputc('\n', s->out);
 	return EXIT_OK;
@@ -329,7 +329,7 @@ static void frame_json(struct frame_ctx *c, const struct rbi_frame *fr)
 
 	rbi_json_object(j);
 	rbi_json_key(j, "thread"); rbi_json_object(j);
-	thread_json_fields(j, c->th);
+	thread_json_fields(c->s, j, c->th);
 	rbi_json_end_object(j);
 	rbi_json_key(j, "frame"); rbi_json_object(j);
 	frame_json_fields(j, fr);

@@ -30,6 +30,7 @@ static void info_json(struct session *s, const struct rbi_ruby_info *i)
 	rbi_json_key(&j, "layout"); rbi_json_cstr(&j, i->layout);
 	rbi_json_key(&j, "threads"); rbi_json_int(&j, i->thread_count);
 	rbi_json_key(&j, "ractors"); rbi_json_int(&j, i->ractor_count);
+	crash_json(s, &j);
 	rbi_json_key(&j, "warnings");
 	rbi_json_array(&j);
 	for (size_t k = 0; rbi_target_warning(s->target, k); k++)
@@ -47,6 +48,7 @@ static void field(FILE *f, const char *name, const char *value)
 
 static void info_text(struct session *s, const struct rbi_ruby_info *i)
 {
+	const struct rbi_crash *crash = session_crash(s);
 	FILE *f = s->out;
 
 	fprintf(f, "%-12s %d\n", "pid", (int)rbi_target_pid(s->target));
@@ -70,6 +72,11 @@ static void info_text(struct session *s, const struct rbi_ruby_info *i)
 	field(f, "layout", i->layout);
 	fprintf(f, "%-12s %u in %u ractor%s\n", "threads", i->thread_count,
 		i->ractor_count, i->ractor_count == 1 ? "" : "s");
+	if (crash) {
+		fprintf(f, "%-12s tid %d: ", "crash", (int)crash->signal.tid);
+		crash_text(f, crash);
+		fputc('\n', f);
+	}
 }
 
 /* The process is gone: say so (the REPL stays usable). */

@@ -1,5 +1,5 @@
 /* cmd-threads.c: `threads`: one line per Ruby thread.  Also the thread
- * walk, header and JSON fields that `bt` shares. */
+ * header and JSON fields that `bt` and `frame` share. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "out/out.h"
 #include "rbinspect.h"
 
-void thread_json_fields(struct rbi_json *j, const struct rbi_thread *th)
+void thread_json_fields(struct session *s, struct rbi_json *j, const struct rbi_thread *th)
 {
 	rbi_json_key(j, "number"); rbi_json_int(j, th->number);
 	rbi_json_key(j, "thread"); rbi_json_addr(j, th->thread);
@@ -29,9 +29,10 @@ void thread_json_fields(struct rbi_json *j, const struct rbi_thread *th)
 	rbi_json_key(j, "ractor"); rbi_json_addr(j, th->ractor);
 	rbi_json_key(j, "ractor_id"); rbi_json_int(j, th->ractor_id);
 	rbi_json_key(j, "ec"); rbi_json_addr(j, th->ec);
+	rbi_json_key(j, "crashed"); rbi_json_bool(j, thread_crashed(s, th));
 }
 
-void thread_header_text(FILE *f, const struct rbi_thread *th)
+void thread_header_text(struct session *s, FILE *f, const struct rbi_thread *th)
 {
 	fprintf(f, "Thread %u", th->number);
 	if (th->error) {
@@ -53,15 +54,23 @@ void thread_header_text(FILE *f, const struct rbi_thread *th)
 		fputs(", holds the GVL", f);
 	if (th->ractor_id > 1)
 		fprintf(f, ", ractor %u", th->ractor_id);
+	if (thread_crashed(s, th)) {
+		fputs(", crashed here: ", f);
+		crash_text(f, session_crash(s));
+	}
 }
 
-int threads_foreach(struct session *s, struct rbi_json *j, rbi_thread_fn fn, void *arg)
+/* rbi_thread_foreach(s->target, FN, ARG); with s->json, inside a JSON
+   object on J (initialised here) as {"crash": ..., "threads": [...]}, and
+   an "error" member if the walk failed. */
+static int threads_foreach(struct session *s, struct rbi_json *j, rbi_thread_fn fn, void *arg)
 {
 	int rc;
 
 	if (s->json) {
 		rbi_json_init(j, s->out);
 		rbi_json_object(j);
+		crash_json(s, j);
 		rbi_json_key(j, "threads");
 		rbi_json_array(j);
 	}
@@ -89,7 +98,7 @@ static int thread_line(const struct rbi_thread *th, void *arg)
 
 	if (c->s->json) {
 		rbi_json_object(&c->j);
-		thread_json_fields(&c->j, th);
+		thread_json_fields(c->s, &c->j, th);
 		rbi_json_end_object(&c->j);
 		return 0;
 	}
@@ -108,6 +117,8 @@ static int thread_line(const struct rbi_thread *th, void *arg)
 		th->main ? "main" : "", th->gvl ? "gvl" : "");
 	if (th->name)
 		rbi_out_text_cstr(f, th->name);
+	if (thread_crashed(c->s, th))
+		fputs(th->name ? "  (crashed here)" : "(crashed here)", f);
 	fputc('\n', f);
 	return 0;
 }

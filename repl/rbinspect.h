@@ -103,13 +103,20 @@ int cmd_top(struct session *s, int argc, char **argv);
 
 struct rbi_json;
 /* A thread's number, identity and state as JSON object members, and as the
-   one-line text header `bt` prints (cmd-threads.c). */
-void thread_json_fields(struct rbi_json *j, const struct rbi_thread *th);
-void thread_header_text(FILE *f, const struct rbi_thread *th);
-/* rbi_thread_foreach(s->target, FN, ARG); with s->json, inside a JSON
-   object on J (initialised here) as {"threads": [...]}, and an "error"
-   member if the walk failed (cmd-threads.c). */
-int threads_foreach(struct session *s, struct rbi_json *j, rbi_thread_fn fn, void *arg);
+   one-line text header `bt` prints (cmd-threads.c); both say whether the
+   thread is the one that crashed. */
+void thread_json_fields(struct session *s, struct rbi_json *j, const struct rbi_thread *th);
+void thread_header_text(struct session *s, FILE *f, const struct rbi_thread *th);
+/* How a core's process died (crash.c): NULL for a live process or a core
+   no signal caused. */
+const struct rbi_crash *session_crash(struct session *s);
+/* Is TH the thread that took the signal that killed the process? */
+bool thread_crashed(struct session *s, const struct rbi_thread *th);
+/* C in one line of escaped text. */
+void crash_text(FILE *f, const struct rbi_crash *c);
+/* A "crash" member: the signal, the one being handled, a description;
+   null when there is no crash. */
+void crash_json(struct session *s, struct rbi_json *j);
 /* A frame's fields as JSON object members (cmd-bt.c). */
 void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f);
 int cmd_help(struct session *s, int argc, char **argv);

@@ -502,11 +502,11 @@ void be_close(void *be)
 
 const struct rbi_mem_ops live_ops = {
 	RBI_MEM_OPS_VERSION, 0, be_read, nullptr, be_region, be_thread,
-	be_refresh, be_open_file, be_close,
+	be_refresh, be_open_file, be_close, nullptr,
 };
 const struct rbi_mem_ops core_ops = {
 	RBI_MEM_OPS_VERSION, RBI_MEM_STATIC, be_read, nullptr, be_region, be_thread,
-	be_refresh, be_open_file, be_close,
+	be_refresh, be_open_file, be_close, nullptr,
 };
 
 // ---- The commands ---------------------------------------------------------

@@ -23,8 +23,14 @@
  * files whole; for the kernel, "X (deleted)" is also looked up as X.
  *
  * Notes read: NT_PRSTATUS (threads and registers), NT_PRPSINFO (pid),
- * NT_AUXV (AT_ENTRY, to tell the executable's mappings apart) and NT_FILE.
- * Every count and offset in them is checked against the note's size. */
+ * NT_AUXV (AT_ENTRY, to tell the executable's mappings apart), NT_FILE and
+ * NT_SIGINFO.  Every count and offset in them is checked against the note's
+ * size.
+ *
+ * The signal that killed the process: the kernel writes the thread that
+ * took it first, with pr_cursig set, and one NT_SIGINFO with the whole
+ * siginfo_t.  gcore writes pr_cursig 0 for a process it stopped (and an
+ * NT_SIGINFO per thread, with gdb's SIGSTOP): no signal killed that one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -41,8 +47,14 @@
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
 #endif
+#ifndef NT_SIGINFO
+#define NT_SIGINFO 0x53494749
+#endif
 
 /* struct elf_prstatus / elf_prpsinfo of 64-bit Linux (all architectures). */
+#define PRSTATUS_SIGNO_OFF  0   /* pr_info: si_signo, si_code, si_errno */
+#define PRSTATUS_CODE_OFF   4
+#define PRSTATUS_CURSIG_OFF 12  /* short */
 #define PRSTATUS_PID_OFF    32
 #define PRSTATUS_REG_OFF    112
 #define PRPSINFO_PID_OFF    24
@@ -98,6 +110,8 @@ struct core {
 	char *exe;
 	uint64_t entry;         /* AT_ENTRY, 0 if unknown */
 	pid_t pid;
+	struct rbi_signal sig;  /* what killed it; signo 0: nothing */
+	bool have_siginfo;      /* sig came from NT_SIGINFO */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -343,6 +357,16 @@ static int core_thread(void *be, size_t index, struct rbi_thread_regs *out)
 	return RBI_OK;
 }
 
+static int core_signal(void *be, struct rbi_signal *out)
+{
+	const struct core *c = be;
+
+	if (c->sig.signo == 0)
+		return RBI_ITER_END;
+	*out = c->sig;
+	return RBI_OK;
+}
+
 #define DELETED_MARK " (deleted)"
 
 /* open(PREFIX + the first LEN bytes of NAME); -errno on failure. */
@@ -452,6 +476,7 @@ static const struct rbi_mem_ops core_ops = {
 	.thread = core_thread,
 	.open_file = core_open_file,
 	.close = core_close,
+	.signal = core_signal,
 };
 
 /* ---- opening: validation ------------------------------------------------- */
@@ -590,6 +615,16 @@ static int add_thread(struct core *c, const unsigned char *d, size_t size)
 		return rbi_fail(RBI_CORRUPT, "%s: NT_PRSTATUS note too short "
 				"(%zu bytes)", c->path, size);
 	t.tid = get_i32(d + PRSTATUS_PID_OFF);
+	if (c->nthreads == 0) {
+		int16_t cursig;
+
+		memcpy(&cursig, d + PRSTATUS_CURSIG_OFF, sizeof(cursig));
+		if (cursig > 0)
+			c->sig = (struct rbi_signal){
+				.signo = cursig, .tid = t.tid,
+				.code = get_i32(d + PRSTATUS_CODE_OFF),
+			};
+	}
 	if (c->machine == EM_X86_64 &&
 	    size >= PRSTATUS_REG_OFF + X86_64_NREGS * 8) {
 		t.pc = get_u64(regs + X86_64_RIP * 8);
@@ -611,6 +646,17 @@ static int add_thread(struct core *c, const unsigned char *d, size_t size)
 	}
 	c->threads[c->nthreads++] = t;
 	return RBI_OK;
+}
+
+/* The kernel's siginfo_t of the signal pr_cursig names (the first
+   NT_SIGINFO; gcore's, of another signal, are not it). */
+static void parse_siginfo(struct core *c, const unsigned char *d, size_t size)
+{
+	if (c->have_siginfo || size < RBI_SIGINFO_SIZE || c->sig.signo == 0 ||
+	    get_i32(d) != c->sig.signo)
+		return;
+	rbi_signal_from_siginfo(d, c->sig.tid, &c->sig);
+	c->have_siginfo = true;
 }
 
 static void parse_auxv(struct core *c, const unsigned char *d, size_t size)
@@ -761,6 +807,9 @@ static int load_notes(struct core *c)
 				break;
 			case NT_AUXV:
 				parse_auxv(c, desc, dsz);
+				break;
+			case NT_SIGINFO:
+				parse_siginfo(c, desc, dsz);
 				break;
 			case NT_FILE:
 				if (have_file)

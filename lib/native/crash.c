@@ -1,0 +1,222 @@
+/* crash.c: how a process died, from its core.  The signal that killed it
+ * comes from the backend (the kernel's NT_SIGINFO and NT_PRSTATUS); when
+ * the thread that took it was running a signal handler, the signal that
+ * handler was called for comes from the frame the kernel pushed for it on
+ * that thread's stack.
+ *
+ * That second signal is what a Ruby crash is about.  Ruby's handler for
+ * SIGSEGV, SIGBUS, SIGILL and SIGFPE runs on an alternate signal stack,
+ * prints "[BUG] Segmentation fault at ADDR" and calls abort(): the core
+ * says SIGABRT, and the SIGSEGV with its address lives only in the kernel's
+ * rt_sigframe at the top of that stack, above the handler's own frames.
+ * A frame is taken only when every field the kernel writes checks out: its
+ * return address is executable (the C library's sigreturn trampoline), its
+ * ucontext's flags and link are what the kernel sets, the saved stack
+ * pointer is mapped memory and the saved FPU state lies just above it. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* struct rt_sigframe of x86_64 Linux: { pretcode; ucontext uc; siginfo info; }
+   with ucontext { uc_flags; uc_link; stack_t uc_stack; sigcontext
+   uc_mcontext; sigset_t uc_sigmask; } (8 + 8 + 24 + 256 + 8 bytes). */
+#define FRAME_UC_FLAGS   8
+#define FRAME_UC_LINK    16
+#define FRAME_RSP        (48 + 120)     /* uc_mcontext.rsp */
+#define FRAME_FPSTATE    (48 + 184)     /* uc_mcontext.fpstate */
+#define FRAME_INFO       (8 + 304)
+#define FRAME_SIZE       (FRAME_INFO + RBI_SIGINFO_SIZE)
+/* UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS: all it sets. */
+#define UC_FLAGS_KERNEL  0x7u
+/* The FPU state goes right above the frame: XSAVE areas are a few KiB. */
+#define FPSTATE_MAX_GAP  (64u << 10)
+/* How far above the stack pointer to look: a handler's own frames. */
+#define SCAN_BYTES       (256u << 10)
+
+/* Does ADDR lie in a region with all of PROT? */
+static bool mapped_with(const struct rbi_region_list *rl, uint64_t addr, uint32_t prot)
+{
+	const struct rbi_region *r = rbi_region_find(rl, addr);
+
+	return r && (r->prot & prot) == prot;
+}
+
+/* Is the 8-aligned slot at OFF of BUF (read from ADDR) the start of a
+   kernel signal frame?  Its siginfo goes into *OUT. */
+static bool signal_frame_at(const struct rbi_region_list *rl, const uint8_t *buf,
+			    size_t off, uint64_t addr, int32_t tid, struct rbi_signal *out)
+{
+	const uint8_t *f = buf + off;
+	uint64_t fpstate = rbi_get_u64(f, FRAME_FPSTATE);
+	struct rbi_signal sig;
+
+	if ((rbi_get_u64(f, FRAME_UC_FLAGS) & ~(uint64_t)UC_FLAGS_KERNEL) ||
+	    rbi_get_u64(f, FRAME_UC_LINK) != 0)
+		return false;
+	rbi_signal_from_siginfo(f + FRAME_INFO, tid, &sig);
+	if (sig.signo <= 0 || sig.signo > 64)
+		return false;
+	if (fpstate != 0 && (fpstate < addr + FRAME_SIZE ||
+			     fpstate - addr > FPSTATE_MAX_GAP))
+		return false;
+	if (!mapped_with(rl, rbi_get_u64(f, 0), RBI_PROT_EXEC) ||
+	    !mapped_with(rl, rbi_get_u64(f, FRAME_RSP), RBI_PROT_READ | RBI_PROT_WRITE))
+		return false;
+	*out = sig;
+	return true;
+}
+
+/* The innermost signal frame above SP on thread TID's stack, if any. */
+static void find_signal_frame(struct rbi_target *t, int32_t tid, uint64_t sp,
+			      struct rbi_crash *c)
+{
+	const struct rbi_region_list *rl;
+	const struct rbi_region *r;
+	uint8_t *buf;
+	size_t len, n = 0;
+
+	if (rbi_regions(t, &rl) || !(r = rbi_region_find(rl, sp)))
+		return;
+	sp &= ~(uint64_t)7;
+	len = r->end - sp < SCAN_BYTES ? (size_t)(r->end - sp) : SCAN_BYTES;
+	if (len < FRAME_SIZE || !(buf = malloc(len)))
+		return;
+	int rc = rbi_target_read_fn(t, sp, buf, len, &n);
+	if (rc == RBI_OK || rc == RBI_PARTIAL) {
+		for (size_t off = 0; off + FRAME_SIZE <= n; off += 8) {
+			if (signal_frame_at(rl, buf, off, sp + off, tid, &c->handled)) {
+				c->handled_frame = sp + off;
+				break;
+			}
+		}
+	}
+	free(buf);
+}
+
+/* The stack pointer of native thread TID as the backend has it. */
+static bool thread_sp(struct rbi_target *t, int32_t tid, uint64_t *sp)
+{
+	struct rbi_thread_regs regs;
+
+	if (!t->ops->thread)
+		return false;
+	for (size_t i = 0; i < RBI_THREADS_REGS_MAX; i++) {
+		regs = (struct rbi_thread_regs){ 0 };
+		if (t->ops->thread(t->be, i, &regs) != RBI_OK)
+			return false;
+		if (regs.tid == tid) {
+			*sp = regs.sp;
+			return regs.sp != 0;
+		}
+	}
+	return false;
+}
+
+/* Did the handler of C->handled end the process itself?  The signal that
+   killed it was sent by the process to itself (abort() and raise() send it
+   with tgkill) while that handler ran: a handler that returned or jumped
+   away would have left no frame there to find. */
+static bool handler_ended_it(const struct rbi_crash *c)
+{
+	const struct rbi_signal *s = &c->signal;
+
+	return c->handled.signo && c->pid > 0 && s->sender_pid == c->pid &&
+	       (s->code == SI_TKILL || s->code == SI_USER);
+}
+
+RBI_EXPORT int rbi_target_crash(rbi_target *t, const struct rbi_crash **out)
+{
+	uint64_t sp;
+
+	if (!t || !out)
+		return rbi_fail(RBI_INVAL, "no target");
+	if (t->crash_state == RBI_CRASH_UNKNOWN) {
+		struct rbi_crash *c = &t->crash;
+
+		*c = (struct rbi_crash){ .pid = t->pid };
+		t->crash_state = RBI_CRASH_NONE;
+		if (t->ops->version >= 2 && t->ops->signal &&
+		    t->ops->signal(t->be, &c->signal) == RBI_OK && c->signal.signo > 0) {
+			t->crash_state = RBI_CRASH_SIGNAL;
+			if (thread_sp(t, c->signal.tid, &sp))
+				find_signal_frame(t, c->signal.tid, sp, c);
+			c->handler_ended_it = handler_ended_it(c);
+		}
+	}
+	if (t->crash_state != RBI_CRASH_SIGNAL)
+		return RBI_ITER_END;
+	*out = &t->crash;
+	return RBI_OK;
+}
+
+/* printf FMT at BUF + *LEN, cut to CAP; *LEN stays below CAP. */
+RBI_PRINTF(4, 5)
+static void appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
+
+/* "SIGSEGV (SEGV_MAPERR) at 0x0", "SIGABRT (SI_TKILL) sent by the process
+   itself", appended to BUF at *LEN. */
+static void describe_signal(const struct rbi_signal *s, pid_t self, char *buf,
+			    size_t cap, size_t *len)
+{
+	const char *name = rbi_signal_name(s->signo);
+	const char *code = rbi_signal_code_name(s->signo, s->code);
+
+	if (name)
+		appendf(buf, cap, len, "%s", name);
+	else
+		appendf(buf, cap, len, "signal %d", s->signo);
+	if (code)
+		appendf(buf, cap, len, " (%s)", code);
+	else
+		appendf(buf, cap, len, " (si_code %d)", s->code);
+	if (s->has_addr)
+		appendf(buf, cap, len, " at 0x%" PRIx64, s->addr);
+	else if (s->sender_pid && s->sender_pid == self)
+		appendf(buf, cap, len, " sent by the process itself");
+	else if (s->sender_pid)
+		appendf(buf, cap, len, " sent by pid %d", (int)s->sender_pid);
+}
+
+RBI_EXPORT const char *rbi_crash_describe(const struct rbi_crash *c, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	if (!buf || !cap)
+		return buf;
+	buf[0] = '\0';
+	if (!c)
+		return buf;
+	if (!c->handled.signo) {
+		describe_signal(&c->signal, c->pid, buf, cap, &len);
+		return buf;
+	}
+	describe_signal(&c->handled, c->pid, buf, cap, &len);
+	if (c->handler_ended_it) {
+		const char *name = rbi_signal_name(c->signal.signo);
+		const char *code = rbi_signal_code_name(c->signal.signo, c->signal.code);
+
+		appendf(buf, cap, &len, "; Ruby's [BUG] handler then %s the process "
+			"(%s, %s)", c->signal.signo == SIGABRT ? "aborted" : "ended",
+			name ? name : "a signal", code ? code : "sent to itself");
+	} else {
+		appendf(buf, cap, &len, "; killed while handling it by ");
+		describe_signal(&c->signal, c->pid, buf, cap, &len);
+	}
+	return buf;
+}
