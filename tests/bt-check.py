@@ -39,7 +39,8 @@ def main():
     tid_ns = "--tid-ns" in sys.argv
     version, truth = load_truth(args[0])
     got = json.load(open(args[1], encoding="utf-8", errors="surrogateescape"))
-    got = got["threads"]
+    # bt shows the thread that crashed first: compare in Ruby's own order.
+    got = sorted(got["threads"], key=lambda t: t.get("number", 0))
     v34 = tuple(int(x) for x in version.split(".")[:2]) >= (3, 4)
     bad, frames = [], 0
 

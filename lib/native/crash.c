@@ -211,9 +211,15 @@ RBI_EXPORT const char *rbi_crash_describe(const struct rbi_crash *c, char *buf, 
 		const char *name = rbi_signal_name(c->signal.signo);
 		const char *code = rbi_signal_code_name(c->signal.signo, c->signal.code);
 
-		appendf(buf, cap, &len, "; Ruby's [BUG] handler then %s the process "
-			"(%s, %s)", c->signal.signo == SIGABRT ? "aborted" : "ended",
-			name ? name : "a signal", code ? code : "sent to itself");
+		/* Ruby up to 3.2 calls abort(); from 3.3 it raises the
+		   signal again with the default action. */
+		if (c->signal.signo == c->handled.signo)
+			appendf(buf, cap, &len, "; Ruby's [BUG] handler then raised it "
+				"again to end the process (%s)", code ? code : "sent to itself");
+		else
+			appendf(buf, cap, &len, "; Ruby's [BUG] handler then %s the process "
+				"(%s, %s)", c->signal.signo == SIGABRT ? "aborted" : "ended",
+				name ? name : "a signal", code ? code : "sent to itself");
 	} else {
 		appendf(buf, cap, &len, "; killed while handling it by ");
 		describe_signal(&c->signal, c->pid, buf, cap, &len);

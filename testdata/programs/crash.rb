@@ -1,0 +1,70 @@
+# crash.rb — threads that write their own truth, then die as real Rubies die: a crash the
+# kernel dumps after Ruby's own [BUG] handler ran.  Ruby 2.7 to 3.4, no gems.
+#
+# usage: ruby crash.rb   (env: RBI_TRUTH=FILE, RBI_CRASHEXT=testdata/crashext/crashext.c built
+#   as a shared object; default: crashext.so next to this program)
+#   Works in a directory of its own, RBI_TRUTH.cwd (where a core_pattern of "core" puts the
+#   core), makes the FIFO RBI_TRUTH.fifo, prints "READY <pid>" once every thread is parked
+#   and the truth file is written (lib/truth.rb), and then waits to be crashed:
+#     - a byte written to the FIFO wakes "crasher", whose C method writes through NULL
+#       (SIGSEGV, SEGV_MAPERR at 0x0, in that thread);
+#     - or another process sends it SIGSEGV (the kernel gives it to the main thread).
+#   Either way Ruby prints its [BUG] report and aborts, and every other thread is still
+#   where the truth says.  RBI_TRUTH.tid holds the crasher's kernel tid.
+#
+# Threads (names as in the truth file) and where they park:
+#   main      Lab.run_main > Integer#times block > Lab.park_main > Queue#pop
+#   sleeper   Lab::Sleeper#nap > Array#each block > Kernel#sleep
+#   crasher   Lab::Crasher#run > Lab::Crasher#deeper (3 levels) > RbiCrash.park_then_segv
+#   rbi-truth, rbi-truth-helper   the truth writer (lib/truth.rb)
+$stdout.sync = true
+require_relative "lib/truth"
+require ENV["RBI_CRASHEXT"] || File.join(__dir__, "crashext.so")
+
+truth = ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"
+Dir.mkdir("#{truth}.cwd") unless Dir.exist?("#{truth}.cwd")
+Dir.chdir("#{truth}.cwd")
+FIFO = "#{truth}.fifo"
+TID_FILE = "#{truth}.tid"
+File.mkfifo(FIFO) unless File.exist?(FIFO)
+PARKED = Queue.new
+
+module Lab
+  class Sleeper
+    def nap
+      [1].each do
+        RbiTruth.parking!
+        sleep
+      end
+    end
+  end
+
+  class Crasher
+    def run
+      deeper(3)
+    end
+
+    def deeper(n)
+      return deeper(n - 1) if n > 0
+      RbiTruth.parking!
+      RbiCrash.park_then_segv(FIFO, TID_FILE)
+    end
+  end
+
+  def self.park_main
+    RbiTruth.parking!
+    PARKED.pop
+  end
+
+  def self.run_main
+    1.times { park_main }
+  end
+end
+
+sleeper = Thread.new { Lab::Sleeper.new.nap }
+sleeper.name = "sleeper"
+crasher = Thread.new { Lab::Crasher.new.run }
+crasher.name = "crasher"
+sleep 0.001 until File.exist?(TID_FILE) && !File.zero?(TID_FILE)
+RbiTruth.start("crash")
+Lab.run_main

@@ -1,0 +1,162 @@
+# crash.sh: the cores users bring, on every test Ruby: written by the kernel after Ruby's own
+# [BUG] handler ran.  testdata/programs/crash.rb parks its threads and writes their truth
+# (lib/truth.rb), then dies one of two ways:
+#   segv  its "crasher" thread writes through NULL in a C extension (testdata/crashext),
+#         under a chain of Ruby calls: SIGSEGV, SEGV_MAPERR at 0x0, in that thread;
+#   kill  another process sends it SIGSEGV (the kernel hands it to the main thread).
+# Ruby prints its [BUG] report and ends the process (abort() up to 3.2, the same signal
+# raised again from 3.3), and the kernel writes the core.  Checked on the core: every thread
+# and frame against the truth, the crashed thread (first in bt, marked in threads), the
+# signal Ruby's handler reported and the one that ended the process (against gdb's word on
+# the same core), info and JSON, object counts, and gdb's rb-bt.
+#
+# Where the core goes: /proc/sys/kernel/core_pattern.  A plain name ("core", the default)
+# puts it in the crashing process's working directory, where crash.rb works.  A pipe
+# (systemd-coredump, apport) or a path elsewhere is set to "core" for this test (root only)
+# and put back at exit; without that permission every case is skipped, saying why.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+check_py=$here/tests/bt-check.py
+build=${RBI_BUILD:-$(cd "$(dirname "$RBINSPECT")/.." && pwd)}
+GDB_SCRIPT=$build/gdb-plugin/rbinspect-uninstalled.gdb
+PATTERN=/proc/sys/kernel/core_pattern
+old_pattern=$(cat "$PATTERN")
+restore_pattern=0
+
+crash_cleanup() {
+	[ "$restore_pattern" = 1 ] && printf '%s\n' "$old_pattern" >"$PATTERN"
+	rubies_cleanup
+}
+trap crash_cleanup EXIT
+
+# skip_all WHY: nothing here can run.
+skip_all() { skip "crash cores: $*"; tap_done; exit 0; }
+
+case $old_pattern in
+*/* | \|*)
+	printf 'core\n' 2>/dev/null >"$PATTERN" ||
+		skip_all "core_pattern is '$old_pattern' and cannot be set to 'core' (run as root)"
+	restore_pattern=1
+	diag "core_pattern '$old_pattern' is 'core' during this test"
+	;;
+esac
+ulimit -c unlimited 2>/dev/null || skip_all "cannot raise the core size limit (ulimit -c)"
+ext=$RB_TMP/crashext.so
+cc -shared -fPIC -O2 -o "$ext" "$here/testdata/crashext/crashext.c" ||
+	skip_all "cannot build testdata/crashext/crashext.c"
+
+# wait_dead PID: until PID has exited (gone, or a zombie: its core is written by then).
+wait_dead() {
+	local st
+	for _ in $(seq 1 600); do
+		st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# The truth as it is at the crash: the crasher woke up to crash (segv), so it runs.
+crash_truth() {
+	awk -F'\t' -v OFS='\t' -v mode="$1" \
+		'mode == "segv" && $1 == "thread" && $2 == "crasher" { $4 = "run" } { print }' "$RB_TRUTH"
+}
+
+# crash_case KIND VER ROOT CMD MODE
+crash_case() {
+	local kind=$1 ver=$2 root=$3 cmd=$4 mode=$5 name="$1 $2 $5" core sender=0 want_tid opts=()
+	local j=$RB_TMP/$mode
+	if [ "$kind" = deb ]; then
+		mkdir -p "$root/tmp/rbi-programs"
+		cp "$ext" "$root/tmp/rbi-programs/crashext.so"
+		export RBI_CRASHEXT=/tmp/rbi-programs/crashext.so
+		opts=(--sysroot "$root")
+	else
+		export RBI_CRASHEXT=$ext
+	fi
+	if ! ruby_start "$kind" "$root" "$cmd" crash.rb; then
+		not_ok "$name: crash.rb did not start"; return
+	fi
+	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
+	if [ "$mode" = segv ]; then
+		want_tid=$(cat "$RB_TRUTH.tid")
+		printf x >"$RB_TRUTH.fifo"
+	else
+		want_tid=$(truth_get pid)
+		sender=$BASHPID
+		kill -SEGV "$RB_PID"
+	fi
+	if ! wait_dead "$RB_PID"; then
+		not_ok "$name: the process did not die"; return
+	fi
+	core=$(ls "$RB_TRUTH.cwd"/core* 2>/dev/null | head -n 1)
+	if [ -z "$core" ]; then
+		not_ok "$name: the kernel wrote no core"; diag "$(tail -3 "$RB_TMP"/crash.*.out)"; return
+	fi
+	crash_truth "$mode" >"$j.truth"
+
+	"$RBINSPECT" "${opts[@]}" --json "$core" bt >"$j.bt.json" 2>"$j.err"
+	if out=$(python3 "$check_py" "$j.truth" "$j.bt.json" 2>&1); then
+		ok "$name: every thread and frame of the crash core matches the target's own backtrace"
+	else
+		not_ok "$name: frames differ from the target's own backtrace"; diag "$out"; diag "$(cat "$j.err")"
+	fi
+	is "$(jq -r '[.threads[0].crashed, .threads[0].tid, ([.threads[] | select(.crashed)] | length)] | @tsv' "$j.bt.json")" \
+		"$(printf 'true\t%s\t1' "$want_tid")" "$name: bt shows the thread that crashed first, and only it as crashed"
+	is "$(jq -r '.crash | [.tid, .handled.name, .handler_ended_it] | @tsv' "$j.bt.json")" \
+		"$(printf '%s\tSIGSEGV\ttrue' "$want_tid")" "$name: the crash is the SIGSEGV Ruby's handler reported, in that thread"
+	if [ "$mode" = segv ]; then
+		is "$(jq -r '.crash.handled | [.code_name, .addr] | @tsv' "$j.bt.json")" "$(printf 'SEGV_MAPERR\t0x0')" \
+			"$name: the fault: SEGV_MAPERR at 0x0, as the C code did"
+	else
+		is "$(jq -r '.crash.handled | [.code_name, .sender_pid] | @tsv' "$j.bt.json")" "$(printf 'SI_USER\t%s' "$sender")" \
+			"$name: sent by the process that sent it (SI_USER, its pid)"
+	fi
+
+	# The signal that ended it, as gdb reads the same core; and rb-bt = rbinspect bt.
+	"$RBINSPECT" "${opts[@]}" "$core" bt >"$j.bt.txt" 2>/dev/null
+	local exe=$cmd gdbopts=()
+	[ "$kind" = deb ] && exe=$root/usr/bin/ruby && gdbopts=(-iex "set sysroot $root")
+	timeout 300 gdb -nx -batch "${gdbopts[@]}" -x "$GDB_SCRIPT" "$exe" "$core" \
+		-ex 'echo @@bt\n' -ex rb-bt >"$j.gdb" 2>&1 </dev/null
+	is "$(jq -r '.crash.signal | [.name, .code_name, .sender_pid] | @tsv' "$j.bt.json")" \
+		"$(sed -n 's/^Program terminated with signal \(SIG[A-Z]*\),.*/\1/p' "$j.gdb")$(printf '\tSI_TKILL\t%s' "$(truth_get pid)")" \
+		"$name: the signal that ended it (gdb: $(grep -o 'signal SIG[A-Z]*' "$j.gdb" | head -1)), raised by the process itself"
+	if sed '1,/^@@bt$/d' "$j.gdb" | cmp -s - "$j.bt.txt"; then
+		ok "$name: gdb's rb-bt on the crash core = rbinspect bt"
+	else
+		not_ok "$name: gdb's rb-bt on the crash core = rbinspect bt"
+		diag "$(sed '1,/^@@bt$/d' "$j.gdb" | diff "$j.bt.txt" - | head -20)"
+	fi
+	if head -n 1 "$j.bt.txt" | grep -qE "^Thread [0-9]+.* tid $want_tid .*, crashed here: SIGSEGV"; then
+		ok "$name: bt text: the first thread 'crashed here: SIGSEGV ...'"
+	else
+		not_ok "$name: bt text: the first thread 'crashed here: SIGSEGV ...'"; diag "$(head -n 2 "$j.bt.txt")"
+	fi
+	"$RBINSPECT" "${opts[@]}" "$core" threads >"$j.threads" 2>/dev/null
+	is "$(awk '/crashed here/ { print $3 }' "$j.threads")" "$want_tid" "$name: threads marks the thread that crashed"
+	"$RBINSPECT" "${opts[@]}" "$core" info >"$j.info" 2>/dev/null
+	if grep -qE "^crash +tid $want_tid: SIGSEGV .*Ruby's \[BUG\] handler then" "$j.info"; then
+		ok "$name: info names the crash"
+	else
+		not_ok "$name: info names the crash"; diag "$(cat "$j.info")"
+	fi
+	# The heap reads as from a gcore: types that neither the truth writer nor Ruby's crash
+	# report allocates, exact.  (The report makes a backtrace object, a T_DATA, from 3.3,
+	# and its allocations may add a heap page: TOTAL.)
+	"$RBINSPECT" "${opts[@]}" --json "$core" objects >"$j.objects" 2>/dev/null
+	local type bad=""
+	for type in T_OBJECT T_CLASS T_MODULE T_FLOAT T_REGEXP T_STRUCT T_FILE T_SYMBOL T_ICLASS; do
+		[ "$(jq ".counts.$type // 0" "$j.objects")" = "$(awk -F'\t' -v t="$type" \
+			'$1 == "count" && $2 == t { print $3 }' "$RB_TRUTH")" ] || bad="$bad $type"
+	done
+	is "$bad" "" "$name: objects on the crash core, as ObjectSpace.count_objects said"
+	rm -f "$core"
+}
+
+while read -r kind ver root cmd; do
+	crash_case "$kind" "$ver" "$root" "$cmd" segv
+	crash_case "$kind" "$ver" "$root" "$cmd" kill
+done < <(rubies_list)
+tap_done
