@@ -329,10 +329,19 @@ static int vm_find(struct rbi_target *t, struct rbi_vm *vm)
 	if ((rc = read_version(t, vm)) || (rc = choose_layout(vm)))
 		return rc;
 	set_constants(vm);
-	if (locate_vm_by_symbol(t, vm) && locate_vm_by_code(t, vm))
-		return rbi_fail(RBI_NO_VM, "Ruby %s found in %s, but no valid VM: the "
-				"process may still be starting or be shutting down",
-				vm->info.version, vm->image->name);
+	if (locate_vm_by_symbol(t, vm)) {
+		/* Why the last candidate failed, before the next one overwrites it. */
+		char why[RBI_ERRMSG_MAX];
+
+		snprintf(why, sizeof(why), "%s", rbi_errmsg());
+		if (locate_vm_by_code(t, vm))
+			return rbi_fail(RBI_NO_VM, "Ruby %s found in %s, but no valid VM%s%s%s; %s",
+					vm->info.version, vm->image->name, why[0] ? " (" : "",
+					why, why[0] ? ")" : "", t->live ?
+					"the process may still be starting or be shutting down" :
+					"the core may be of a process whose VM was not set up yet, "
+					"or lack that memory");
+	}
 	locate_symbols(t, vm);
 
 	struct rbi_ruby_info *info = &vm->info;
