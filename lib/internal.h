@@ -240,6 +240,14 @@ void rbi_pause_resume(struct rbi_pause *p);
 /* Detach (NULL-safe): stopped tasks run again. */
 void rbi_pause_free(struct rbi_pause *p);
 
+/* mem/unpack.c: when HEAD (the first HEAD_LEN bytes of the file open on
+   FD) starts a gzip, xz, zstd or lz4 stream, decompress all of FD into an
+   anonymous memory file, sparse, and return it in *OUT_FD.  RBI_ITER_END
+   when HEAD is none of those; RBI_TRUNCATED for a stream that is cut or
+   corrupt. */
+int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t head_len,
+		    int *out_fd);
+
 /* Backends.  On success *OPS and *BE are set and the caller owns BE. */
 int rbi_mem_live_open(pid_t pid, const struct rbi_mem_ops **ops, void **be);
 int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,

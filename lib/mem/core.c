@@ -481,28 +481,48 @@ static const struct rbi_mem_ops core_ops = {
 
 /* ---- opening: validation ------------------------------------------------- */
 
-static int fail_not_elf(const char *path, const unsigned char *h, size_t n)
+/* H (N bytes) is not an ELF header; UNPACKED: it came out of a compressed
+   file (mem/unpack.c reads gzip, xz, zstd and lz4). */
+static int fail_not_elf(const char *path, const unsigned char *h, size_t n, bool unpacked)
 {
-	static const struct {
-		const char *magic;
-		size_t len;
-		const char *name;
-	} kinds[] = {
-		{ "\x28\xb5\x2f\xfd", 4, "zstd" },
-		{ "\xfd" "7zXZ", 5, "xz" },
-		{ "\x1f\x8b", 2, "gzip" },
-		{ "BZh", 3, "bzip2" },
-		{ "\x04\x22\x4d\x18", 4, "lz4" },
-	};
-
 	if (n == 0)
 		return rbi_fail(RBI_NOT_ELF, "%s is empty, not a core file", path);
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(kinds); i++)
-		if (n >= kinds[i].len && memcmp(h, kinds[i].magic, kinds[i].len) == 0)
-			return rbi_fail(RBI_NOT_ELF, "%s is %s-compressed, not "
-					"an ELF core file: decompress it first",
-					path, kinds[i].name);
+	if (unpacked)
+		return rbi_fail(RBI_NOT_ELF, "%s decompresses to something that is not "
+				"an ELF file", path);
+	if (n >= 3 && memcmp(h, "BZh", 3) == 0)
+		return rbi_fail(RBI_NOT_ELF, "%s is bzip2-compressed, not an ELF core "
+				"file: decompress it first", path);
 	return rbi_fail(RBI_NOT_ELF, "%s is not an ELF file", path);
+}
+
+/* Read the first bytes of C's file into HEAD (EI_NIDENT of them); when
+   they start a compressed stream, C's file becomes the decompressed core. */
+static int read_head(struct core *c, const char *path, unsigned char *head,
+		     ssize_t *n, struct stat *st, bool *unpacked)
+{
+	int fd;
+
+	for (int pass = 0; pass < 2; pass++) {
+		do
+			*n = pread(c->fd, head, EI_NIDENT, 0);
+		while (*n < 0 && errno == EINTR);
+		if (*n < 0)
+			return rbi_fail(RBI_SYSTEM, "reading %s: %s", path, strerror(errno));
+		if (pass == 1 || ((size_t)*n >= SELFMAG && memcmp(head, ELFMAG, SELFMAG) == 0))
+			break;
+		int rc = rbi_core_unpack(c->fd, path, head, (size_t)*n, &fd);
+		if (rc == RBI_ITER_END)
+			break;
+		if (rc)
+			return rc;
+		close(c->fd);
+		c->fd = fd;
+		*unpacked = true;
+		if (fstat(c->fd, st) != 0)
+			return rbi_fail(RBI_SYSTEM, "%s: %s", path, strerror(errno));
+	}
+	return RBI_OK;
 }
 
 static int fail_not_core(Elf *elf, const GElf_Ehdr *eh, const char *path)
@@ -1072,6 +1092,7 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 	struct stat st;
 	ssize_t n;
 	size_t raw_size = 0;
+	bool unpacked = false;
 	int rc;
 
 	if (!path || !ops || !be)
@@ -1094,15 +1115,11 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 		rc = rbi_fail(RBI_NOT_ELF, "%s is not a regular file", path);
 		goto fail;
 	}
-	do
-		n = pread(c->fd, head, sizeof(head), 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		rc = rbi_fail(RBI_SYSTEM, "reading %s: %s", path, strerror(errno));
+	rc = read_head(c, path, head, &n, &st, &unpacked);
+	if (rc)
 		goto fail;
-	}
 	if ((size_t)n < SELFMAG || memcmp(head, ELFMAG, SELFMAG) != 0) {
-		rc = fail_not_elf(path, head, (size_t)n);
+		rc = fail_not_elf(path, head, (size_t)n, unpacked);
 		goto fail;
 	}
 	elf_version(EV_CURRENT);

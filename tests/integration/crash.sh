@@ -8,7 +8,8 @@
 # raised again from 3.3), and the kernel writes the core.  Checked on the core: every thread
 # and frame against the truth, the crashed thread (first in bt, marked in threads), the
 # signal Ruby's handler reported and the one that ended the process (against gdb's word on
-# the same core), info and JSON, object counts, and gdb's rb-bt.
+# the same core), info and JSON, object counts, gdb's rb-bt, and the core compressed as
+# systemd-coredump stores it.
 #
 # Where the core goes: /proc/sys/kernel/core_pattern.  A plain name ("core", the default)
 # puts it in the crashing process's working directory, where crash.rb works.  A pipe
@@ -63,6 +64,41 @@ crash_truth() {
 		'mode == "segv" && $1 == "thread" && $2 == "crasher" { $4 = "run" } { print }' "$RB_TRUTH"
 }
 
+# compressed_cores NAME CORE BT_JSON RBINSPECT-OPTS...: the core compressed as
+# systemd-coredump stores it (zstd; lz4 and xz when so configured) and as people carry it
+# (gzip) reads as the core itself; a cut stream is one line.  zstd on every Ruby, the
+# others on the first.
+compressed_formats="zst lz4 xz gz"
+compressed_cores() {
+	local name=$1 core=$2 want=$3 fmt out rc
+	shift 3
+	for fmt in $compressed_formats; do
+		case $fmt in
+		zst) zstd -q -f -o "$core.$fmt" "$core" ;;
+		lz4) lz4 -q -f "$core" "$core.$fmt" ;;
+		xz) xz -T0 -1 -kc "$core" >"$core.$fmt" ;;
+		gz) gzip -1 -c "$core" >"$core.$fmt" ;;
+		esac
+		"$RBINSPECT" "$@" --json "$core.$fmt" bt >"$core.$fmt.json" 2>/dev/null
+		if cmp -s "$want" "$core.$fmt.json"; then
+			ok "$name: the core as .$fmt reads as the core itself"
+		else
+			not_ok "$name: the core as .$fmt reads as the core itself"
+		fi
+	done
+	if [ "$compressed_formats" != zst ]; then
+		head -c 200000 "$core.zst" >"$core.cut.zst"
+		out=$("$RBINSPECT" "$@" "$core.cut.zst" bt 2>&1 >/dev/null); rc=$?
+		if [ "$rc" = 6 ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -q 'zstd data ends early' <<<"$out"; then
+			ok "$name: a cut .zst core: one line, exit 6"
+		else
+			not_ok "$name: a cut .zst core: one line, exit 6"; diag "exit $rc: $out"
+		fi
+	fi
+	rm -f "$core".*
+	compressed_formats=zst
+}
+
 # crash_case KIND VER ROOT CMD MODE
 crash_case() {
 	local kind=$1 ver=$2 root=$3 cmd=$4 mode=$5 name="$1 $2 $5" core sender=0 want_tid opts=()
@@ -102,6 +138,7 @@ crash_case() {
 	else
 		not_ok "$name: frames differ from the target's own backtrace"; diag "$out"; diag "$(cat "$j.err")"
 	fi
+	[ "$mode" = segv ] && compressed_cores "$name" "$core" "$j.bt.json" "${opts[@]}"
 	is "$(jq -r '[.threads[0].crashed, .threads[0].tid, ([.threads[] | select(.crashed)] | length)] | @tsv' "$j.bt.json")" \
 		"$(printf 'true\t%s\t1' "$want_tid")" "$name: bt shows the thread that crashed first, and only it as crashed"
 	is "$(jq -r '.crash | [.tid, .handled.name, .handler_ended_it] | @tsv' "$j.bt.json")" \
