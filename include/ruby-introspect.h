@@ -163,6 +163,12 @@ struct rbi_open_opts {
 	const char *exe;        /* optional: the core's executable */
 	pid_t pid;              /* optional: the process id of a target opened
 				   with rbi_target_open_ops (rbi_target_pid) */
+	const char *ruby_version; /* optional: "X.Y.Z", the target's Ruby, for
+				   a core whose libruby is not at hand (its
+				   version string is in libruby's read-only
+				   data, which cores leave out).  What the
+				   target shows of its version wins; a
+				   disagreement is a warning */
 };
 
 /* Open a live process.  Never stops it.  Errors: RBI_NO_PROCESS, RBI_ZOMBIE,
@@ -255,12 +261,15 @@ typedef enum {
 	RBI_ADDR_SYMBOL,        /* an ELF symbol (.dynsym or .symtab) */
 	RBI_ADDR_DWARF,         /* a DWARF variable */
 	RBI_ADDR_CODE,          /* decoded from machine code of an exported function */
+	RBI_ADDR_SCAN,          /* found by scanning libruby's data for what
+				   validates (a core without libruby's files) */
 } rbi_addr_source;
 
 const char *rbi_addr_source_name(rbi_addr_source s);
 
 struct rbi_ruby_info {
-	char version[32];       /* ruby_version, e.g. "3.3.8" */
+	char version[32];       /* ruby_version, e.g. "3.3.8"; "3.3" when only
+				   the family is known */
 	int major, minor, teeny;
 	char description[256];  /* ruby_description */
 	const char *image;      /* path of libruby (or of a static ruby) */
@@ -275,6 +284,10 @@ struct rbi_ruby_info {
 				   "dwarf", "table 3.3 (dwarf of 3.3.8)" */
 	unsigned thread_count;  /* Ruby threads in all ractors */
 	unsigned ractor_count;
+	const char *version_via; /* where VERSION came from: "ruby_version"
+				   (the target's own string), "file name
+				   libruby-3.1.so.3.1.2", "path .../ruby/3.1.0/
+				   (patch release unknown)", "--ruby-version" */
 };
 
 /* Find Ruby in the target, read its version and locate and validate its VM.

@@ -174,6 +174,7 @@ struct rbi_target {
 	pid_t pid;
 	bool live;
 	char *sysroot;
+	char *ruby_version;     /* rbi_open_opts.ruby_version, or NULL */
 	struct rbi_cache cache;
 	struct rbi_region_list regions;
 	struct rbi_diag diag;

@@ -1,5 +1,6 @@
 /* cmd-info.c: `info`: which Ruby, where its VM is, and how we know. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "out/out.h"
 #include "rbinspect.h"
@@ -13,7 +14,9 @@ static void info_json(struct session *s, const struct rbi_ruby_info *i)
 	rbi_json_key(&j, "pid"); rbi_json_int(&j, rbi_target_pid(s->target));
 	rbi_json_key(&j, "state"); rbi_json_cstr(&j, s->live ? "running" : "core");
 	rbi_json_key(&j, "version"); rbi_json_cstr(&j, i->version);
-	rbi_json_key(&j, "description"); rbi_json_cstr(&j, i->description);
+	rbi_json_key(&j, "version_via"); rbi_json_cstr(&j, i->version_via);
+	rbi_json_key(&j, "description");
+	rbi_json_cstr(&j, i->description[0] ? i->description : NULL);
 	rbi_json_key(&j, "libruby"); rbi_json_cstr(&j, i->image);
 	rbi_json_key(&j, "build_id"); rbi_json_cstr(&j, i->build_id);
 	rbi_json_key(&j, "vm"); rbi_json_addr(&j, i->vm);
@@ -53,8 +56,16 @@ static void info_text(struct session *s, const struct rbi_ruby_info *i)
 
 	fprintf(f, "%-12s %d\n", "pid", (int)rbi_target_pid(s->target));
 	field(f, "state", s->live ? "running" : "core");
-	field(f, "ruby", i->version);
-	field(f, "description", i->description);
+	fprintf(f, "%-12s ", "ruby");
+	rbi_out_text_cstr(f, i->version);
+	if (strcmp(i->version_via, "ruby_version")) {
+		fputs(" (from ", f);
+		rbi_out_text_cstr(f, i->version_via);
+		fputc(')', f);
+	}
+	fputc('\n', f);
+	field(f, "description", i->description[0] ? i->description :
+	      "(unknown: not in the core)");
 	field(f, "libruby", i->image);
 	field(f, "build-id", i->build_id[0] ? i->build_id : "(none)");
 	fprintf(f, "%-12s 0x%" PRIx64 " (%s: ", "vm", i->vm,

@@ -23,6 +23,9 @@ static void usage(FILE *f)
 	      "      --json          machine-readable output\n"
 	      "      --sysroot DIR   find the target's files under DIR (cores from\n"
 	      "                      another machine or a chroot)\n"
+	      "      --ruby-version X.Y.Z\n"
+	      "                      the target's Ruby, for a core whose libruby is\n"
+	      "                      not at hand and whose file name does not say\n"
 	      "      --color[=WHEN]  color the output: auto (the default: on a\n"
 	      "                      terminal, unless NO_COLOR is set), always, never\n"
 	      "  -ex, --ex CMD       run the command CMD (repeatable, in order), then exit\n"
@@ -76,6 +79,7 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "sysroot", required_argument, NULL, 's' },
+		{ "ruby-version", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "gdb", no_argument, NULL, 'G' },
@@ -108,6 +112,7 @@ int main(int argc, char **argv)
 			break;
 		case 'j': s.json = true; break;
 		case 's': opts.sysroot = optarg; break;
+		case 'R': opts.ruby_version = optarg; break;
 		case 'c':
 			if (parse_color(optarg, &s.color_mode)) {
 				fprintf(stderr, "rbinspect: --color takes auto, always or never\n");

@@ -58,6 +58,8 @@ int session_failure(struct session *s, int status)
 {
 	if (s->live && (status == RBI_GONE || status == RBI_ZOMBIE))
 		s->gone = true;
+	/* What was learnt on the way explains the failure: first. */
+	print_new_warnings(s);
 	return report_failure(status);
 }
 

@@ -367,11 +367,8 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 	}
 	if (!p->mem && image_copy_memory(p) != RBI_OK)
 		return -1;
-	if (!image_dynsym_copied(p)) {
-		rbi_diag_add(&p->t->diag, "%s: its symbol table is neither on disk nor "
-			     "in the target's memory", img->name);
-		return -1;
-	}
+	if (!image_dynsym_copied(p))
+		return -1;      /* no symbols here (vm/offline.c copes for Ruby) */
 	*elfp = elf_memory((char *)p->mem, p->memsize);
 	return -1;
 }
@@ -663,10 +660,10 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 		rc = images_check_files(t, lp, &missing, &first_missing);
 		if (rc == RBI_OK && missing)
 			rbi_diag_add(&t->diag, "%zu mapped file%s not found (%s%s); "
-				     "reading %s from target memory", missing,
+				     "reading what target memory holds of %s", missing,
 				     missing > 1 ? "s" : "", first_missing,
 				     missing > 1 ? ", ..." : "",
-				     missing > 1 ? "their symbols" : "its symbols");
+				     missing > 1 ? "them" : "it");
 	}
 	if (rc == RBI_OK)
 		rc = images_report(t, lp);

@@ -23,6 +23,7 @@ static void target_free(struct rbi_target *t)
 	rbi_cache_free(&t->cache);
 	rbi_diag_free(&t->diag);
 	free(t->sysroot);
+	free(t->ruby_version);
 	free(t);
 }
 
@@ -35,9 +36,12 @@ static int target_new(const struct rbi_mem_ops *ops, void *be,
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	t->ops = ops;
 	t->be = be;
-	if (opts && opts->size >= offsetof(struct rbi_open_opts, sysroot) + sizeof(opts->sysroot) &&
-	    opts->sysroot && !(t->sysroot = strdup(opts->sysroot))) {
-		free(t);
+	if ((opts && opts->size >= offsetof(struct rbi_open_opts, sysroot) + sizeof(opts->sysroot) &&
+	     opts->sysroot && !(t->sysroot = strdup(opts->sysroot))) ||
+	    (opts && opts->size >= offsetof(struct rbi_open_opts, ruby_version) +
+	     sizeof(opts->ruby_version) && opts->ruby_version &&
+	     !(t->ruby_version = strdup(opts->ruby_version)))) {
+		target_free(t);
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
 	*out = t;

@@ -19,6 +19,7 @@ RBI_EXPORT const char *rbi_addr_source_name(rbi_addr_source s)
 	case RBI_ADDR_SYMBOL: return "symbol";
 	case RBI_ADDR_DWARF: return "dwarf";
 	case RBI_ADDR_CODE: return "code";
+	case RBI_ADDR_SCAN: return "scan";
 	default: return "none";
 	}
 }
@@ -54,6 +55,10 @@ static int read_version(struct rbi_target *t, struct rbi_vm *vm)
 		   &info->teeny) != 3 || info->major < 1 || info->major > 99)
 		return rbi_fail(RBI_CORRUPT, "ruby_version in %s reads \"%.31s\", not "
 				"a version", vm->image->name, info->version);
+	snprintf(vm->version_via, sizeof(vm->version_via), "ruby_version");
+	if (t->ruby_version && strcmp(t->ruby_version, info->version))
+		rbi_diag_add(&t->diag, "the target says it is Ruby %s: --ruby-version %s "
+			     "is not used", info->version, t->ruby_version);
 	/* The description is informative only; a core may lack its page. */
 	if (read_symbol_string(t, vm->image, "ruby_description", info->description,
 			       sizeof(info->description)))
@@ -271,16 +276,50 @@ static int locate_vm_by_code(struct rbi_target *t, struct rbi_vm *vm)
 /* The global symbol table (IDs to names): { uint32 last_id; st_table *;
    VALUE ids; ... } with ids at +16 in every version.  Plausible if last_id
    is and ids is a T_ARRAY. */
-static bool symbols_plausible(struct rbi_target *t, uint64_t addr)
+static bool symbols_plausible(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr)
 {
 	uint32_t last_id;
-	uint64_t ids, flags;
+	uint64_t ids, flags, n, elems;
 
 	if (rbi_read_u32(t, addr, &last_id) || last_id == 0 || last_id > (1u << 28) ||
 	    rbi_read_u64(t, addr + 16, &ids) || (ids & 7) || !ids ||
-	    rbi_read_u64(t, ids, &flags))
+	    rbi_read_u64(t, ids, &flags) || (flags & 0x1f) != 0x07)
 		return false;
-	return (flags & 0x1f) == 0x07;
+	/* ids holds a chunk of 512 IDs for every serial up to last_id. */
+	return rbi_vm_array(t, vm, ids, &n, &elems) == RBI_OK && n == last_id / 512 + 1;
+}
+
+/* The VM pointer variable is *ADDR for some 8-aligned ADDR in libruby's
+   data: try every word that points into writable memory. */
+static int scan_vm_ptr(struct rbi_target *t, void *arg, uint64_t addr, uint64_t word)
+{
+	struct rbi_vm *vm = arg;
+	const struct rbi_region_list *rl;
+	const struct rbi_region *r;
+
+	(void)addr;
+	if (word < 0x10000 || (word & 7) || rbi_regions(t, &rl) ||
+	    !(r = rbi_region_find(rl, word)) || !(r->prot & RBI_PROT_WRITE))
+		return 0;
+	return validate_vm(t, vm, word) == RBI_OK;
+}
+
+static int locate_vm_by_scan(struct rbi_target *t, struct rbi_vm *vm)
+{
+	uint64_t at = 0;
+
+	if (rbi_vm_scan_data(t, vm->image, scan_vm_ptr, vm, &at) != 1)
+		return RBI_NO_VM;
+	vm->info.vm_source = RBI_ADDR_SCAN;
+	snprintf(vm->vm_via, sizeof(vm->vm_via), "%s+0x%" PRIx64, "data",
+		 at - vm->image->bias);
+	return RBI_OK;
+}
+
+static int scan_symbols(struct rbi_target *t, void *arg, uint64_t addr, uint64_t word)
+{
+	(void)word;
+	return symbols_plausible(t, arg, addr);
 }
 
 static void locate_symbols(struct rbi_target *t, struct rbi_vm *vm)
@@ -293,7 +332,7 @@ static void locate_symbols(struct rbi_target *t, struct rbi_vm *vm)
 
 	for (size_t i = 0; i < RBI_ARRAY_SIZE(names); i++) {
 		if (rbi_image_symbol(vm->image, names[i], &addr, &size, &tls) || tls ||
-		    !symbols_plausible(t, addr))
+		    !symbols_plausible(t, vm, addr))
 			continue;
 		vm->info.symbols = addr;
 		vm->info.symbols_source = RBI_ADDR_SYMBOL;
@@ -301,18 +340,50 @@ static void locate_symbols(struct rbi_target *t, struct rbi_vm *vm)
 		return;
 	}
 	/* rb_sym_immortal_count() is "return ruby_global_symbols.last_id". */
-	if (rbi_image_symbol(vm->image, "rb_sym_immortal_count", &addr, &size, &tls) ||
-	    rbi_code_rip_refs(t, addr, ANCHOR_INSNS, refs, ANCHOR_REFS, &n))
-		return;
-	for (size_t j = 0; j < n; j++) {
-		if (!refs[j].load || !symbols_plausible(t, refs[j].target))
-			continue;
-		vm->info.symbols = refs[j].target;
-		vm->info.symbols_source = RBI_ADDR_CODE;
-		snprintf(vm->symbols_via, sizeof(vm->symbols_via),
-			 "rb_sym_immortal_count+0x%" PRIx64, refs[j].insn - addr);
-		return;
+	if (!rbi_image_symbol(vm->image, "rb_sym_immortal_count", &addr, &size, &tls) &&
+	    !rbi_code_rip_refs(t, addr, ANCHOR_INSNS, refs, ANCHOR_REFS, &n)) {
+		for (size_t j = 0; j < n; j++) {
+			if (!refs[j].load || !symbols_plausible(t, vm, refs[j].target))
+				continue;
+			vm->info.symbols = refs[j].target;
+			vm->info.symbols_source = RBI_ADDR_CODE;
+			snprintf(vm->symbols_via, sizeof(vm->symbols_via),
+				 "rb_sym_immortal_count+0x%" PRIx64, refs[j].insn - addr);
+			return;
+		}
 	}
+	/* No symbol and no code (a core without libruby's files): the table
+	   is a variable in libruby's data. */
+	if (rbi_vm_scan_data(t, vm->image, scan_symbols, vm, &addr) == 1) {
+		vm->info.symbols = addr;
+		vm->info.symbols_source = RBI_ADDR_SCAN;
+		snprintf(vm->symbols_via, sizeof(vm->symbols_via), "data+0x%" PRIx64,
+			 addr - vm->image->bias);
+	}
+}
+
+int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm)
+{
+	int rc = choose_layout(vm);
+
+	if (rc)
+		return rc;
+	set_constants(vm);
+	if (locate_vm_by_symbol(t, vm)) {
+		/* Why the last candidate failed, before the next one overwrites it. */
+		char why[RBI_ERRMSG_MAX];
+
+		snprintf(why, sizeof(why), "%s", rbi_errmsg());
+		if (locate_vm_by_code(t, vm) && locate_vm_by_scan(t, vm))
+			return rbi_fail(RBI_NO_VM, "Ruby %s found in %s, but no valid VM%s%s%s; %s",
+					vm->info.version, vm->image->name, why[0] ? " (" : "",
+					why, why[0] ? ")" : "", t->live ?
+					"the process may still be starting or be shutting down" :
+					"the core may be of a process whose VM was not set up yet, "
+					"or lack that memory");
+	}
+	locate_symbols(t, vm);
+	return RBI_OK;
 }
 
 static int vm_find(struct rbi_target *t, struct rbi_vm *vm)
@@ -323,31 +394,18 @@ static int vm_find(struct rbi_target *t, struct rbi_vm *vm)
 	if (rc)
 		return rc;
 	vm->image = rbi_images_find_symbol(images, "ruby_version");
-	if (!vm->image)
-		return rbi_fail(RBI_NOT_RUBY, "not a Ruby process: no loaded image "
-				"defines ruby_version");
-	if ((rc = read_version(t, vm)) || (rc = choose_layout(vm)))
+	rc = vm->image ? read_version(t, vm) : RBI_NOT_RUBY;
+	/* A core whose libruby is not here has neither its symbols nor its
+	   read-only data (the version string). */
+	rc = rc ? rbi_vm_find_offline(t, vm, images) : rbi_vm_locate(t, vm);
+	if (rc)
 		return rc;
-	set_constants(vm);
-	if (locate_vm_by_symbol(t, vm)) {
-		/* Why the last candidate failed, before the next one overwrites it. */
-		char why[RBI_ERRMSG_MAX];
-
-		snprintf(why, sizeof(why), "%s", rbi_errmsg());
-		if (locate_vm_by_code(t, vm))
-			return rbi_fail(RBI_NO_VM, "Ruby %s found in %s, but no valid VM%s%s%s; %s",
-					vm->info.version, vm->image->name, why[0] ? " (" : "",
-					why, why[0] ? ")" : "", t->live ?
-					"the process may still be starting or be shutting down" :
-					"the core may be of a process whose VM was not set up yet, "
-					"or lack that memory");
-	}
-	locate_symbols(t, vm);
 
 	struct rbi_ruby_info *info = &vm->info;
 	info->image = vm->image->file ? vm->image->file : vm->image->name;
 	rbi_build_id_hex(&vm->image->build_id, info->build_id);
 	info->vm_via = vm->vm_via;
+	info->version_via = vm->version_via;
 	info->symbols_via = vm->symbols_via;
 	info->layout = vm->layout_desc;
 	return RBI_OK;

@@ -39,6 +39,7 @@ struct rbi_vm {
 	const struct rbi_layout *layout;
 	char layout_desc[160];
 	char vm_via[64], symbols_via[64];
+	char version_via[160];
 	uint64_t main_ractor;           /* 0 before 3.0 */
 	uint64_t main_thread;
 	struct rbi_vm_consts k;
@@ -50,6 +51,23 @@ struct rbi_vm {
 	bool class_ids_looked_up;
 	uint64_t id_classpath, id_attached;
 };
+
+/* With VM's image and version set: choose its layout and find the VM
+   (symbol, code, then a scan of libruby's data) and the symbol table. */
+int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm);
+
+/* vm/offline.c: Ruby in a core that lacks libruby's symbols and read-only
+   data (carried off its machine): the image by its name, the version from
+   file names or --ruby-version, then rbi_vm_locate.  RBI_NO_LAYOUT when
+   the version cannot be known (the message says what to give). */
+int rbi_vm_find_offline(struct rbi_target *t, struct rbi_vm *vm,
+			struct rbi_image_list *images);
+/* Call FN(T, ARG, ADDR, WORD) for every 8-aligned word of IMG's writable
+   data (.data, .bss) until FN returns non-zero, whose address goes to
+   *AT: 1 then, else 0. */
+int rbi_vm_scan_data(struct rbi_target *t, const struct rbi_image *img,
+		     int (*fn)(struct rbi_target *t, void *arg, uint64_t addr, uint64_t word),
+		     void *arg, uint64_t *at);
 
 /* Find Ruby and its VM in T (cached in t->vm).  rbi_ruby_info()'s work. */
 int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out);

@@ -9,7 +9,11 @@
 # and frame against the truth, the crashed thread (first in bt, marked in threads), the
 # signal Ruby's handler reported and the one that ended the process (against gdb's word on
 # the same core), info and JSON, object counts, gdb's rb-bt, and the core compressed as
-# systemd-coredump stores it.
+# systemd-coredump stores it.  Then the core is read as if carried off its machine, without
+# the Ruby's files: Debian's Rubies ran in a chroot, so the core names paths this machine
+# does not have; a DWARF build runs from a copy of its ruby and libruby that is removed
+# after the crash.  Version, threads and frames must still read (but for what lived only
+# in libruby's read-only data), and a wrong --ruby-version must be refused.
 #
 # Where the core goes: /proc/sys/kernel/core_pattern.  A plain name ("core", the default)
 # puts it in the crashing process's working directory, where crash.rb works.  A pipe
@@ -19,6 +23,8 @@ set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 check_py=$here/tests/bt-check.py
+# A cached DWARF layout (by build-id) would stand in for a wrong --ruby-version.
+export RBI_NO_CACHE=1
 build=${RBI_BUILD:-$(cd "$(dirname "$RBINSPECT")/.." && pwd)}
 GDB_SCRIPT=$build/gdb-plugin/rbinspect-uninstalled.gdb
 PATTERN=/proc/sys/kernel/core_pattern
@@ -99,10 +105,34 @@ compressed_cores() {
 	compressed_formats=zst
 }
 
+# offline_core NAME CORE TRUTH VERSION: CORE, whose Ruby's files are gone, read as a core
+# carried off its machine.
+offline_core() {
+	local name="$1 without its files" core=$2 truth=$3 ver=$4 j=$RB_TMP/offline out rc
+	"$RBINSPECT" --json "$core" info >"$j.info" 2>"$j.err"
+	is "$(jq -r '[.version, (.version_via | startswith("file name libruby")), .vm_source] | @tsv' "$j.info")" \
+		"$(printf '%s\ttrue\tscan' "$ver")" "$name: the version from libruby's file name, the VM from its data"
+	"$RBINSPECT" --json "$core" bt >"$j.bt" 2>>"$j.err"
+	if out=$(python3 "$check_py" --offline "$truth" "$j.bt" 2>&1); then
+		ok "$name: every thread and frame matches the truth (labels in libruby's .rodata unknown)"
+	else
+		not_ok "$name: frames differ from the truth"; diag "$out"; diag "$(cat "$j.err")"
+	fi
+	# A version of another generation: neighbours (2.6 and 2.7) share the VM's layout.
+	local wrong=3.4.1
+	[ "${ver%%.*}" = 3 ] && wrong=2.7.8
+	out=$("$RBINSPECT" --ruby-version $wrong "$core" bt 2>&1 >/dev/null); rc=$?
+	if [ "$rc" = 7 ] && [ "$(tail -n 1 <<<"$out" | grep -c "no VM validates as Ruby $wrong.*--ruby-version")" = 1 ]; then
+		ok "$name: a wrong --ruby-version is refused (exit 7), warnings first"
+	else
+		not_ok "$name: a wrong --ruby-version is refused (exit 7), warnings first"; diag "exit $rc: $out"
+	fi
+}
+
 # crash_case KIND VER ROOT CMD MODE
 crash_case() {
 	local kind=$1 ver=$2 root=$3 cmd=$4 mode=$5 name="$1 $2 $5" core sender=0 want_tid opts=()
-	local j=$RB_TMP/$mode
+	local j=$RB_TMP/$mode copy="" lib
 	if [ "$kind" = deb ]; then
 		mkdir -p "$root/tmp/rbi-programs"
 		cp "$ext" "$root/tmp/rbi-programs/crashext.so"
@@ -110,8 +140,14 @@ crash_case() {
 		opts=(--sysroot "$root")
 	else
 		export RBI_CRASHEXT=$ext
+		# Its ruby and libruby from a copy that can go away (RUNPATH gives way to
+		# LD_LIBRARY_PATH); the rest of the Ruby stays where it is.
+		copy=$RB_TMP/ruby-copy
+		rm -rf "$copy" && mkdir -p "$copy/bin" "$copy/lib"
+		cp -a "$cmd" "$copy/bin/" && cp -a "$root"/lib/libruby.so* "$copy/lib/"
+		cmd=$copy/bin/ruby
 	fi
-	if ! ruby_start "$kind" "$root" "$cmd" crash.rb; then
+	if ! LD_LIBRARY_PATH=${copy:+$copy/lib} ruby_start "$kind" "$root" "$cmd" crash.rb; then
 		not_ok "$name: crash.rb did not start"; return
 	fi
 	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
@@ -174,6 +210,7 @@ crash_case() {
 	"$RBINSPECT" "${opts[@]}" "$core" threads >"$j.threads" 2>/dev/null
 	is "$(awk '/crashed here/ { print $3 }' "$j.threads")" "$want_tid" "$name: threads marks the thread that crashed"
 	"$RBINSPECT" "${opts[@]}" "$core" info >"$j.info" 2>/dev/null
+	"$RBINSPECT" "${opts[@]}" --json "$core" info >"$j.info.json" 2>/dev/null
 	if grep -qE "^crash +tid $want_tid: SIGSEGV .*Ruby's \[BUG\] handler then" "$j.info"; then
 		ok "$name: info names the crash"
 	else
@@ -189,7 +226,17 @@ crash_case() {
 			'$1 == "count" && $2 == t { print $3 }' "$RB_TRUTH")" ] || bad="$bad $type"
 	done
 	is "$bad" "" "$name: objects on the crash core, as ObjectSpace.count_objects said"
-	rm -f "$core"
+
+	if [ "$mode" = segv ]; then
+		lib=$(jq -r .libruby "$j.info.json" 2>/dev/null)
+		[ -n "$copy" ] && rm -rf "$copy"
+		if [ "$kind" = deb ] && [ -e "${lib#"$root"}" ]; then
+			skip "$name: this machine has ${lib#"$root"} itself: not a core without its files"
+		else
+			offline_core "$name" "$core" "$j.truth" "$(truth_get ruby_version)"
+		fi
+	fi
+	rm -rf "$core" "$copy"
 }
 
 while read -r kind ver root cmd; do
