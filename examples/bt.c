@@ -1,5 +1,5 @@
 /* bt.c: print the Ruby backtrace of every thread of a live Ruby process
- * or a core file, with libruby-introspect.
+ * or a core file, with libruby-introspect, and how a crashed one died.
  *
  *   cc -o bt bt.c $(pkg-config --cflags --libs libruby-introspect)
  *   ./bt PID            a live process (it keeps running)
@@ -72,7 +72,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if ((rc = rbi_ruby_info(t, &info)) == RBI_OK) {
+		const struct rbi_crash *crash;
+		char how[256];
+
 		printf("Ruby %s, %u thread(s)\n", info->version, info->thread_count);
+		if (rbi_target_crash(t, &crash) == RBI_OK) {
+			printf("Crashed in tid %d: ", (int)crash->signal.tid);
+			print_safe(rbi_crash_describe(crash, how, sizeof(how)));
+			putchar('\n');
+		}
 		rc = rbi_thread_foreach(t, print_thread, t);
 	}
 	if (rc)

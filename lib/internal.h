@@ -5,6 +5,7 @@
  *   mem/    the target, its backends (live, core, callback) and read cache
  *   image/  loaded ELF images, symbols, DWARF, code anchors
  *   layout/ struct layouts as data (DWARF or built-in tables)
+ *   native/ beside vm/: how the process died (signals, signal frames)
  *   vm/     Ruby: version, VM, threads, frames, heap
  */
 #ifndef RBI_INTERNAL_H
