@@ -15,7 +15,8 @@
 # Threads (names as in the truth file) and where they park:
 #   main      Lab.run_main > Integer#times block > Lab.park_main > Queue#pop
 #   sleeper   Lab::Sleeper#nap > Array#each block > Kernel#sleep
-#   crasher   Lab::Crasher#run > Lab::Crasher#deeper (3 levels) > RbiCrash.park_then_segv
+#   crasher   Lab::Crasher#run > Lab::Crasher#deeper (3 levels) > RbiCrash.park_then_segv;
+#             the locals of the innermost deeper (frame 1) are in the truth
 #   rbi-truth, rbi-truth-helper   the truth writer (lib/truth.rb)
 $stdout.sync = true
 require_relative "lib/truth"
@@ -46,6 +47,8 @@ module Lab
 
     def deeper(n)
       return deeper(n - 1) if n > 0
+      note = "in C next"
+      RbiTruth.locals(1, local_variables, { n: n, note: note })
       RbiTruth.parking!
       RbiCrash.park_then_segv(FIFO, TID_FILE)
     end

@@ -207,6 +207,15 @@ crash_case() {
 	else
 		not_ok "$name: bt text: the first thread 'crashed here: SIGSEGV ...'"; diag "$(head -n 2 "$j.bt.txt")"
 	fi
+	if [ "$mode" = segv ]; then
+		"$RBINSPECT" "${opts[@]}" --json -ex "thread $(jq '.threads[0].number' "$j.bt.json")" \
+			-ex 'frame 1' "$core" 2>/dev/null | sed -n 2p >"$j.frame.json"
+		if out=$(python3 "$here/tests/locals-check.py" "$RB_TRUTH" crasher 1 "$j.frame.json" 2>&1); then
+			ok "$name: frame 1 of the thread that crashed: its locals as the target listed them"
+		else
+			not_ok "$name: frame 1 of the thread that crashed: its locals"; diag "$out"
+		fi
+	fi
 	"$RBINSPECT" "${opts[@]}" "$core" threads >"$j.threads" 2>/dev/null
 	is "$(awk '/crashed here/ { print $3 }' "$j.threads")" "$want_tid" "$name: threads marks the thread that crashed"
 	"$RBINSPECT" "${opts[@]}" "$core" info >"$j.info" 2>/dev/null
