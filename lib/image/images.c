@@ -62,6 +62,7 @@ struct image_priv {
 	size_t nslots;          /* power of two; 0 = not built yet */
 	bool index_failed;
 	bool no_debuginfo;      /* the search for a debug file found none */
+	bool unloaded;          /* a mapping the loader did not make */
 };
 
 /* The list and what only this file needs. */
@@ -518,19 +519,21 @@ static bool image_executable(const struct image_priv *p)
 }
 
 /* Drop the images that are another mapping of a file the loader mapped
-   too: only the loaded one is that module. */
+   too: only the loaded one is that module.  All are judged before any
+   goes, as the list is compacted in place. */
 static void images_drop_unloaded(struct image_list_priv *lp)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < lp->pub.n; i++) {
-		bool drop = false;
-
+		lp->priv[i].unloaded = false;
 		for (size_t j = 0; j < lp->pub.n && !image_executable(&lp->priv[i]); j++)
 			if (j != i && image_executable(&lp->priv[j]) &&
 			    !strcmp(lp->pub.v[i].name, lp->pub.v[j].name))
-				drop = true;
-		if (drop) {
+				lp->priv[i].unloaded = true;
+	}
+	for (size_t i = 0; i < lp->pub.n; i++) {
+		if (lp->priv[i].unloaded) {
 			free(lp->pub.v[i].name);
 			image_priv_free(&lp->priv[i]);
 			continue;
