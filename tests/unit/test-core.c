@@ -761,7 +761,12 @@ static void check_bad_files(const char *good_core)
 {
 	struct core_h h;
 	char *p = path_in_tmp("bad");
+	/* A zstd frame header cut short; "hello\n" gzipped. */
 	static const unsigned char zstd[] = { 0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0 };
+	static const unsigned char gz_text[] = {
+		0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0x48,
+		0xcd, 0xc9, 0xc9, 0xe7, 0x02, 0x00, 0x20, 0x30, 0x3a, 0x36, 0x06, 0x00,
+		0x00, 0x00 };
 	unsigned char *core;
 	size_t len = 0;
 	int rc;
@@ -772,8 +777,16 @@ static void check_bad_files(const char *good_core)
 	   "text file: RBI_NOT_ELF (%s)", rbi_errmsg());
 	write_file(p, zstd, sizeof(zstd));
 	rc = open_core(&h, p, NULL, NULL);
-	ok(rc == RBI_NOT_ELF && strstr(rbi_errmsg(), "zstd"),
-	   "zstd file: RBI_NOT_ELF (%s)", rbi_errmsg());
+	ok(rc == RBI_TRUNCATED && strstr(rbi_errmsg(), "zstd data ends early"),
+	   "zstd header only: RBI_TRUNCATED (%s)", rbi_errmsg());
+	write_file(p, gz_text, sizeof(gz_text));
+	rc = open_core(&h, p, NULL, NULL);
+	ok(rc == RBI_NOT_ELF && strstr(rbi_errmsg(), "decompresses to something that is not"),
+	   "gzipped text: RBI_NOT_ELF (%s)", rbi_errmsg());
+	write_file(p, "BZh91AY&SY", 10);
+	rc = open_core(&h, p, NULL, NULL);
+	ok(rc == RBI_NOT_ELF && strstr(rbi_errmsg(), "bzip2-compressed"),
+	   "bzip2 file: RBI_NOT_ELF, decompress it first (%s)", rbi_errmsg());
 	write_file(p, "", 0);
 	rc = open_core(&h, p, NULL, NULL);
 	ok(rc == RBI_NOT_ELF, "empty file: RBI_NOT_ELF (%s)", rbi_errmsg());
