@@ -229,7 +229,7 @@ struct rbi_crash {
 	int32_t pid;            /* the process that died */
 	struct rbi_signal signal;       /* the signal that ended the process;
 					   SIGNAL.TID is the thread that took it */
-	/* A fatal signal whose handler that thread was running when it died,
+	/* A signal whose handler that thread was running when it died,
 	   from the kernel's own signal frame on its stack (checked, never
 	   guessed); HANDLED.SIGNO is 0 when there is none.  Ruby's crash
 	   handler prints its [BUG] report for SIGSEGV, SIGBUS, SIGILL or
@@ -239,7 +239,8 @@ struct rbi_crash {
 	uint64_t handled_frame; /* where that signal frame is */
 	int handler_ended_it;   /* non-zero: that handler ended the process
 				   itself (it aborted, or raised a signal
-				   again): Ruby's [BUG] handler does */
+				   again): Ruby's [BUG] handler does, for
+				   SIGSEGV, SIGBUS, SIGILL and SIGFPE */
 };
 
 /* How T's process died: *OUT (borrowed from T) when its core was written

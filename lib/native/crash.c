@@ -36,6 +36,8 @@
 #define FPSTATE_MAX_GAP  (64u << 10)
 /* How far above the stack pointer to look: a handler's own frames. */
 #define SCAN_BYTES       (256u << 10)
+/* A stack that overflowed faults with its pointer in the guard below it. */
+#define GUARD_BYTES      (1u << 20)
 
 /* Does ADDR lie in a region with all of PROT? */
 static bool mapped_with(const struct rbi_region_list *rl, uint64_t addr, uint32_t prot)
@@ -43,6 +45,18 @@ static bool mapped_with(const struct rbi_region_list *rl, uint64_t addr, uint32_
 	const struct rbi_region *r = rbi_region_find(rl, addr);
 
 	return r && (r->prot & prot) == prot;
+}
+
+/* Could SP be a thread's stack pointer when a signal came: in writable
+   memory, or in the guard gap just below it (a stack overflow)? */
+static bool stack_pointer_plausible(const struct rbi_region_list *rl, uint64_t sp)
+{
+	for (uint64_t gap = 0; gap <= GUARD_BYTES; gap += 4096)
+		if (sp + gap >= sp && mapped_with(rl, sp + gap, RBI_PROT_READ | RBI_PROT_WRITE))
+			return true;
+		else if (rbi_region_find(rl, sp + gap))
+			return false;   /* something else is mapped there */
+	return false;
 }
 
 /* Is the 8-aligned slot at OFF of BUF (read from ADDR) the start of a
@@ -64,7 +78,7 @@ static bool signal_frame_at(const struct rbi_region_list *rl, const uint8_t *buf
 			     fpstate - addr > FPSTATE_MAX_GAP))
 		return false;
 	if (!mapped_with(rl, rbi_get_u64(f, 0), RBI_PROT_EXEC) ||
-	    !mapped_with(rl, rbi_get_u64(f, FRAME_RSP), RBI_PROT_READ | RBI_PROT_WRITE))
+	    !stack_pointer_plausible(rl, rbi_get_u64(f, FRAME_RSP)))
 		return false;
 	*out = sig;
 	return true;
@@ -114,6 +128,13 @@ static bool thread_sp(struct rbi_target *t, int32_t tid, uint64_t *sp)
 		}
 	}
 	return false;
+}
+
+/* Is SIGNO one Ruby's crash handler takes (it prints [BUG] and ends the
+   process: signal.c's sigsegv, sigbus, sigill and, from 3.x, sigfpe)? */
+static bool ruby_crash_signal(int signo)
+{
+	return signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE;
 }
 
 /* Did the handler of C->handled end the process itself?  The signal that
@@ -210,15 +231,17 @@ RBI_EXPORT const char *rbi_crash_describe(const struct rbi_crash *c, char *buf, 
 	if (c->handler_ended_it) {
 		const char *name = rbi_signal_name(c->signal.signo);
 		const char *code = rbi_signal_code_name(c->signal.signo, c->signal.code);
+		const char *who = ruby_crash_signal(c->handled.signo) ?
+				  "Ruby's [BUG] handler" : "its handler";
 
 		/* Ruby up to 3.2 calls abort(); from 3.3 it raises the
 		   signal again with the default action. */
 		if (c->signal.signo == c->handled.signo)
-			appendf(buf, cap, &len, "; Ruby's [BUG] handler then raised it "
-				"again to end the process (%s)", code ? code : "sent to itself");
+			appendf(buf, cap, &len, "; %s then raised it again to end the "
+				"process (%s)", who, code ? code : "sent to itself");
 		else
-			appendf(buf, cap, &len, "; Ruby's [BUG] handler then %s the process "
-				"(%s, %s)", c->signal.signo == SIGABRT ? "aborted" : "ended",
+			appendf(buf, cap, &len, "; %s then %s the process (%s, %s)", who,
+				c->signal.signo == SIGABRT ? "aborted" : "ended",
 				name ? name : "a signal", code ? code : "sent to itself");
 	} else {
 		appendf(buf, cap, &len, "; killed while handling it by ");
