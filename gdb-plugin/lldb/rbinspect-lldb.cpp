@@ -20,8 +20,11 @@
 //     target's memory.  Regions are the PT_LOAD segments of LLDB's modules
 //     (named as the target names them, with their file offsets) plus the
 //     process's other mapped regions; threads and their registers come from
-//     SBThread.  RBINSPECT_LLDB_BACKEND=lldb in the environment always reads
-//     through LLDB; =direct never does.
+//     SBThread; for a core, the signal that ended the process from the
+//     thread LLDB shows stopped by it, with its siginfo_t where LLDB gives
+//     one (LLDB 21 on: before, no crash is named; see be_signal).
+//     RBINSPECT_LLDB_BACKEND=lldb in the environment always reads through
+//     LLDB; =direct never does.
 //
 // Built against LLDB's headers only: liblldb is not linked (DT_NEEDED on a
 // liblldb other than the one LLDB runs on would load a second copy, which
@@ -32,6 +35,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +48,12 @@
 #include <lldb/API/LLDB.h>
 
 #include "cli-run.h"
+
+// lib/util/signal.c (lib/internal.h): a 64-bit Linux siginfo_t's 128 bytes
+// decoded as the core backend and the signal frames of lib/native/crash.c
+// decode them.  The library is linked into the plugin.
+extern "C" void rbi_signal_from_siginfo(const unsigned char *si, int32_t tid,
+					struct rbi_signal *out);
 
 namespace {
 
@@ -465,6 +475,109 @@ int be_thread(void *be, size_t index, struct rbi_thread_regs *out)
 	return RBI_OK;
 }
 
+// SBThread::GetSiginfo(), looked up at run time like GetCoreFile: an
+// invalid SBValue where this LLDB has no such call.
+lldb::SBValue thread_siginfo(lldb::SBThread &th)
+{
+	typedef lldb::SBValue (*get_siginfo_fn)(lldb::SBThread *);
+	void *sym = dlsym(RTLD_DEFAULT, "_ZN4lldb8SBThread10GetSiginfoEv");
+
+	if (!sym)
+		return lldb::SBValue();
+	return reinterpret_cast<get_siginfo_fn>(sym)(&th);
+}
+
+// Does SIGNO end a process with a core?  The kernel dumps one for no other
+// signal.
+bool dumps_core(int signo)
+{
+	switch (signo) {
+	case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT: case SIGBUS:
+	case SIGFPE: case SIGSEGV: case SIGXCPU: case SIGXFSZ: case SIGSYS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+// The signal that ended a core's process.  The kernel writes the thread
+// that took it first, with pr_cursig set, and its siginfo_t (NT_SIGINFO);
+// LLDB shows that thread stopped by the signal (its other threads by signal
+// 0; a gcore's, by gdb's SIGSTOP, which killed nothing).  What the library
+// needs besides the number, si_code (a fault, SEGV_MAPERR; or sent, SI_USER,
+// SI_TKILL) and the fault's address or the sender's pid, is only in that
+// siginfo_t, which LLDB gives for a core from LLDB 21 on (SBThread::
+// GetSiginfo; LLDB 14 to 20 answer "Not implemented", and their stop
+// description says only "signal SIGSEGV").  Without it no signal is
+// reported: a made-up si_code would name a sender (0 is SI_USER), and the
+// library judges from it whether Ruby's [BUG] handler ended the process.
+int be_signal(void *be, struct rbi_signal *out)
+{
+	Backend *b = static_cast<Backend *>(be);
+	bool debug = getenv("RBINSPECT_LLDB_DEBUG") != nullptr;
+
+	for (uint32_t i = 0, n = b->process.GetNumThreads(); i < n; i++) {
+		lldb::SBThread th = b->process.GetThreadAtIndex(i);
+
+		if (th.GetStopReason() != lldb::eStopReasonSignal ||
+		    th.GetStopReasonDataCount() < 1)
+			continue;
+		uint64_t stop_sig = th.GetStopReasonDataAtIndex(0);
+		if (stop_sig == 0 || stop_sig > INT_MAX)
+			continue;
+		int signo = (int)stop_sig;
+		int32_t tid = (int32_t)th.GetThreadID();
+		// The numbers are the target's: Linux's, as the library names them.
+		const char *lname = b->process.GetUnixSignals().GetSignalAsCString(signo);
+		const char *name = rbi_signal_name(signo);
+		if (!dumps_core(signo) || !lname || !name || strcmp(lname, name)) {
+			if (debug)
+				fprintf(stderr, "rbinspect-lldb: thread tid %d stopped by %s (%d): "
+					"not a signal that ends a process with a core\n",
+					(int)tid, lname ? lname : "?", signo);
+			return RBI_ITER_END;
+		}
+		lldb::SBValue si = thread_siginfo(th);
+		lldb::SBError e_signo, e_code, e_pid, e_addr;
+		int64_t f_signo = -1, f_code = 0, f_pid = 0;
+		uint64_t f_addr = 0;
+		if (si.IsValid() && si.GetError().Success()) {
+			f_signo = si.GetChildMemberWithName("si_signo").GetValueAsSigned(e_signo, -1);
+			f_code = si.GetChildMemberWithName("si_code").GetValueAsSigned(e_code, 0);
+			f_pid = si.GetValueForExpressionPath("._sifields._kill.si_pid")
+				   .GetValueAsSigned(e_pid, 0);
+			f_addr = si.GetValueForExpressionPath("._sifields._sigfault.si_addr")
+				   .GetValueAsUnsigned(e_addr, 0);
+		}
+		if (!si.IsValid() || si.GetError().Fail() || e_signo.Fail() || e_code.Fail() ||
+		    e_pid.Fail() || e_addr.Fail() || f_signo != signo) {
+			if (debug) {
+				const char *why = !si.IsValid() ? "no SBThread::GetSiginfo"
+					: si.GetError().Fail() ? si.GetError().GetCString()
+					: f_signo != signo ? "another signal's" : "fields missing";
+				fprintf(stderr, "rbinspect-lldb: thread tid %d took %s, but LLDB gives "
+					"no siginfo_t of it (%s): how the process died is not named\n",
+					(int)tid, name, why ? why : "?");
+			}
+			return RBI_ITER_END;
+		}
+		// The kernel's bytes again: _kill.si_pid and _sigfault.si_addr
+		// share the union's first bytes (x86-64 and AArch64 are
+		// little-endian).
+		unsigned char raw[128] = { 0 };
+		int32_t v32 = (int32_t)f_signo;
+		memcpy(raw, &v32, 4);
+		v32 = (int32_t)f_code;
+		memcpy(raw + 8, &v32, 4);
+		memcpy(raw + 16, &f_addr, 8);
+		v32 = (int32_t)f_pid;
+		memcpy(raw + 16, &v32, 4);
+		rbi_signal_from_siginfo(raw, tid, out);
+		return RBI_OK;
+	}
+	return RBI_ITER_END;
+}
+
 void be_refresh(void *be)
 {
 	static_cast<Backend *>(be)->loaded = false;
@@ -504,9 +617,10 @@ const struct rbi_mem_ops live_ops = {
 	RBI_MEM_OPS_VERSION, 0, be_read, nullptr, be_region, be_thread,
 	be_refresh, be_open_file, be_close, nullptr,
 };
+// A live process is not dead: no signal op.
 const struct rbi_mem_ops core_ops = {
 	RBI_MEM_OPS_VERSION, RBI_MEM_STATIC, be_read, nullptr, be_region, be_thread,
-	be_refresh, be_open_file, be_close, nullptr,
+	be_refresh, be_open_file, be_close, be_signal,
 };
 
 // ---- The commands ---------------------------------------------------------

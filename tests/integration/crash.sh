@@ -15,12 +15,8 @@
 # after the crash.  Version, threads and frames must still read (but for what lived only
 # in libruby's read-only data), and a wrong --ruby-version must be refused.
 #
-# Where the core goes: /proc/sys/kernel/core_pattern.  A plain name ("core", the default)
-# puts it in the crashing process's working directory, where crash.rb works.  A pipe
-# (systemd-coredump, apport) or a path elsewhere is set to "core" for this test (root only)
-# and put back at exit; without that permission every case is skipped, saying why.  Once,
-# the pattern is a pipe to a helper of the test's own (as systemd-coredump gets its cores:
-# on standard input, holes written out as zeros).
+# Where the core goes: see tests/crashes.sh.  Once, the pattern is a pipe to a helper of the
+# test's own (as systemd-coredump gets its cores: on standard input, holes written as zeros).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -29,46 +25,8 @@ check_py=$here/tests/bt-check.py
 export RBI_NO_CACHE=1
 build=${RBI_BUILD:-$(cd "$(dirname "$RBINSPECT")/.." && pwd)}
 GDB_SCRIPT=$build/gdb-plugin/rbinspect-uninstalled.gdb
-PATTERN=/proc/sys/kernel/core_pattern
-old_pattern=$(cat "$PATTERN")
-restore_pattern=0
-
-crash_cleanup() {
-	[ "$restore_pattern" = 1 ] && printf '%s\n' "$old_pattern" >"$PATTERN"
-	rubies_cleanup
-}
-trap crash_cleanup EXIT
-
-# skip_all WHY: nothing here can run.
-skip_all() { skip "crash cores: $*"; tap_done; exit 0; }
-
-case $old_pattern in
-*/* | \|*)
-	printf 'core\n' 2>/dev/null >"$PATTERN" ||
-		skip_all "core_pattern is '$old_pattern' and cannot be set to 'core' (run as root)"
-	restore_pattern=1
-	diag "core_pattern '$old_pattern' is 'core' during this test"
-	;;
-esac
-test_pattern=$(cat "$PATTERN")
-# The pipe helper: the kernel runs it as root with the core on its standard input.
-printf '#!/bin/sh\ncat >"$1.part" && mv "$1.part" "$1"\n' >"$RB_TMP/catcore"
-chmod 755 "$RB_TMP/catcore"
-ulimit -c unlimited 2>/dev/null || skip_all "cannot raise the core size limit (ulimit -c)"
-ext=$RB_TMP/crashext.so
-cc -shared -fPIC -O2 -o "$ext" "$here/testdata/crashext/crashext.c" ||
-	skip_all "cannot build testdata/crashext/crashext.c"
-
-# wait_dead PID: until PID has exited (gone, or a zombie: its core is written by then).
-wait_dead() {
-	local st
-	for _ in $(seq 1 600); do
-		st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-		[ -z "$st" ] || [ "$st" = Z ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+. "$(dirname "$0")/../crashes.sh"
+crash_setup || { skip "crash cores: $CRASH_WHY"; tap_done; exit 0; }
 
 # The truth as it is at the crash: the crasher woke up to crash (segv), so it runs.
 crash_truth() {
@@ -142,12 +100,8 @@ crash_case() {
 	local j=$RB_TMP/$mode copy="" lib want_tid opts=()
 	[ "$via" = pipe ] && name="$name, piped core"
 	if [ "$kind" = deb ]; then
-		mkdir -p "$root/tmp/rbi-programs"
-		cp "$ext" "$root/tmp/rbi-programs/crashext.so"
-		export RBI_CRASHEXT=/tmp/rbi-programs/crashext.so
 		opts=(--sysroot "$root")
 	else
-		export RBI_CRASHEXT=$ext
 		# Its ruby and libruby from a copy that can go away (RUNPATH gives way to
 		# LD_LIBRARY_PATH); the rest of the Ruby stays where it is.
 		copy=$RB_TMP/ruby-copy
@@ -155,17 +109,14 @@ crash_case() {
 		cp -a "$cmd" "$copy/bin/" && cp -a "$root"/lib/libruby.so* "$copy/lib/"
 		cmd=$copy/bin/ruby
 	fi
-	if ! LD_LIBRARY_PATH=${copy:+$copy/lib} ruby_start "$kind" "$root" "$cmd" crash.rb; then
+	if ! LD_LIBRARY_PATH=${copy:+$copy/lib} crash_start "$kind" "$root" "$cmd"; then
 		not_ok "$name: crash.rb did not start"; return
 	fi
 	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
-	if [ "$via" = pipe ]; then
-		restore_pattern=1
-		printf '|%s %s/piped-core.%%p\n' "$RB_TMP/catcore" "$RB_TMP" >"$PATTERN"
-	fi
+	[ "$via" = pipe ] && crash_pipe_pattern
 	if [ "$mode" = segv ]; then
 		want_tid=$(cat "$RB_TRUTH.tid")
-		printf x >"$RB_TRUTH.fifo"
+		crash_segv
 	else
 		want_tid=$(truth_get pid)
 		sender=$BASHPID
@@ -174,14 +125,9 @@ crash_case() {
 	if ! wait_dead "$RB_PID"; then
 		not_ok "$name: the process did not die"; return
 	fi
-	if [ "$via" = pipe ]; then
-		core=$RB_TMP/piped-core.$RB_PID
-		for _ in $(seq 1 600); do [ -f "$core" ] && break; sleep 0.05; done
-		printf '%s\n' "$test_pattern" >"$PATTERN"
-	else
-		core=$(ls "$RB_TRUTH.cwd"/core* 2>/dev/null | head -n 1)
-	fi
-	if [ ! -f "$core" ]; then
+	core=$(crash_core "$via")
+	[ "$via" = pipe ] && crash_file_pattern
+	if [ -z "$core" ]; then
 		not_ok "$name: the kernel wrote no core"; diag "$(tail -n 3 "$RB_TMP"/crash.*.out)"; return
 	fi
 	crash_truth "$mode" >"$j.truth"
