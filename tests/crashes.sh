@@ -64,8 +64,10 @@ crash_start() {
 	fi
 }
 
-# crash_segv: wake crash.rb's crasher, which writes through NULL in C.
+# crash_segv: wake crash.rb's crasher, which writes through NULL in C; crash_self: which
+# sends SIGSEGV to its own process.
 crash_segv() { printf x >"$RB_TRUTH.fifo"; }
+crash_self() { printf k >"$RB_TRUTH.fifo"; }
 
 # wait_dead PID: until PID has exited (gone, or a zombie: its core is written by then).
 wait_dead() {

@@ -1,19 +1,23 @@
 /* crashext.c: a C extension that crashes its Ruby the way a buggy
  * extension does, for tests/integration/crash.sh.
  *
- *   RbiCrash.park_then_segv(fifo, tid_file)
+ *   RbiCrash.park_then_crash(fifo, tid_file)
  *
  * writes the calling thread's kernel tid to TID_FILE (Ruby 2.7 has no
  * Thread#native_thread_id), then waits without the GVL for a byte on FIFO
  * (its Thread#status is "sleep" meanwhile, so the program's truth writer
- * records its stack, this C method's frame included), then writes through
- * a NULL pointer.  The stack at the crash is exactly the recorded one.
+ * records its stack, this C method's frame included).  Then:
+ *   'k'   it sends SIGSEGV to its own process (kill(2): the kernel gives it
+ *         to the main thread) and waits on, so no Ruby stack moves;
+ *   else  it writes through a NULL pointer, in this thread.  Its stack at
+ *         the crash is the recorded one.
  *
  * It declares the few functions of Ruby's C API it calls instead of
  * including ruby.h, so that it builds for Debian's binary Rubies, whose
  * headers (rubyX.Y-dev) the tests do not install.  These prototypes have
  * not changed since Ruby 2.0. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,17 +30,23 @@ char *rb_string_value_cstr(volatile VALUE *ptr);
 void *rb_thread_call_without_gvl(void *(*func)(void *), void *data1,
 				 void (*ubf)(void *), void *data2);
 
+/* Without the GVL: the byte, and a signal to the process for 'k'. */
 static void *wait_for_byte(void *fifo)
 {
-	char c;
+	char c = 0;
 	int fd = open(fifo, O_RDONLY);
 
 	while (fd >= 0 && read(fd, &c, 1) < 0)
 		;
+	if (c == 'k') {
+		kill(getpid(), SIGSEGV);
+		for (;;)
+			pause();
+	}
 	return NULL;
 }
 
-static VALUE park_then_segv(VALUE self, VALUE fifo, VALUE tid_file)
+static VALUE park_then_crash(VALUE self, VALUE fifo, VALUE tid_file)
 {
 	const char *fifo_path = rb_string_value_cstr(&fifo);
 	FILE *f = fopen(rb_string_value_cstr(&tid_file), "w");
@@ -54,6 +64,6 @@ static VALUE park_then_segv(VALUE self, VALUE fifo, VALUE tid_file)
 void Init_crashext(void);
 void Init_crashext(void)
 {
-	rb_define_module_function(rb_define_module("RbiCrash"), "park_then_segv",
-				  park_then_segv, 2);
+	rb_define_module_function(rb_define_module("RbiCrash"), "park_then_crash",
+				  park_then_crash, 2);
 }

@@ -8,14 +8,16 @@
 #   and the truth file is written (lib/truth.rb), and then waits to be crashed:
 #     - a byte written to the FIFO wakes "crasher", whose C method writes through NULL
 #       (SIGSEGV, SEGV_MAPERR at 0x0, in that thread);
-#     - or another process sends it SIGSEGV (the kernel gives it to the main thread).
+#     - "k" written to the FIFO makes that C method send SIGSEGV to its own process (the
+#       kernel gives it to the main thread), and wait on;
+#     - or another process sends it SIGSEGV (to the main thread too).
 #   Either way Ruby prints its [BUG] report and aborts, and every other thread is still
 #   where the truth says.  RBI_TRUTH.tid holds the crasher's kernel tid.
 #
 # Threads (names as in the truth file) and where they park:
 #   main      Lab.run_main > Integer#times block > Lab.park_main > Queue#pop
 #   sleeper   Lab::Sleeper#nap > Array#each block > Kernel#sleep
-#   crasher   Lab::Crasher#run > Lab::Crasher#deeper (3 levels) > RbiCrash.park_then_segv;
+#   crasher   Lab::Crasher#run > Lab::Crasher#deeper (3 levels) > RbiCrash.park_then_crash;
 #             the locals of the innermost deeper (frame 1) are in the truth
 #   rbi-truth, rbi-truth-helper   the truth writer (lib/truth.rb)
 $stdout.sync = true
@@ -50,7 +52,7 @@ module Lab
       note = "in C next"
       RbiTruth.locals(1, local_variables, { n: n, note: note })
       RbiTruth.parking!
-      RbiCrash.park_then_segv(FIFO, TID_FILE)
+      RbiCrash.park_then_crash(FIFO, TID_FILE)
     end
   end
 

@@ -3,7 +3,9 @@
 # (lib/truth.rb), then dies one of two ways:
 #   segv  its "crasher" thread writes through NULL in a C extension (testdata/crashext),
 #         under a chain of Ruby calls: SIGSEGV, SEGV_MAPERR at 0x0, in that thread;
-#   kill  another process sends it SIGSEGV (the kernel hands it to the main thread).
+#   self  that C code sends SIGSEGV to its own process instead (kill(2): the kernel hands it
+#         to the main thread);
+#   kill  another process sends it SIGSEGV (to the main thread too).
 # Ruby prints its [BUG] report and ends the process (abort() up to 3.2, the same signal
 # raised again from 3.3), and the kernel writes the core.  Checked on the core: every thread
 # and frame against the truth, the crashed thread (first in bt, marked in threads), the
@@ -114,14 +116,11 @@ crash_case() {
 	fi
 	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
 	[ "$via" = pipe ] && crash_pipe_pattern
-	if [ "$mode" = segv ]; then
-		want_tid=$(cat "$RB_TRUTH.tid")
-		crash_segv
-	else
-		want_tid=$(truth_get pid)
-		sender=$BASHPID
-		kill -SEGV "$RB_PID"
-	fi
+	case $mode in
+	segv) want_tid=$(cat "$RB_TRUTH.tid"); crash_segv ;;
+	self) want_tid=$(truth_get pid); sender=$(truth_get pid); crash_self ;;
+	kill) want_tid=$(truth_get pid); sender=$BASHPID; kill -SEGV "$RB_PID" ;;
+	esac
 	if ! wait_dead "$RB_PID"; then
 		not_ok "$name: the process did not die"; return
 	fi
@@ -215,6 +214,7 @@ crash_case() {
 first=1
 while read -r kind ver root cmd; do
 	crash_case "$kind" "$ver" "$root" "$cmd" segv
+	crash_case "$kind" "$ver" "$root" "$cmd" self
 	crash_case "$kind" "$ver" "$root" "$cmd" kill
 	[ "$first" = 1 ] && crash_case "$kind" "$ver" "$root" "$cmd" segv pipe
 	first=0
