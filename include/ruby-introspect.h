@@ -66,7 +66,7 @@ const char *rbi_errmsg(void);
 
 /* ---- Memory backends ----------------------------------------------------- */
 
-#define RBI_MEM_OPS_VERSION 2
+#define RBI_MEM_OPS_VERSION 3
 
 /* Memory protection bits of a region. */
 #define RBI_PROT_READ  1u
@@ -87,6 +87,15 @@ struct rbi_thread_regs {
 	int32_t tid;            /* kernel thread id as the target's kernel sees it */
 	uint64_t pc, sp;
 	uint64_t fs_base;       /* x86_64 thread pointer; 0 if unknown */
+};
+
+/* A native thread's registers, numbered as DWARF numbers them for the
+   machine: on x86-64 rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip are 0-16. */
+#define RBI_REGS_MAX 40
+struct rbi_registers {
+	uint16_t machine;       /* ELF e_machine (EM_X86_64 = 62) */
+	uint16_t count;         /* REG[0, COUNT) hold the values */
+	uint64_t reg[RBI_REGS_MAX];
 };
 
 /* A signal as the kernel delivered it: the portable part of siginfo_t. */
@@ -147,6 +156,12 @@ struct rbi_mem_ops {
 	   the kernel wrote when it died) into *OUT: RBI_OK, or RBI_ITER_END
 	   when none did (a live process, a gcore of a running one). */
 	int (*signal)(void *be, struct rbi_signal *out);
+	/* Version 3 on.  Optional: the registers of native thread TID into
+	   *OUT: RBI_OK, or RBI_ITER_END when there is no such thread.  Called
+	   only while that thread holds still: a core's always do, a debugger's
+	   stopped process does, and the live backend's threads are stopped
+	   by the library first.  NULL: no native frames (rbi_native_foreach). */
+	int (*registers)(void *be, int32_t tid, struct rbi_registers *out);
 };
 
 #define RBI_MEM_STATIC 1u
@@ -398,6 +413,13 @@ struct rbi_frame {
 	uint64_t cme;           /* the rb_callable_method_entry_t running, 0 if
 				   none (top-level code, class bodies) */
 	uint64_t self;          /* the receiver (a VALUE) */
+	uint64_t cfunc;         /* C frames: the C function that implements
+				   the method, else 0 */
+	int vm_entry;           /* non-zero: a Ruby frame that a run of the
+				   interpreter loop began with (a C function
+				   called into Ruby, a thread or the program
+				   started): the outermost Ruby frame of that
+				   run (VM_FRAME_FLAG_FINISH) */
 };
 
 /* Callback for each frame.  Returning non-zero stops the walk and makes
@@ -413,6 +435,73 @@ typedef int (*rbi_frame_fn)(const struct rbi_frame *frame, void *arg);
    stack changing under the walk; frames before it were delivered). */
 int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		      size_t max_frames, rbi_frame_fn fn, void *arg);
+
+/* ---- Native frames ------------------------------------------------------ */
+
+/* One native (machine) frame of a thread, innermost first, unwound with
+   the call frame information of its images (.eh_frame, .debug_frame).
+   Strings are borrowed: valid during the callback. */
+struct rbi_native_frame {
+	size_t index;           /* 0 = the innermost */
+	uint64_t pc;            /* where it runs (the innermost frame, one a
+				   signal interrupted) or will return to */
+	const char *module;     /* the image's path as the target names it;
+				   NULL: no image maps PC (JIT code, garbage) */
+	uint64_t module_offset; /* the ELF address of the instruction PC runs
+				   or returns from, as `addr2line -e MODULE`
+				   takes it (PC - 1 for a return address) */
+	const char *function;   /* from .symtab, .dynsym or DWARF, only when it
+				   covers the address; NULL: unknown (show
+				   MODULE+0xMODULE_OFFSET, never a guess) */
+	uint64_t function_offset; /* PC - the function's start (FUNCTION set) */
+	const char *file;       /* DWARF: the source file; NULL without */
+	int line;               /* DWARF: its line; 0 without */
+	int inlined;            /* non-zero: a function inlined into the next
+				   frame, at the same PC (as eu-stack -i and gdb
+				   list them) */
+	int signal_trampoline;  /* non-zero: the C library's return-from-signal
+				   code: the frame after it was interrupted by a
+				   signal (gdb's "<signal handler called>") */
+};
+
+/* One line of a mixed stack: a native frame, a Ruby frame, or both (a C
+   method on the native frame of its C function). */
+struct rbi_mixed_frame {
+	size_t index;           /* 0 = the innermost */
+	const struct rbi_native_frame *native;  /* NULL: a Ruby frame that the
+						   interpreter frame after it
+						   runs */
+	const struct rbi_frame *ruby;           /* NULL: native only */
+};
+
+typedef int (*rbi_mixed_fn)(const struct rbi_mixed_frame *f, void *arg);
+
+/* How a mixed stack was read. */
+struct rbi_native_info {
+	const char *unmerged;   /* NULL: merged; else why the two stacks are
+				   listed one after the other (static until
+				   the next call from this thread) */
+	uint64_t stopped_ns;    /* how long a live thread was held stopped to
+				   read it; 0 for a core */
+	int cut;                /* non-zero: the native stack went on past the
+				   frames rbi reads (1024) */
+};
+
+/* Call FN for thread TH's native frames merged with its Ruby frames,
+   innermost first: each run of Ruby frames goes right before the native
+   frame of the interpreter loop that runs it, and a C method on its C
+   function's frame.  Where the two stacks do not fit together (a frame
+   in code without call frame information, JIT code, a stack cut short),
+   nothing is interleaved: FN gets every native frame, then every Ruby
+   frame, and INFO->unmerged says why.  A live target's thread is stopped
+   (ptrace) while both its stacks are read, then let go at once; a thread
+   that cannot be is an error (RBI_PERM: how to allow ptrace;
+   RBI_UNSUPPORTED: no registers, e.g. a debugger holds the process).  At
+   most MAX_FRAMES lines (0: all; the walk is bounded anyway).  INFO (may
+   be NULL) is filled in before the first call of FN.  Returns RBI_OK, FN's non-zero return, or an error. */
+int rbi_native_foreach(rbi_target *t, const struct rbi_thread *th,
+		       size_t max_frames, rbi_mixed_fn fn, void *arg,
+		       struct rbi_native_info *info);
 
 /* ---- Values and local variables ------------------------------------------ */
 

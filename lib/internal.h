@@ -5,8 +5,10 @@
  *   mem/    the target, its backends (live, core, callback) and read cache
  *   image/  loaded ELF images, symbols, DWARF, code anchors
  *   layout/ struct layouts as data (DWARF or built-in tables)
- *   native/ beside vm/: how the process died (signals, signal frames)
  *   vm/     Ruby: version, VM, threads, frames, heap
+ *   native/ how the process died (signals, signal frames); native stacks
+ *           (libdwfl unwinding) and their merge with Ruby's frames, which
+ *           is why it sits above vm/
  */
 #ifndef RBI_INTERNAL_H
 #define RBI_INTERNAL_H
@@ -242,6 +244,14 @@ void rbi_pause_resume(struct rbi_pause *p);
 /* Detach (NULL-safe): stopped tasks run again. */
 void rbi_pause_free(struct rbi_pause *p);
 
+/* Stop task TID of PID alone (PTRACE_SEIZE, PTRACE_INTERRUPT) so that its
+   registers and stack hold still; RBI_PERM, RBI_GONE. */
+int rbi_task_hold(pid_t pid, pid_t tid);
+/* Let it run again (PTRACE_DETACH). */
+void rbi_task_release(pid_t tid);
+/* Registers of TID, which we hold stopped (rbi_task_hold, rbi_pause). */
+int rbi_task_registers(pid_t tid, struct rbi_registers *out);
+
 /* mem/unpack.c: when HEAD (the first HEAD_LEN bytes of the file open on
    FD) starts a gzip, xz, zstd or lz4 stream, decompress all of FD into an
    anonymous memory file, sparse, and return it in *OUT_FD.  RBI_ITER_END
@@ -249,6 +259,12 @@ void rbi_pause_free(struct rbi_pause *p);
    corrupt. */
 int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t head_len,
 		    int *out_fd);
+
+/* mem/regs.c: registers as struct user_regs_struct of x86-64 lays them
+   out (X86_64_USER_REGS words at USER) into DWARF's numbering. */
+#define RBI_X86_64_USER_REGS 27
+#define RBI_X86_64_DWARF_REGS 17
+void rbi_regs_from_user_x86_64(const unsigned char *user, struct rbi_registers *out);
 
 /* Backends.  On success *OPS and *BE are set and the caller owns BE. */
 int rbi_mem_live_open(pid_t pid, const struct rbi_mem_ops **ops, void **be);
@@ -272,12 +288,15 @@ struct rbi_image {
 	enum rbi_image_origin origin;
 	bool mismatch;          /* the file on disk had another build-id */
 	Dwfl_Module *mod;
+	struct rbi_fde_table *fdes;     /* image/functions.c, on first use */
+	bool fdes_tried;
 };
 
 struct rbi_image_list {
 	struct rbi_image *v;
 	size_t n;
 	Dwfl *dwfl;
+	void *unwind;           /* native/unwind.c's state, freed by dwfl_end */
 };
 
 /* The target's images, loaded on first use and owned by the target
@@ -298,6 +317,14 @@ int rbi_image_symbol(const struct rbi_image *img, const char *name,
 /* IMG's DWARF (its own or from separate debug info: debuglink,
    /usr/lib/debug/.build-id, debuginfod), or NULL. */
 Dwarf *rbi_image_dwarf(const struct rbi_image *img, Dwarf_Addr *bias);
+
+/* image/functions.c: the start of the function ADDR lies in, from IMG's
+   call frame information index (.eh_frame_hdr): every function, static
+   ones of a stripped library too.  RBI_ITER_END if none is known. */
+int rbi_image_function_start(struct rbi_image *img, uint64_t addr, uint64_t *start);
+void rbi_image_functions_free(struct rbi_image *img);
+/* The image mapping ADDR, or NULL. */
+struct rbi_image *rbi_images_at(struct rbi_image_list *l, uint64_t addr);
 
 /* image/debuginfo.c: libdwfl's find_debuginfo, given the module's
    debuginfo path (Dwfl_Callbacks.debuginfo_path, NULL for the default):

@@ -413,6 +413,7 @@ void rbi_images_free(struct rbi_image_list *l)
 	if (l->dwfl)
 		dwfl_end(l->dwfl);
 	for (size_t i = 0; i < l->n; i++) {
+		rbi_image_functions_free(&l->v[i]);
 		free(l->v[i].name);
 		free(l->v[i].file);
 		if (lp->priv)
@@ -871,6 +872,14 @@ static bool image_looks_ruby(const struct rbi_image *img)
 
 	base = base ? base + 1 : img->name;
 	return strstr(base, "ruby") != NULL;
+}
+
+struct rbi_image *rbi_images_at(struct rbi_image_list *l, uint64_t addr)
+{
+	for (size_t i = 0; l && i < l->n; i++)
+		if (addr >= l->v[i].start && addr < l->v[i].end)
+			return &l->v[i];
+	return NULL;
 }
 
 const struct rbi_image *rbi_images_find_symbol(struct rbi_image_list *l,

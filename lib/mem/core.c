@@ -59,7 +59,7 @@
 #define PRSTATUS_REG_OFF    112
 #define PRPSINFO_PID_OFF    24
 /* Indices into pr_reg. */
-#define X86_64_NREGS        27  /* struct user_regs_struct */
+#define X86_64_NREGS        RBI_X86_64_USER_REGS
 #define X86_64_RIP          16
 #define X86_64_RSP          19
 #define X86_64_FS_BASE      21
@@ -105,6 +105,7 @@ struct core {
 					   from files[] */
 	size_t nregions;
 	struct rbi_thread_regs *threads;
+	struct rbi_registers *regs;     /* threads[i]'s, for the unwinder */
 	size_t nthreads;
 	char *sysroot;          /* owned copies of the open options */
 	char *exe;
@@ -357,6 +358,22 @@ static int core_thread(void *be, size_t index, struct rbi_thread_regs *out)
 	return RBI_OK;
 }
 
+static int core_registers(void *be, int32_t tid, struct rbi_registers *out)
+{
+	const struct core *c = be;
+
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i].tid == tid) {
+			if (!c->regs[i].count)
+				return rbi_fail(RBI_UNSUPPORTED, "%s: no registers of "
+						"thread %d for this machine", c->path,
+						(int)tid);
+			*out = c->regs[i];
+			return RBI_OK;
+		}
+	return RBI_ITER_END;
+}
+
 static int core_signal(void *be, struct rbi_signal *out)
 {
 	const struct core *c = be;
@@ -454,6 +471,7 @@ static void core_free(struct core *c)
 	free(c->segs);
 	free(c->regions);
 	free(c->threads);
+	free(c->regs);
 	free(c->sysroot);
 	free(c->exe);
 	if (c->elf)
@@ -477,6 +495,7 @@ static const struct rbi_mem_ops core_ops = {
 	.open_file = core_open_file,
 	.close = core_close,
 	.signal = core_signal,
+	.registers = core_registers,
 };
 
 /* ---- opening: validation ------------------------------------------------- */
@@ -628,7 +647,9 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 static int add_thread(struct core *c, const unsigned char *d, size_t size)
 {
 	struct rbi_thread_regs t = { 0 };
+	struct rbi_registers full = { 0 };
 	struct rbi_thread_regs *v;
+	struct rbi_registers *r;
 	const unsigned char *regs = d + PRSTATUS_REG_OFF;
 
 	if (size < PRSTATUS_PID_OFF + 4)
@@ -650,6 +671,7 @@ static int add_thread(struct core *c, const unsigned char *d, size_t size)
 		t.pc = get_u64(regs + X86_64_RIP * 8);
 		t.sp = get_u64(regs + X86_64_RSP * 8);
 		t.fs_base = get_u64(regs + X86_64_FS_BASE * 8);
+		rbi_regs_from_user_x86_64(regs, &full);
 	} else if (c->machine == EM_AARCH64 &&
 		   size >= PRSTATUS_REG_OFF + AARCH64_NREGS * 8) {
 		t.pc = get_u64(regs + AARCH64_PC * 8);
@@ -660,10 +682,15 @@ static int add_thread(struct core *c, const unsigned char *d, size_t size)
 		size_t cap = c->nthreads ? 2 * c->nthreads : 4;
 
 		v = realloc(c->threads, cap * sizeof(*v));
-		if (!v)
+		if (v)
+			c->threads = v;
+		r = realloc(c->regs, cap * sizeof(*r));
+		if (r)
+			c->regs = r;
+		if (!v || !r)
 			return rbi_fail(RBI_NOMEM, "out of memory");
-		c->threads = v;
 	}
+	c->regs[c->nthreads] = full;
 	c->threads[c->nthreads++] = t;
 	return RBI_OK;
 }

@@ -392,6 +392,13 @@ static void live_close(void *be)
 	free(l);
 }
 
+/* Only while the library holds TID stopped (rbi_native_foreach). */
+static int live_registers(void *be, int32_t tid, struct rbi_registers *out)
+{
+	(void)be;
+	return rbi_task_registers(tid, out);
+}
+
 static const struct rbi_mem_ops live_ops = {
 	.version = RBI_MEM_OPS_VERSION,
 	.flags = RBI_MEM_CONCURRENT,
@@ -402,6 +409,7 @@ static const struct rbi_mem_ops live_ops = {
 	.refresh = live_refresh,
 	.open_file = live_open_file,
 	.close = live_close,
+	.registers = live_registers,
 };
 
 static bool same_root(pid_t pid)

@@ -1,5 +1,6 @@
-/* ptrace.c: stopping every thread of a live process, with ptrace: around
- * each sample (record --pause) and for a whole walk (rbi_target_pause).
+/* ptrace.c: stopping the threads of a live process, with ptrace: all of
+ * them around each sample (record --pause) and for a whole walk
+ * (rbi_target_pause), or one while its native stack is read.
  *
  * Every task is attached with PTRACE_SEIZE, which leaves it running; a
  * stop interrupts each one with PTRACE_INTERRUPT and waits for that stop,
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 
 #include "internal.h"
@@ -35,21 +37,33 @@ struct rbi_pause {
 	size_t n, cap;
 };
 
+/* PTRACE_SEIZE task TID of PID, for PURPOSE ("to pause it (--pause)").
+   RBI_GONE if it is gone already. */
+static int task_seize(pid_t pid, pid_t tid, const char *purpose)
+{
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == 0)
+		return RBI_OK;
+	if (errno == ESRCH)
+		return RBI_GONE;
+	if (errno == EPERM)
+		return rbi_fail(RBI_PERM, "cannot attach to task %d of process %d %s: "
+				"it is traced already (a debugger?), or ptrace is not "
+				"allowed (run as root or with CAP_SYS_PTRACE; "
+				"kernel.yama.ptrace_scope)", (int)tid, (int)pid, purpose);
+	return rbi_fail(RBI_SYSTEM, "PTRACE_SEIZE %d: %s", (int)tid, strerror(errno));
+}
+
 static int seize(struct rbi_pause *p, pid_t tid)
 {
+	int rc;
+
 	if (!RBI_GROW(p->t, p->cap, p->n + 1, 16))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-		if (errno == ESRCH)
-			return RBI_OK;  /* gone already */
-		if (errno == EPERM)
-			return rbi_fail(RBI_PERM, "cannot attach to task %d of process %d to "
-					"pause it (--pause): it is traced already (a "
-					"debugger?), or ptrace is not allowed (run as root "
-					"or with CAP_SYS_PTRACE; kernel.yama.ptrace_scope)",
-					(int)tid, (int)p->pid);
-		return rbi_fail(RBI_SYSTEM, "PTRACE_SEIZE %d: %s", (int)tid, strerror(errno));
-	}
+	rc = task_seize(p->pid, tid, "to pause it (--pause)");
+	if (rc == RBI_GONE)
+		return RBI_OK;
+	if (rc)
+		return rc;
 	p->t[p->n++] = (struct task){ .tid = tid, .seen = true };
 	return RBI_OK;
 }
@@ -174,4 +188,43 @@ void rbi_pause_free(struct rbi_pause *p)
 	}
 	free(p->t);
 	free(p);
+}
+
+/* ---- one task, held still while its stack is read ------------------------ */
+
+int rbi_task_hold(pid_t pid, pid_t tid)
+{
+	struct task task = { .tid = tid };
+	int rc = task_seize(pid, tid, "to read its native stack (--native)");
+
+	if (rc == RBI_GONE)
+		return rbi_fail(RBI_GONE, "thread %d of process %d has exited", (int)tid,
+				(int)pid);
+	if (rc)
+		return rc;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(&task)) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return rbi_fail(RBI_GONE, "thread %d of process %d has exited", (int)tid,
+				(int)pid);
+	}
+	return RBI_OK;
+}
+
+void rbi_task_release(pid_t tid)
+{
+	ptrace(PTRACE_DETACH, tid, NULL, NULL);
+}
+
+int rbi_task_registers(pid_t tid, struct rbi_registers *out)
+{
+	struct user_regs_struct regs;
+
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) != 0)
+		return rbi_fail(errno == ESRCH ? RBI_UNSUPPORTED : RBI_SYSTEM,
+				"cannot read the registers of thread %d: %s", (int)tid,
+				errno == ESRCH ? "it is not stopped by us (a debugger "
+				"holds it? read a core of it: gcore)" : strerror(errno));
+	_Static_assert(sizeof(regs) == RBI_X86_64_USER_REGS * 8, "user_regs_struct");
+	rbi_regs_from_user_x86_64((const unsigned char *)&regs, out);
+	return RBI_OK;
 }

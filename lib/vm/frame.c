@@ -36,6 +36,7 @@
 /* vm_core.h: frame magic and environment flags (2.6-4.0). */
 #define VM_FRAME_MAGIC_MASK 0x7fff0001u
 #define VM_ENV_FLAG_LOCAL 0x2u
+#define VM_FRAME_FLAG_FINISH 0x20u
 #define VM_ENV_DATA_INDEX_ME_CREF (-2)
 #define VM_ENV_DATA_INDEX_SPECVAL (-1)
 #define VM_METHOD_TYPE_ISEQ 0
@@ -83,6 +84,7 @@ struct memo {
 	bool used;
 	struct rbi_iseq is;
 	char *label, *own_label, *base_label, *path;
+	uint64_t cfunc;                 /* a C method's function */
 	uint64_t last_pc;
 	int last_line;
 };
@@ -257,6 +259,24 @@ static struct memo *memo_slot(struct fwalk *w, uint64_t iseq, uint64_t cme,
 	return m;
 }
 
+/* The first word of the body of method entry CME's definition when the
+   definition has type TYPE (rb_method_iseq_t's iseqptr, rb_method_cfunc_t's
+   func), else 0. */
+static int cme_body_word(struct rbi_target *t, const struct rbi_layout *l, uint64_t cme,
+			 unsigned want, uint64_t *out)
+{
+	uint64_t def;
+	unsigned type;
+	int rc;
+
+	*out = 0;
+	if (l->method_def_body == RBI_ABSENT)
+		return rbi_fail(RBI_LAYOUT, "no method definition layout");
+	if ((rc = cme_def(t, l, cme, &def, &type)))
+		return rc;
+	return type == want ? rbi_read_u64(t, def + l->method_def_body, out) : RBI_OK;
+}
+
 /* Labels of a C method entry CME (3.4: location_label's CFUNC case). */
 static void cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 {
@@ -271,6 +291,7 @@ static void cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 	m->label = strdup(label);
 	m->own_label = strdup(w->vm->k.label_qualified ? label : name);
 	m->base_label = strdup(name);
+	cme_body_word(w->t, w->l, cme, VM_METHOD_TYPE_CFUNC, &m->cfunc);
 }
 
 /* Labels and path of a Ruby frame running IS (method entry CME, or 0). */
@@ -428,6 +449,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			if (skip)
 				continue;
 			f.kind = RBI_FRAME_RUBY;
+			f.vm_entry = (flags & VM_FRAME_FLAG_FINISH) != 0;
 			f.iseq = c.iseq;
 			f.pc = c.pc;
 			f.path = m->path;
@@ -446,6 +468,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 				cfunc_labels(w, m, cme);
 			}
 			f.kind = RBI_FRAME_CFUNC;
+			f.cfunc = m->cfunc;
 			f.path = w->caller_none ? NULL : w->caller_path;
 			f.line = w->caller_line;
 		}
@@ -578,19 +601,7 @@ uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
 int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
 		    uint64_t *iseq)
 {
-	const struct rbi_layout *l = vm->layout;
-	uint64_t def;
-	unsigned type;
-	int rc;
-
-	*iseq = 0;
-	if (l->method_def_body == RBI_ABSENT)
-		return rbi_fail(RBI_LAYOUT, "no method definition layout");
-	if ((rc = cme_def(t, l, cme, &def, &type)))
-		return rc;
-	/* rb_method_iseq_t: its iseqptr comes first in the body. */
-	return type == VM_METHOD_TYPE_ISEQ ? rbi_read_u64(t, def + l->method_def_body, iseq)
-					   : RBI_OK;
+	return cme_body_word(t, vm->layout, cme, VM_METHOD_TYPE_ISEQ, iseq);
 }
 
 int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,

@@ -1,0 +1,358 @@
+/* unwind.c: a thread's native stack, unwound by libdwfl from the thread's
+ * registers and its images' call frame information (.eh_frame, which
+ * Debian's stripped libraries keep, or .debug_frame), and named from
+ * symbols and DWARF.
+ *
+ * libdwfl asks us for what it cannot know itself (dwfl_attach_state): the
+ * registers a thread starts from (the backend's registers op: a core's
+ * NT_PRSTATUS, a stopped live thread's PTRACE_GETREGS, a debugger's) and
+ * the stack's bytes (the target's reads), so cores, live processes and
+ * debugger plugins unwind alike.  A frame is named only by a symbol that
+ * covers its address, or by DWARF: an address no symbol covers (a static
+ * function of a stripped library) stays MODULE+OFFSET, never the nearest
+ * exported name before it. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "native/native.h"
+
+/* Native frames of one thread, inlined ones included: deeper is a loop. */
+#define NATIVE_FRAMES_MAX 1024u
+/* Calls inlined into one another at one address. */
+#define INLINE_DEPTH_MAX 64
+
+/* The Dwfl's state (dwfl_attach_state's argument): the target, and the
+   registers of the thread being unwound. */
+struct unwind_state {
+	struct rbi_target *t;
+	struct rbi_registers regs;
+};
+
+/* One walk: where frames go. */
+struct unwind_walk {
+	struct rbi_target *t;
+	struct rbi_image_list *images;
+	struct rbi_native_stack *out;
+	bool interrupted;       /* the next frame was interrupted by a signal:
+				   its pc is no return address */
+};
+
+/* ---- libdwfl's view of the target ---------------------------------------- */
+
+/* Threads are looked up by id (get_thread), never listed. */
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl; (void)arg; (void)thread_argp;
+	return 0;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl; (void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct unwind_state *st = arg;
+	uint64_t v;
+
+	(void)dwfl;
+	/* A live thread's stack moved since anything cached was read. */
+	if ((st->t->live ? rbi_read_fresh(st->t, addr, &v, sizeof(v))
+			 : rbi_read(st->t, addr, &v, sizeof(v))) != RBI_OK)
+		return false;
+	*result = v;
+	return true;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct unwind_state *st = thread_arg;
+
+	return dwfl_thread_state_registers(thread, 0, st->regs.count, st->regs.reg);
+}
+
+static void cb_detach(Dwfl *dwfl, void *arg)
+{
+	(void)dwfl;
+	free(arg);
+}
+
+static const Dwfl_Thread_Callbacks unwind_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+	.detach = cb_detach,
+};
+
+/* The images' Dwfl, ready to unwind (attached once per Dwfl: it lives as
+   long as the image list). */
+static int unwind_state(struct rbi_target *t, struct rbi_image_list *l,
+			struct unwind_state **out)
+{
+	struct unwind_state *st;
+
+	if (l->unwind) {
+		*out = l->unwind;
+		return RBI_OK;
+	}
+	if (!(st = calloc(1, sizeof(*st))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	st->t = t;
+	if (!dwfl_attach_state(l->dwfl, NULL, t->pid > 0 ? t->pid : 1, &unwind_callbacks, st)) {
+		free(st);
+		return rbi_fail(RBI_UNSUPPORTED, "cannot unwind this target's native "
+				"stacks: %s", dwfl_errmsg(-1));
+	}
+	l->unwind = st;
+	*out = st;
+	return RBI_OK;
+}
+
+/* ---- naming a frame ---------------------------------------------------- */
+
+/* NAME without a symbol version ("pthread_cond_wait@@GLIBC_2.3.2"), kept
+   by S; NAME itself when it has none. */
+static const char *unversioned(struct rbi_native_stack *s, const char *name)
+{
+	size_t len = strcspn(name, "@");
+	char *copy;
+
+	if (!name[len] || len == 0 ||
+	    !RBI_GROW(s->owned, s->capowned, s->nowned + 1, 16) ||
+	    !(copy = strndup(name, len)))
+		return name;
+	s->owned[s->nowned++] = copy;
+	return copy;
+}
+
+/* The symbol covering ADDR in MOD, or NULL (one that ends before ADDR, or
+   has no size, names some other code). */
+static const char *covering_symbol(struct rbi_native_stack *s, Dwfl_Module *mod,
+				   uint64_t addr, uint64_t *start)
+{
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+
+	if (!name || !*name || sym.st_size == 0 || off >= sym.st_size)
+		return NULL;
+	*start = addr - off;
+	return unversioned(s, name);
+}
+
+/* Is the code at ADDR of MOD a signal trampoline (its call frame
+   information says so: the 'S' augmentation)? */
+static bool signal_trampoline(Dwfl_Module *mod, uint64_t addr)
+{
+	Dwarf_CFI *cfis[2];
+	Dwarf_Addr bias[2] = { 0, 0 };
+
+	cfis[0] = dwfl_module_eh_cfi(mod, &bias[0]);
+	cfis[1] = dwfl_module_dwarf_cfi(mod, &bias[1]);
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		bool signalp = false;
+
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], addr - bias[i], &frame) != 0)
+			continue;
+		dwarf_frame_info(frame, NULL, NULL, &signalp);
+		free(frame);
+		return signalp;
+	}
+	return false;
+}
+
+/* A DIE's name as a person reads it (an inlined instance's comes from
+   its abstract origin). */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+
+	return name ? name : dwarf_diename(die);
+}
+
+/* The source file with index IDX of the CU of DIE. */
+static const char *cu_file(Dwarf_Die *cudie, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t n;
+
+	if (dwarf_getsrcfiles(cudie, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int push(struct rbi_native_stack *s, const struct native_entry *e)
+{
+	if (s->n >= NATIVE_FRAMES_MAX) {
+		s->cut = true;
+		return RBI_ITER_END;
+	}
+	if (!RBI_GROW(s->v, s->cap, s->n + 1, 32))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	s->v[s->n] = *e;
+	s->v[s->n].f.index = s->n;
+	s->n++;
+	return RBI_OK;
+}
+
+/* The first function-like DIE (a subprogram or an inlined call) among
+   SCOPES[FROM, N), or NULL. */
+static Dwarf_Die *first_function(Dwarf_Die *scopes, int from, int n)
+{
+	for (int i = from; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+			return &scopes[i];
+	}
+	return NULL;
+}
+
+/* E's function, file and line from DWARF, with a frame of its own before
+   it for each call inlined at its address, innermost first (as eu-stack
+   -i and gdb list them): each inlined call's caller is the next function
+   out among the concrete scopes around it (dwarf_getscopes_die), and
+   where it was called from is its DW_AT_call_file and DW_AT_call_line. */
+static int push_with_inlines(struct rbi_native_stack *s, Dwfl_Module *mod,
+			     struct native_entry *e, uint64_t lookup)
+{
+	Dwarf_Addr bias = 0, low;
+	Dwarf_Die *cudie = dwfl_module_addrdie(mod, lookup, &bias);
+	Dwarf_Die *scopes = NULL, *fn, cur;
+	const char *file = e->f.file, *name;
+	int nscopes, rc = RBI_OK, line = e->f.line;
+
+	if (!cudie || (nscopes = dwarf_getscopes(cudie, lookup - bias, &scopes)) <= 0)
+		return push(s, e);
+	fn = first_function(scopes, 0, nscopes);
+	for (int depth = 0; fn && rc == RBI_OK && depth < INLINE_DEPTH_MAX; depth++) {
+		Dwarf_Attribute attr;
+		Dwarf_Word call_file = 0, call_line = 0;
+		struct native_entry inl = *e;
+
+		cur = *fn;
+		if (dwarf_tag(&cur) != DW_TAG_inlined_subroutine)
+			break;
+		inl.f.function = die_function_name(&cur);
+		inl.f.function_offset = 0;
+		inl.f.inlined = 1;
+		inl.f.signal_trampoline = 0;
+		inl.f.file = file;
+		inl.f.line = line;
+		rc = push(s, &inl);
+		dwarf_formudata(dwarf_attr(&cur, DW_AT_call_file, &attr), &call_file);
+		dwarf_formudata(dwarf_attr(&cur, DW_AT_call_line, &attr), &call_line);
+		file = cu_file(cudie, call_file);
+		line = (int)call_line;
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&cur, &scopes);
+		fn = nscopes > 1 ? first_function(scopes, 1, nscopes) : NULL;
+	}
+	/* The function itself: DWARF names it as its source does (and as gdb
+	   does), where a symbol may be an alias. */
+	if (rc == RBI_OK && fn && dwarf_tag(fn) == DW_TAG_subprogram &&
+	    (name = die_function_name(fn))) {
+		e->f.function = name;
+		if (dwarf_lowpc(fn, &low) == 0)
+			e->f.function_offset = e->f.pc - (low + bias);
+	}
+	free(scopes);
+	e->f.file = file;
+	e->f.line = line;
+	return rc == RBI_OK ? push(s, e) : rc;
+}
+
+/* Name the frame at PC (EXACT: the instruction it runs, not a return
+   address after a call) and add it. */
+static int add_frame(struct unwind_walk *w, uint64_t pc, bool exact)
+{
+	uint64_t lookup = exact ? pc : pc - 1;
+	Dwfl_Module *mod = dwfl_addrmodule(w->images->dwfl, lookup);
+	struct rbi_image *img = rbi_images_at(w->images, lookup);
+	struct native_entry e = { .f = { .pc = pc } };
+	Dwfl_Line *ln;
+	uint64_t start = 0;
+	int lineno = 0;
+
+	w->interrupted = false;
+	if (!mod || !img)
+		return push(w->out, &e);
+	/* A signal handler "returns" to the trampoline's first instruction,
+	   so the trampoline is looked up at PC itself. */
+	if (!exact && signal_trampoline(mod, pc)) {
+		e.f.signal_trampoline = 1;
+		w->interrupted = true;
+		lookup = pc;
+	}
+	e.f.module = img->name;
+	e.f.module_offset = lookup - img->bias;
+	if ((e.f.function = covering_symbol(w->out, mod, lookup, &start)))
+		e.f.function_offset = pc - start;
+	if (rbi_image_function_start(img, lookup, &e.fn_start) != RBI_OK)
+		e.fn_start = start;
+	if ((ln = dwfl_module_getsrc(mod, lookup)) &&
+	    (e.f.file = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL)))
+		e.f.line = lineno;
+	return push_with_inlines(w->out, mod, &e, lookup);
+}
+
+/* libdwfl's own "activation" flag is also set on a signal handler's
+   frame, whose pc is a return address; what is exact is the innermost
+   frame and the one a signal interrupted. */
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct unwind_walk *w = arg;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return DWARF_CB_ABORT;
+	return add_frame(w, pc, w->out->n == 0 || w->interrupted) == RBI_OK
+	       ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* ---- the walk ------------------------------------------------------------ */
+
+int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack *out)
+{
+	struct unwind_walk w = { .t = t, .out = out };
+	struct unwind_state *st = NULL;
+	int rc;
+
+	rbi_native_stack_free(out);
+	if (t->ops->version < 3 || !t->ops->registers)
+		return rbi_fail(RBI_UNSUPPORTED, "this target's backend gives no "
+				"registers: no native frames");
+	if ((rc = rbi_images_load(t, &w.images)) || (rc = unwind_state(t, w.images, &st)))
+		return rc;
+	rc = t->ops->registers(t->be, tid, &st->regs);
+	if (rc == RBI_ITER_END)
+		return rbi_fail(RBI_UNSUPPORTED, "no registers of thread %d", (int)tid);
+	if (rc)
+		return rc;
+	if (st->regs.machine != 62)
+		return rbi_fail(RBI_UNSUPPORTED, "native frames are read on x86-64 only");
+	/* Errors past the first frame end the stack (libdwfl says "no matching
+	   address range" past the outermost frame); frames so far stand. */
+	if (dwfl_getthread_frames(w.images->dwfl, tid, frame_cb, &w) != 0 && out->n == 0)
+		return rbi_fail(RBI_CORRUPT, "unwinding thread %d: %s", (int)tid,
+				dwfl_errmsg(-1));
+	return RBI_OK;
+}
+
+void rbi_native_stack_free(struct rbi_native_stack *s)
+{
+	for (size_t i = 0; i < s->nowned; i++)
+		free(s->owned[i]);
+	free(s->owned);
+	free(s->v);
+	*s = (struct rbi_native_stack){ 0 };
+}
