@@ -1,5 +1,7 @@
-/* cmd-bt.c: `bt [all|N] [--max-frames N]`: Ruby backtraces, one block per
- * thread, each frame as Ruby 3.4 prints it: path:line:in 'label'. */
+/* cmd-bt.c: `bt [all|N] [--max-frames N] [--native]`: Ruby backtraces, one
+ * block per thread, each frame as Ruby 3.4 prints it: path:line:in 'label';
+ * with --native (or `set native on`) merged with native frames
+ * (bt-native.c). */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@ struct bt_ctx {
 	struct rbi_json j;
 	unsigned want;          /* thread number, 0: all */
 	size_t max;             /* frames per thread, 0: all */
+	bool native;            /* --native */
 	size_t count;           /* frames of the current thread */
 	bool truncated;
 	unsigned shown;
@@ -114,7 +117,12 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 	if (c->s->json) {
 		rbi_json_object(&c->j);
 		thread_json_fields(c->s, &c->j, th);
-		if (!th->error) {
+		if (!th->error && c->native) {
+			rc = bt_native(c->s, &c->j, th, c->max, &c->truncated);
+			rbi_json_key(&c->j, "truncated"); rbi_json_bool(&c->j, c->truncated);
+			rbi_json_key(&c->j, "error");
+			rbi_json_cstr(&c->j, rc < 0 ? rbi_errmsg() : NULL);
+		} else if (!th->error) {
 			rbi_json_key(&c->j, "frames");
 			rbi_json_array(&c->j);
 			/* One more than shown, to know whether there are more. */
@@ -137,7 +145,11 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 	fputc('\n', out);
 	if (th->error)
 		return 0;
-	rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0, frame_text, c);
+	if (c->native)
+		rc = bt_native(c->s, NULL, th, c->max, &c->truncated);
+	else
+		rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0,
+				       frame_text, c);
 	if (rc == STOP_INTERRUPTED)
 		return rc;
 	if (c->truncated)
@@ -146,7 +158,7 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 		fputs("error: ", out);
 		rbi_out_text_cstr(out, rbi_errmsg());
 		fputc('\n', out);
-	} else if (c->count == 0) {
+	} else if (c->count == 0 && !c->native) {
 		fputs("(no Ruby frames)\n", out);
 	}
 	return 0;
@@ -192,7 +204,7 @@ static int bt_threads(struct session *s, struct bt_ctx *c)
 
 int cmd_bt(struct session *s, int argc, char **argv)
 {
-	struct bt_ctx c = { .s = s, .max = s->max_frames };
+	struct bt_ctx c = { .s = s, .max = s->max_frames, .native = s->native };
 	bool json = s->json;
 	unsigned long v;
 	int rc;
@@ -206,6 +218,8 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			c.want = 0;
 		} else if (!strcmp(a, "--json")) {
 			s->json = true;
+		} else if (!strcmp(a, "--native")) {
+			c.native = true;
 		} else if (!strcmp(a, "--max-frames") || !strncmp(a, "--max-frames=", 13)) {
 			val = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!val || parse_count(val, SIZE_MAX / 2, &v)) {
@@ -218,7 +232,7 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			c.want = (unsigned)v;
 		} else {
 			fprintf(stderr, "rbinspect: bt: unknown argument \"%s\" (usage: bt "
-				"[all|N] [--max-frames N])\n", a);
+				"[all|N] [--max-frames N] [--native])\n", a);
 			s->json = json;
 			return EXIT_USAGE;
 		}

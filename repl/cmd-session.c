@@ -28,6 +28,7 @@ static void show_settings(struct session *s)
 	else
 		fputs("max-frames  0 (all)\n", s->out);
 	fprintf(s->out, "json        %s\n", s->json ? "on" : "off");
+	fprintf(s->out, "native      %s\n", s->native ? "on" : "off");
 }
 
 int cmd_set(struct session *s, int argc, char **argv)
@@ -55,6 +56,10 @@ int cmd_set(struct session *s, int argc, char **argv)
 		if (parse_count(val, SIZE_MAX / 2, &v))
 			goto usage;
 		s->max_frames = (size_t)v;
+	} else if (!strcmp(key, "native")) {
+		if (on_off(val, &b))
+			goto usage;
+		s->native = b;
 	} else if (!strcmp(key, "json")) {
 		if (on_off(val, &b))
 			goto usage;
@@ -65,7 +70,7 @@ int cmd_set(struct session *s, int argc, char **argv)
 	return EXIT_OK;
 usage:
 	fputs("rbinspect: set: usage: set [color on|off|auto | max-frames N | "
-	      "json on|off]\n", stderr);
+	      "native on|off | json on|off]\n", stderr);
 	return EXIT_USAGE;
 }
 

@@ -22,10 +22,11 @@ int parse_count(const char *s, unsigned long max, unsigned long *out)
 
 /* What tab completion offers after each command's name (rbinspect.h). */
 static const char *const c_json[] = { "--json", NULL };
-static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--json", NULL };
+static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--native", "--json", NULL };
 static const char *const c_thread[] = { "%thread", NULL };
 static const char *const c_frame[] = { "%frame", "--json", NULL };
-static const char *const c_set[] = { "color=on|off|auto", "max-frames=", "json=on|off", NULL };
+static const char *const c_set[] = { "color=on|off|auto", "max-frames=", "native=on|off",
+				      "json=on|off", NULL };
 static const char *const c_help[] = { "%command", NULL };
 static const char *const c_objects[] = { "--by-class", "--top", "--pause", "--json", NULL };
 static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
@@ -42,7 +43,8 @@ const struct command commands[] = {
 	  c_json },
 	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads,
 	  c_json },
-	{ "bt", "[all|N] [--max-frames N]", "Ruby backtrace of every thread, or of thread N", cmd_bt,
+	{ "bt", "[all|N] [--max-frames N] [--native]",
+	  "Ruby backtrace of every thread, or of thread N; --native: with C frames", cmd_bt,
 	  c_bt },
 	{ "objects", "[--by-class] [--top N] [--pause]",
 	  "heap objects by type (ObjectSpace.count_objects) or by class", cmd_objects, c_objects },

@@ -247,6 +247,15 @@ static pid_t snap_owner(const char *dir)
 	return owner;
 }
 
+/* Does the command ask for native frames (bt --native)? */
+static bool wants_native(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--native"))
+			return true;
+	return false;
+}
+
 /* Make a snapshot directory for gdb to gcore into; returns its slot, or
    an exit code after saying why not.  Leftovers of our gdb (a gcore that
    failed) and of gdbs that have exited are removed on the way. */
@@ -356,6 +365,9 @@ int gdb_main(struct session *s, struct rbi_open_opts *opts, int argc, char **arg
 		return need_snapshot("gdb's target is remote");
 	} else if (g.kind == GDB_NATIVE && g.force_snapshot) {
 		return need_snapshot("$rbinspect_snapshot is set");
+	} else if (g.kind == GDB_NATIVE && wants_native(argc, argv)) {
+		/* Only the tracer reads a thread's registers: gdb's gcore has them. */
+		return need_snapshot("native frames need the registers gdb holds");
 	} else if (g.kind == GDB_NATIVE) {
 		snprintf(what, sizeof(what), "process %d", (int)g.pid);
 		rc = rbi_target_open_pid(g.pid, opts, &s->target);

@@ -40,6 +40,7 @@ struct session {
 	unsigned thread;        /* selected thread number; 0: the main thread */
 	size_t frame;           /* selected frame of that thread */
 	size_t max_frames;      /* `set max-frames`: frames per thread, 0: all */
+	bool native;            /* `set native`: bt merges native frames */
 	int color_mode;         /* COLOR_* */
 	bool color;             /* write escape sequences (resolved from
 				   color_mode, the terminal and NO_COLOR) */
@@ -117,6 +118,12 @@ void crash_text(FILE *f, const struct rbi_crash *c);
 /* A "crash" member: the signal, the one being handled, a description;
    null when there is no crash. */
 void crash_json(struct session *s, struct rbi_json *j);
+/* `bt --native` of thread TH (bt-native.c): as text, or as members
+   "frames", "merged"... of the thread's JSON object when J is not NULL.
+   At most MAX frames (0: all); *TRUNCATED if there were more.  RBI_OK, 2
+   when interrupted, or a library status. */
+int bt_native(struct session *s, struct rbi_json *j, const struct rbi_thread *th,
+	      size_t max, bool *truncated);
 /* A frame's fields as JSON object members (cmd-bt.c). */
 void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f);
 int cmd_help(struct session *s, int argc, char **argv);

@@ -1,7 +1,7 @@
 // rbinspect-lldb.cpp: rbinspect's commands inside LLDB, as a native plugin.
 //
 //   (lldb) plugin load /usr/lib/lldb/plugins/librbinspect-lldb.so
-//   (lldb) rb bt | rb-bt [all|N] [--max-frames N] [--json]
+//   (lldb) rb bt | rb-bt [all|N] [--max-frames N] [--native] [--json]
 //          rb threads | rb objects | rb info         (also rb-threads, ...)
 //
 // The commands are rbinspect's own (repl/, through cli-run.c), run on a
@@ -475,6 +475,32 @@ int be_thread(void *be, size_t index, struct rbi_thread_regs *out)
 	return RBI_OK;
 }
 
+// The registers of thread TID as its innermost frame has them, in DWARF's
+// numbering for x86-64 (rbi_registers): what LLDB unwinds from too.
+int be_registers(void *be, int32_t tid, struct rbi_registers *out)
+{
+	static const char *const names[] = {
+		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
+		"r10", "r11", "r12", "r13", "r14", "r15", "rip",
+	};
+	Backend *b = static_cast<Backend *>(be);
+	lldb::SBThread th = b->process.GetThreadByID((lldb::tid_t)tid);
+
+	if (!th.IsValid())
+		return RBI_ITER_END;
+	lldb::SBFrame f = th.GetFrameAtIndex(0);
+	*out = rbi_registers();
+	out->machine = 62;      // EM_X86_64
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		lldb::SBValue v = f.FindRegister(names[i]);
+		if (!v.IsValid())
+			return RBI_UNSUPPORTED;     // another machine
+		out->reg[i] = v.GetValueAsUnsigned(0);
+	}
+	out->count = sizeof(names) / sizeof(names[0]);
+	return RBI_OK;
+}
+
 // SBThread::GetSiginfo(), looked up at run time like GetCoreFile: an
 // invalid SBValue where this LLDB has no such call.
 lldb::SBValue thread_siginfo(lldb::SBThread &th)
@@ -615,12 +641,12 @@ void be_close(void *be)
 
 const struct rbi_mem_ops live_ops = {
 	RBI_MEM_OPS_VERSION, 0, be_read, nullptr, be_region, be_thread,
-	be_refresh, be_open_file, be_close, nullptr,
+	be_refresh, be_open_file, be_close, nullptr, be_registers,
 };
 // A live process is not dead: no signal op.
 const struct rbi_mem_ops core_ops = {
 	RBI_MEM_OPS_VERSION, RBI_MEM_STATIC, be_read, nullptr, be_region, be_thread,
-	be_refresh, be_open_file, be_close, be_signal,
+	be_refresh, be_open_file, be_close, be_signal, be_registers,
 };
 
 // ---- The commands ---------------------------------------------------------
@@ -807,7 +833,7 @@ struct CommandDoc {
 
 const CommandDoc kCommands[] = {
 	{ "bt", "Ruby backtrace of every thread, or of thread N, as Ruby prints it.",
-	  "rb bt [all|N] [--max-frames N] [--json]" },
+	  "rb bt [all|N] [--max-frames N] [--native] [--json]" },
 	{ "threads", "One line per Ruby thread: number, tid, status, GVL, name.",
 	  "rb threads [--json]" },
 	{ "objects", "The Ruby heap: live objects by type and by class.",
