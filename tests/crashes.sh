@@ -64,6 +64,13 @@ crash_start() {
 	fi
 }
 
+# crash_truth MODE: the truth as it is at the crash: the crasher woke up to crash (segv),
+# so it runs.
+crash_truth() {
+	awk -F'\t' -v OFS='\t' -v mode="$1" \
+		'mode == "segv" && $1 == "thread" && $2 == "crasher" { $4 = "run" } { print }' "$RB_TRUTH"
+}
+
 # crash_segv: wake crash.rb's crasher, which writes through NULL in C; crash_self: which
 # sends SIGSEGV to its own process.
 crash_segv() { printf x >"$RB_TRUTH.fifo"; }

@@ -19,9 +19,13 @@
 #   sleeper   Lab::Sleeper#nap > Array#each block > Kernel#sleep
 #   crasher   Lab::Crasher#run > Lab::Crasher#deeper (3 levels) > RbiCrash.park_then_crash;
 #             the locals of the innermost deeper (frame 1) are in the truth
+#   locker    Lab::Locker#wait > Thread::Mutex#lock, of a mutex the main thread holds
+#   zipper    Lab::Zipper#run > Zlib::Deflate#deflate > block > Kernel#sleep: Ruby called
+#             back from inside zlib's C code (native frames between two runs of Ruby frames)
 #   rbi-truth, rbi-truth-helper   the truth writer (lib/truth.rb)
 $stdout.sync = true
 require_relative "lib/truth"
+require "zlib"
 require ENV["RBI_CRASHEXT"] || File.join(__dir__, "crashext.so")
 
 truth = ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"
@@ -31,6 +35,8 @@ FIFO = "#{truth}.fifo"
 TID_FILE = "#{truth}.tid"
 File.mkfifo(FIFO) unless File.exist?(FIFO)
 PARKED = Queue.new
+LOCK = Mutex.new
+LOCK.lock
 
 module Lab
   class Sleeper
@@ -56,6 +62,22 @@ module Lab
     end
   end
 
+  class Locker
+    def wait
+      RbiTruth.parking!
+      LOCK.lock
+    end
+  end
+
+  class Zipper
+    def run
+      Zlib::Deflate.new.deflate(Random.new(1).bytes(1 << 20), Zlib::FINISH) do
+        RbiTruth.parking!
+        sleep
+      end
+    end
+  end
+
   def self.park_main
     RbiTruth.parking!
     PARKED.pop
@@ -70,6 +92,10 @@ sleeper = Thread.new { Lab::Sleeper.new.nap }
 sleeper.name = "sleeper"
 crasher = Thread.new { Lab::Crasher.new.run }
 crasher.name = "crasher"
+locker = Thread.new { Lab::Locker.new.wait }
+locker.name = "locker"
+zipper = Thread.new { Lab::Zipper.new.run }
+zipper.name = "zipper"
 sleep 0.001 until File.exist?(TID_FILE) && !File.zero?(TID_FILE)
 RbiTruth.start("crash")
 Lab.run_main

@@ -30,12 +30,6 @@ GDB_SCRIPT=$build/gdb-plugin/rbinspect-uninstalled.gdb
 . "$(dirname "$0")/../crashes.sh"
 crash_setup || { skip "crash cores: $CRASH_WHY"; tap_done; exit 0; }
 
-# The truth as it is at the crash: the crasher woke up to crash (segv), so it runs.
-crash_truth() {
-	awk -F'\t' -v OFS='\t' -v mode="$1" \
-		'mode == "segv" && $1 == "thread" && $2 == "crasher" { $4 = "run" } { print }' "$RB_TRUTH"
-}
-
 # compressed_cores NAME CORE BT_JSON RBINSPECT-OPTS...: the core compressed as
 # systemd-coredump stores it (zstd; lz4 and xz when so configured) and as people carry it
 # (gzip) reads as the core itself; a cut stream is one line.  zstd on every Ruby, the
