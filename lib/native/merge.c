@@ -97,6 +97,8 @@ static int read_stacks(struct rbi_target *t, const struct rbi_thread *th,
 	if (th->tid <= 0)
 		return rbi_fail(RBI_UNSUPPORTED, "thread %u has no known kernel thread "
 				"id: no native frames", th->number);
+	if ((rc = rbi_native_prepare(t)))
+		return rc;
 	if (hold) {
 		t0 = rbi_now_ns();
 		if ((rc = rbi_task_hold(t->pid, th->tid)))
@@ -109,7 +111,7 @@ static int read_stacks(struct rbi_target *t, const struct rbi_thread *th,
 		rbi_task_release(th->tid);
 		*stopped_ns = rbi_now_ns() - t0;
 	}
-	return rc;
+	return rc ? rc : rbi_native_name(t, ns);
 }
 
 /* ---- which native frames are the interpreter loop -------------------------- */

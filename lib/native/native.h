@@ -12,8 +12,17 @@ struct native_entry {
 				   call frame index), 0 if unknown */
 };
 
+/* A frame as the unwinder found it, before it is named. */
+struct native_raw {
+	uint64_t pc;
+	bool exact;             /* PC is the instruction, not a return address */
+	bool trampoline;        /* the signal trampoline */
+};
+
 struct rbi_native_stack {
-	struct native_entry *v;
+	struct native_raw *raw; /* rbi_native_unwind */
+	size_t nraw, capraw;
+	struct native_entry *v; /* rbi_native_name */
 	size_t n, cap;
 	bool cut;               /* ended at the frame bound, not the stack's end */
 	char **owned;           /* strings made for it (names without a
@@ -21,9 +30,15 @@ struct rbi_native_stack {
 	size_t nowned, capowned;
 };
 
-/* Unwind native thread TID of T into *OUT (emptied first), innermost
+/* Make T ready to unwind (images loaded, libdwfl attached): before a live
+   thread is stopped, so that it is stopped for the unwinding only. */
+int rbi_native_prepare(struct rbi_target *t);
+/* Unwind native thread TID of T into OUT->raw (emptied first), innermost
    first, which must hold still meanwhile (a core; a stopped thread). */
 int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack *out);
+/* Name S's raw frames into S->v (symbols, DWARF, inlined calls): the
+   thread may run again. */
+int rbi_native_name(struct rbi_target *t, struct rbi_native_stack *s);
 void rbi_native_stack_free(struct rbi_native_stack *s);
 
 #endif

@@ -35,8 +35,6 @@ struct unwind_walk {
 	struct rbi_target *t;
 	struct rbi_image_list *images;
 	struct rbi_native_stack *out;
-	bool interrupted;       /* the next frame was interrupted by a signal:
-				   its pc is no return address */
 };
 
 /* ---- libdwfl's view of the target ---------------------------------------- */
@@ -147,25 +145,22 @@ static const char *covering_symbol(struct rbi_native_stack *s, Dwfl_Module *mod,
 }
 
 /* Is the code at ADDR of MOD a signal trampoline (its call frame
-   information says so: the 'S' augmentation)? */
+   information says so: the 'S' augmentation)?  .eh_frame first: reaching
+   for .debug_frame loads the module's DWARF, while a live thread waits. */
 static bool signal_trampoline(Dwfl_Module *mod, uint64_t addr)
 {
-	Dwarf_CFI *cfis[2];
-	Dwarf_Addr bias[2] = { 0, 0 };
+	Dwarf_Addr bias = 0;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *frame;
+	bool signalp = false;
 
-	cfis[0] = dwfl_module_eh_cfi(mod, &bias[0]);
-	cfis[1] = dwfl_module_dwarf_cfi(mod, &bias[1]);
-	for (int i = 0; i < 2; i++) {
-		Dwarf_Frame *frame;
-		bool signalp = false;
-
-		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], addr - bias[i], &frame) != 0)
-			continue;
-		dwarf_frame_info(frame, NULL, NULL, &signalp);
-		free(frame);
-		return signalp;
-	}
-	return false;
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
+		return false;
+	dwarf_frame_info(frame, NULL, NULL, &signalp);
+	free(frame);
+	return signalp;
 }
 
 /* A DIE's name as a person reads it (an inlined instance's comes from
@@ -272,54 +267,78 @@ static int push_with_inlines(struct rbi_native_stack *s, Dwfl_Module *mod,
 }
 
 /* Name the frame at PC (EXACT: the instruction it runs, not a return
-   address after a call) and add it. */
-static int add_frame(struct unwind_walk *w, uint64_t pc, bool exact)
+   address after a call; TRAMPOLINE: the signal trampoline) and add it. */
+static int name_frame(struct rbi_native_stack *s, struct rbi_image_list *images,
+		      const struct native_raw *raw)
 {
-	uint64_t lookup = exact ? pc : pc - 1;
-	Dwfl_Module *mod = dwfl_addrmodule(w->images->dwfl, lookup);
-	struct rbi_image *img = rbi_images_at(w->images, lookup);
-	struct native_entry e = { .f = { .pc = pc } };
+	uint64_t lookup = raw->exact || raw->trampoline ? raw->pc : raw->pc - 1;
+	Dwfl_Module *mod = dwfl_addrmodule(images->dwfl, lookup);
+	struct rbi_image *img = rbi_images_at(images, lookup);
+	struct native_entry e = {
+		.f = { .pc = raw->pc, .signal_trampoline = raw->trampoline },
+	};
 	Dwfl_Line *ln;
 	uint64_t start = 0;
 	int lineno = 0;
 
-	w->interrupted = false;
 	if (!mod || !img)
-		return push(w->out, &e);
-	/* A signal handler "returns" to the trampoline's first instruction,
-	   so the trampoline is looked up at PC itself. */
-	if (!exact && signal_trampoline(mod, pc)) {
-		e.f.signal_trampoline = 1;
-		w->interrupted = true;
-		lookup = pc;
-	}
+		return push(s, &e);
 	e.f.module = img->name;
 	e.f.module_offset = lookup - img->bias;
-	if ((e.f.function = covering_symbol(w->out, mod, lookup, &start)))
-		e.f.function_offset = pc - start;
+	if ((e.f.function = covering_symbol(s, mod, lookup, &start)))
+		e.f.function_offset = raw->pc - start;
 	if (rbi_image_function_start(img, lookup, &e.fn_start) != RBI_OK)
 		e.fn_start = start;
 	if ((ln = dwfl_module_getsrc(mod, lookup)) &&
 	    (e.f.file = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL)))
 		e.f.line = lineno;
-	return push_with_inlines(w->out, mod, &e, lookup);
+	return push_with_inlines(s, mod, &e, lookup);
 }
 
-/* libdwfl's own "activation" flag is also set on a signal handler's
-   frame, whose pc is a return address; what is exact is the innermost
-   frame and the one a signal interrupted. */
+/* Record the frame at PC: all the walk itself does, so that a live
+   thread is held stopped no longer than unwinding takes (naming, with
+   its DWARF, comes after).  A signal handler "returns" to the
+   trampoline's first instruction, and the frame after the trampoline was
+   interrupted: both pcs are exact. */
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct unwind_walk *w = arg;
+	struct rbi_native_stack *s = w->out;
+	Dwfl_Module *mod;
 	Dwarf_Addr pc;
+	bool exact;
 
 	if (!dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
-	return add_frame(w, pc, w->out->n == 0 || w->interrupted) == RBI_OK
-	       ? DWARF_CB_OK : DWARF_CB_ABORT;
+	if (s->nraw >= NATIVE_FRAMES_MAX) {
+		s->cut = true;
+		return DWARF_CB_ABORT;
+	}
+	if (!RBI_GROW(s->raw, s->capraw, s->nraw + 1, 32))
+		return DWARF_CB_ABORT;
+	exact = s->nraw == 0 || s->raw[s->nraw - 1].trampoline;
+	mod = dwfl_addrmodule(w->images->dwfl, exact ? pc : pc - 1);
+	s->raw[s->nraw++] = (struct native_raw){
+		.pc = pc, .exact = exact,
+		.trampoline = !exact && mod && signal_trampoline(mod, pc),
+	};
+	return DWARF_CB_OK;
 }
 
 /* ---- the walk ------------------------------------------------------------ */
+
+int rbi_native_prepare(struct rbi_target *t)
+{
+	struct rbi_image_list *images;
+	struct unwind_state *st;
+
+	if (t->ops->version < 3 || !t->ops->registers)
+		return rbi_fail(RBI_UNSUPPORTED, "this target's backend gives no "
+				"registers: no native frames");
+	int rc = rbi_images_load(t, &images);
+
+	return rc ? rc : unwind_state(t, images, &st);
+}
 
 int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack *out)
 {
@@ -328,10 +347,8 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 	int rc;
 
 	rbi_native_stack_free(out);
-	if (t->ops->version < 3 || !t->ops->registers)
-		return rbi_fail(RBI_UNSUPPORTED, "this target's backend gives no "
-				"registers: no native frames");
-	if ((rc = rbi_images_load(t, &w.images)) || (rc = unwind_state(t, w.images, &st)))
+	if ((rc = rbi_native_prepare(t)) || (rc = rbi_images_load(t, &w.images)) ||
+	    (rc = unwind_state(t, w.images, &st)))
 		return rc;
 	rc = t->ops->registers(t->be, tid, &st->regs);
 	if (rc == RBI_ITER_END)
@@ -342,10 +359,20 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 		return rbi_fail(RBI_UNSUPPORTED, "native frames are read on x86-64 only");
 	/* Errors past the first frame end the stack (libdwfl says "no matching
 	   address range" past the outermost frame); frames so far stand. */
-	if (dwfl_getthread_frames(w.images->dwfl, tid, frame_cb, &w) != 0 && out->n == 0)
+	if (dwfl_getthread_frames(w.images->dwfl, tid, frame_cb, &w) != 0 && out->nraw == 0)
 		return rbi_fail(RBI_CORRUPT, "unwinding thread %d: %s", (int)tid,
 				dwfl_errmsg(-1));
 	return RBI_OK;
+}
+
+int rbi_native_name(struct rbi_target *t, struct rbi_native_stack *s)
+{
+	struct rbi_image_list *images;
+	int rc = rbi_images_load(t, &images);
+
+	for (size_t i = 0; rc == RBI_OK && i < s->nraw; i++)
+		rc = name_frame(s, images, &s->raw[i]);
+	return rc == RBI_ITER_END ? RBI_OK : rc;
 }
 
 void rbi_native_stack_free(struct rbi_native_stack *s)
@@ -353,6 +380,7 @@ void rbi_native_stack_free(struct rbi_native_stack *s)
 	for (size_t i = 0; i < s->nowned; i++)
 		free(s->owned[i]);
 	free(s->owned);
+	free(s->raw);
 	free(s->v);
 	*s = (struct rbi_native_stack){ 0 };
 }
