@@ -11,21 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-10}
-export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
-. "$here/tests/tap.sh"
-. "$here/tests/rubies.sh"
-. "$here/tests/crashes.sh"
-crash_setup || { echo "bench/crash-core.sh: $CRASH_WHY" >&2; exit 1; }
-
-# ms_per_run CMD...: mean wall milliseconds over $runs runs.
-ms_per_run() {
-	local start end
-	start=$(date +%s%N)
-	for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1; done
-	end=$(date +%s%N)
-	echo $(( (end - start) / 1000000 / runs ))
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }'; }
+. "$here/bench/crash-common.sh"
 
 printf '%-12s %6s %8s' ruby "MB" "raw ms"
 for x in zst lz4 xz gz; do printf ' %7s %7s' "$x/raw" "$x-cat"; done

@@ -11,21 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-10}
-export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
-. "$here/tests/tap.sh"
-. "$here/tests/rubies.sh"
-. "$here/tests/crashes.sh"
-crash_setup || { echo "bench/native-bt.sh: $CRASH_WHY" >&2; exit 1; }
-
-# ms_per_run CMD...: mean wall milliseconds over $runs runs.
-ms_per_run() {
-	local start end
-	start=$(date +%s%N)
-	for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1; done
-	end=$(date +%s%N)
-	echo $(( (end - start) / 1000000 / runs ))
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }'; }
+. "$here/bench/crash-common.sh"
 
 printf '%-12s %6s %8s %9s %8s %10s %10s\n' ruby MB "bt ms" native/bt gdb/bt "stop us" "max us"
 while read -r kind ver root cmd; do

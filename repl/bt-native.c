@@ -70,24 +70,6 @@ static void native_text(struct session *s, const struct rbi_native_frame *n)
 	fputc('\n', out);
 }
 
-static void ruby_text(struct session *s, const struct rbi_frame *f)
-{
-	FILE *out = s->out;
-
-	rbi_out_text_cstr(out, f->path ? f->path : "(unknown)");
-	if (f->line)
-		fprintf(out, ":%d", f->line);
-	if (f->label) {
-		fputs(":in '", out);
-		style_begin(s, STYLE_LABEL);
-		rbi_out_text_cstr(out, f->label);
-		style_end(s);
-		fputs("'\n", out);
-	} else {
-		fputs(":in unknown method\n", out);
-	}
-}
-
 static void native_json(struct rbi_json *j, const struct rbi_native_frame *n)
 {
 	rbi_json_object(j);
@@ -149,7 +131,7 @@ static int mixed_frame(const struct rbi_mixed_frame *f, void *arg)
 	if (f->ruby) {
 		if (f->native)
 			fputs("        ", out);
-		ruby_text(c->s, f->ruby);
+		frame_line_text(c->s, f->ruby);
 	}
 	return 0;
 }

@@ -41,26 +41,32 @@ static int frame_next(struct bt_ctx *c)
 	return 0;
 }
 
-static int frame_text(const struct rbi_frame *f, void *arg)
+void frame_line_text(struct session *s, const struct rbi_frame *f)
 {
-	struct bt_ctx *c = arg;
-	FILE *out = c->s->out;
-	int stop = frame_next(c);
+	FILE *out = s->out;
 
-	if (stop)
-		return stop;
 	rbi_out_text_cstr(out, f->path ? f->path : "(unknown)");
 	if (f->line)
 		fprintf(out, ":%d", f->line);
 	if (f->label) {
 		fputs(":in '", out);
-		style_begin(c->s, STYLE_LABEL);
+		style_begin(s, STYLE_LABEL);
 		rbi_out_text_cstr(out, f->label);
-		style_end(c->s);
+		style_end(s);
 		fputs("'\n", out);
 	} else {
 		fputs(":in unknown method\n", out);
 	}
+}
+
+static int frame_text(const struct rbi_frame *f, void *arg)
+{
+	struct bt_ctx *c = arg;
+	int stop = frame_next(c);
+
+	if (stop)
+		return stop;
+	frame_line_text(c->s, f);
 	return 0;
 }
 

@@ -124,6 +124,9 @@ void crash_json(struct session *s, struct rbi_json *j);
    when interrupted, or a library status. */
 int bt_native(struct session *s, struct rbi_json *j, const struct rbi_thread *th,
 	      size_t max, bool *truncated);
+/* A Ruby frame as Ruby 3.4 prints it, one line: path:line:in 'label'
+   (cmd-bt.c). */
+void frame_line_text(struct session *s, const struct rbi_frame *f);
 /* A frame's fields as JSON object members (cmd-bt.c). */
 void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f);
 int cmd_help(struct session *s, int argc, char **argv);

@@ -23,7 +23,6 @@
  * When the counts do not pair up, or Ruby frames are left over, no
  * interleaving is guessed: the stacks are listed one after the other with
  * the reason. */
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "native/native.h"
@@ -35,13 +34,9 @@
 #define LOOP_FUNCS_MAX 4
 #define REASON_MAX 200
 
-/* A Ruby frame kept past its callback. */
-struct ruby_copy {
-	struct rbi_frame f;     /* strings owned */
-};
-
+/* Ruby frames kept past their callback (strings owned). */
 struct ruby_stack {
-	struct ruby_copy *v;
+	struct rbi_frame *v;
 	size_t n, cap;
 };
 
@@ -55,10 +50,10 @@ static char *dup_opt(const char *s)
 static void ruby_stack_free(struct ruby_stack *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		free((char *)s->v[i].f.label);
-		free((char *)s->v[i].f.own_label);
-		free((char *)s->v[i].f.base_label);
-		free((char *)s->v[i].f.path);
+		free((char *)s->v[i].label);
+		free((char *)s->v[i].own_label);
+		free((char *)s->v[i].base_label);
+		free((char *)s->v[i].path);
 	}
 	free(s->v);
 }
@@ -72,7 +67,7 @@ static int ruby_copy_fn(const struct rbi_frame *f, void *arg)
 		return RBI_ITER_END;
 	if (!RBI_GROW(s->v, s->cap, s->n + 1, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	c = &s->v[s->n++].f;
+	c = &s->v[s->n++];
 	*c = *f;
 	c->label = dup_opt(f->label);
 	c->own_label = dup_opt(f->own_label);
@@ -131,7 +126,7 @@ static void find_loop(struct rbi_target *t, const struct ruby_stack *rs,
 	if (rbi_images_load(t, &images))
 		return;
 	for (size_t i = 0; i < rs->n && lf->n < LOOP_FUNCS_MAX; i++) {
-		const struct rbi_frame *f = &rs->v[i].f;
+		const struct rbi_frame *f = &rs->v[i];
 		struct rbi_image *img;
 		uint64_t word, start;
 		size_t k;
@@ -183,8 +178,8 @@ static long cfunc_at(const struct ruby_stack *rs, size_t r, const struct native_
 {
 	if (e->f.inlined || !e->fn_start)
 		return -1;
-	for (size_t k = r; k < rs->n && rs->v[k].f.kind == RBI_FRAME_CFUNC; k++)
-		if (rs->v[k].f.cfunc == e->fn_start)
+	for (size_t k = r; k < rs->n && rs->v[k].kind == RBI_FRAME_CFUNC; k++)
+		if (rs->v[k].cfunc == e->fn_start)
 			return (long)k;
 	return -1;
 }
@@ -216,7 +211,7 @@ static int interleave(const struct rbi_native_stack *ns, const struct ruby_stack
 
 			loops++;
 			while (r < rs->n && !ended) {
-				ended = rs->v[r].f.kind == RBI_FRAME_RUBY && rs->v[r].f.vm_entry;
+				ended = rs->v[r].kind == RBI_FRAME_RUBY && rs->v[r].vm_entry;
 				if ((rc = add_line(m, -1, (long)r++)))
 					return rc;
 			}
@@ -250,7 +245,7 @@ static int deliver(const struct rbi_native_stack *ns, const struct ruby_stack *r
 		struct rbi_mixed_frame f = {
 			.index = i,
 			.native = m->v[i].native >= 0 ? &ns->v[m->v[i].native].f : NULL,
-			.ruby = m->v[i].ruby >= 0 ? &rs->v[m->v[i].ruby].f : NULL,
+			.ruby = m->v[i].ruby >= 0 ? &rs->v[m->v[i].ruby] : NULL,
 		};
 		int rc = fn(&f, arg);
 

@@ -13,9 +13,6 @@
  * exported name before it. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <inttypes.h>
-#include <stdio.h>
-
 #include "native/native.h"
 
 /* Native frames of one thread, inlined ones included: deeper is a loop. */
@@ -327,17 +324,25 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 
 /* ---- the walk ------------------------------------------------------------ */
 
+/* T's images and libdwfl state, ready to unwind. */
+static int unwind_ready(struct rbi_target *t, struct rbi_image_list **images,
+			struct unwind_state **st)
+{
+	int rc;
+
+	if (t->ops->version < 3 || !t->ops->registers)
+		return rbi_fail(RBI_UNSUPPORTED, "this target's backend gives no "
+				"registers: no native frames");
+	rc = rbi_images_load(t, images);
+	return rc ? rc : unwind_state(t, *images, st);
+}
+
 int rbi_native_prepare(struct rbi_target *t)
 {
 	struct rbi_image_list *images;
 	struct unwind_state *st;
 
-	if (t->ops->version < 3 || !t->ops->registers)
-		return rbi_fail(RBI_UNSUPPORTED, "this target's backend gives no "
-				"registers: no native frames");
-	int rc = rbi_images_load(t, &images);
-
-	return rc ? rc : unwind_state(t, images, &st);
+	return unwind_ready(t, &images, &st);
 }
 
 int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack *out)
@@ -347,8 +352,7 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 	int rc;
 
 	rbi_native_stack_free(out);
-	if ((rc = rbi_native_prepare(t)) || (rc = rbi_images_load(t, &w.images)) ||
-	    (rc = unwind_state(t, w.images, &st)))
+	if ((rc = unwind_ready(t, &w.images, &st)))
 		return rc;
 	rc = t->ops->registers(t->be, tid, &st->regs);
 	if (rc == RBI_ITER_END)
