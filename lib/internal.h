@@ -9,6 +9,8 @@
  *   native/ how the process died (signals, signal frames); native stacks
  *           (libdwfl unwinding) and their merge with Ruby's frames, which
  *           is why it sits above vm/
+ * session.c, above them all, opens, refreshes and closes an rbi_target and
+ * owns what the layers found (images, VM); profile/ and out/ use it.
  */
 #ifndef RBI_INTERNAL_H
 #define RBI_INTERNAL_H
