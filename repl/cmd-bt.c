@@ -101,6 +101,14 @@ static int frame_json(const struct rbi_frame *f, void *arg)
 	return 0;
 }
 
+/* A native walk's failure that no other thread would escape (no ptrace
+   permission, a backend without registers): it ends the command, with its
+   exit status, rather than repeat under every thread. */
+static bool whole_target_failure(const struct bt_ctx *c, int rc)
+{
+	return c->native && (rc == RBI_PERM || rc == RBI_UNSUPPORTED);
+}
+
 static int thread_bt(const struct rbi_thread *th, void *arg)
 {
 	struct bt_ctx *c = arg;
@@ -125,6 +133,10 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 		thread_json_fields(c->s, &c->j, th);
 		if (!th->error && c->native) {
 			rc = bt_native(c->s, &c->j, th, c->max, &c->truncated);
+			if (whole_target_failure(c, rc)) {
+				rbi_json_end_object(&c->j);
+				return rc;
+			}
 			rbi_json_key(&c->j, "truncated"); rbi_json_bool(&c->j, c->truncated);
 			rbi_json_key(&c->j, "error");
 			rbi_json_cstr(&c->j, rc < 0 ? rbi_errmsg() : NULL);
@@ -156,7 +168,7 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 	else
 		rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0,
 				       frame_text, c);
-	if (rc == STOP_INTERRUPTED)
+	if (rc == STOP_INTERRUPTED || whole_target_failure(c, rc))
 		return rc;
 	if (c->truncated)
 		fprintf(out, "... more frames (shown: the first %zu)\n", c->max);

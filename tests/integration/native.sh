@@ -15,7 +15,8 @@
 #     [BUG] handler): the crashed thread comes first and the frame after the signal
 #     trampoline is the C function that faulted;
 #   - gdb's rb-bt --native is rbinspect's, on the core and on a process gdb holds (read
-#     through gdb's own snapshot: only the tracer may read a thread's registers).
+#     through gdb's own snapshot: only the tracer may read a thread's registers);
+#     rbinspect run outside on a process a debugger holds says so in one line, exit 4.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -119,6 +120,16 @@ while read -r kind ver root cmd; do
 		else
 			not_ok "$name live: gdb's rb-bt --native (through its snapshot) = rbinspect bt --native"
 			diag "$(sed '1,/^@@bt$/d' "$j.gdbrb" | diff "$j.live.txt" - | head -20)"
+		fi
+		# Outside gdb, while gdb holds it: no registers for us, one line, exit 4.
+		timeout 300 gdb -nx -batch -p "$RB_PID" -ex "shell '$RBINSPECT' -p $RB_PID bt --native \
+			>/dev/null 2>'$j.held.err'; echo \$? >'$j.held.rc'" >/dev/null 2>&1 </dev/null
+		if [ "$(cat "$j.held.rc")" = 4 ] && [ "$(grep -c . "$j.held.err")" = 1 ] &&
+			grep -q 'traced already' "$j.held.err"; then
+			ok "$name live: a process a debugger holds: one line, exit 4"
+		else
+			not_ok "$name live: a process a debugger holds: one line, exit 4"
+			diag "exit $(cat "$j.held.rc"): $(cat "$j.held.err")"
 		fi
 	fi
 
