@@ -369,6 +369,8 @@ typedef enum {
 	RBI_FRAME_GC = 3,       /* the VM collecting garbage (samples only) */
 	RBI_FRAME_OTHER = 4,    /* made up by a profile view: a process, a
 				   thread, a thread state */
+	RBI_FRAME_NATIVE = 5,   /* a machine frame (samples of a sampler with
+				   RBI_SAMPLER_NATIVE only) */
 } rbi_frame_kind;
 
 /* The control frame's type (VM_FRAME_MAGIC_* in its environment flags). */
@@ -462,6 +464,11 @@ struct rbi_native_frame {
 	int signal_trampoline;  /* non-zero: the C library's return-from-signal
 				   code: the frame after it was interrupted by a
 				   signal (gdb's "<signal handler called>") */
+	uint64_t function_start; /* the ELF address (as MODULE_OFFSET) where
+				   the function PC is in starts, from a symbol or,
+				   without one, the call frame information; 0:
+				   unknown.  Every frame of one function has it,
+				   named or not: what a profile groups by */
 };
 
 /* One line of a mixed stack: a native frame, a Ruby frame, or both (a C
@@ -653,6 +660,13 @@ struct rbi_sample {
 				   innermost max_frames */
 	size_t nframes;
 	const struct rbi_sample_frame *const *frames;   /* outermost first */
+	/* With RBI_SAMPLER_NATIVE (else 0 and NULL): */
+	int native;             /* non-zero: FRAMES are the native frames merged
+				   with the Ruby ones (rbi_native_foreach) */
+	const char *native_unmerged;    /* NATIVE 0: why FRAMES hold the Ruby
+				   frames only (the stacks did not fit, or the
+				   thread could not be unwound) */
+	uint64_t stopped_ns;    /* how long the thread was held stopped */
 };
 
 /* Callback for each thread of a sample.  Valid only during the call, except
@@ -678,6 +692,10 @@ typedef struct rbi_sampler rbi_sampler;
 
 #define RBI_SAMPLER_IDLE  1u    /* also read idle threads' stacks */
 #define RBI_SAMPLER_PAUSE 2u    /* stop the process (ptrace) while sampling */
+#define RBI_SAMPLER_NATIVE 4u   /* native frames merged with the Ruby ones:
+				   each sampled thread is stopped (ptrace) while
+				   its stacks are read, about a millisecond; not
+				   with RBI_SAMPLER_PAUSE */
 
 struct rbi_sampler_opts {
 	uint32_t size;          /* sizeof(struct rbi_sampler_opts) */
@@ -689,7 +707,9 @@ struct rbi_sampler_opts {
    the VM (rbi_ruby_info's errors).  RBI_UNSUPPORTED for a core.  With
    RBI_SAMPLER_PAUSE the process is attached with ptrace (PTRACE_SEIZE: it
    keeps running) and stopped only inside rbi_sampler_sample; RBI_PERM if
-   it is already traced or ptrace is not allowed. */
+   it is already traced or ptrace is not allowed.  RBI_SAMPLER_NATIVE
+   checks at once that a thread can be stopped (RBI_PERM, RBI_UNSUPPORTED
+   as rbi_native_foreach); RBI_INVAL with RBI_SAMPLER_PAUSE. */
 int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opts,
 		    rbi_sampler **out);
 /* NULL-safe.  Detaches a paused process. */

@@ -63,6 +63,8 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 		o->view_flags |= RBI_VIEW_GVL;
 	} else if (!strcmp(a, "--pause")) {
 		o->record_flags |= RBI_SAMPLER_PAUSE;
+	} else if (!strcmp(a, "--native")) {
+		o->record_flags |= RBI_SAMPLER_NATIVE;
 	} else if (!strcmp(a, "--no-lines")) {
 		o->view_flags |= RBI_VIEW_NO_LINES;
 	} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -176,6 +178,27 @@ int profile_write_file(rbi_profile *p, const struct profile_opts *o, rbi_profile
 	return rc ? EXIT_ERROR : EXIT_OK;
 }
 
+/* How the stacks of a --native recording were read. */
+static void profile_print_native(FILE *f, rbi_profile *p)
+{
+	const char *merged = rbi_profile_meta(p, "native_merged");
+	const char *ruby = rbi_profile_meta(p, "native_ruby_only");
+	const char *why = rbi_profile_meta(p, "native_ruby_only_why");
+	const char *mean = rbi_profile_meta(p, "native_stop_mean_ms");
+	const char *max = rbi_profile_meta(p, "native_stop_max_ms");
+
+	if (!rbi_profile_meta(p, "native"))
+		return;
+	fprintf(f, "native: %s stacks with native frames, %s with Ruby frames only; "
+		"threads held %s ms a stack (max %s ms)\n", merged ? merged : "?",
+		ruby ? ruby : "?", mean ? mean : "?", max ? max : "?");
+	if (why) {
+		fputs("native: first stack with Ruby frames only: ", f);
+		rbi_out_text_cstr(f, why);
+		fputc('\n', f);
+	}
+}
+
 void profile_print_stats(FILE *f, rbi_profile *p)
 {
 	struct rbi_sample_stats st;
@@ -190,6 +213,7 @@ void profile_print_stats(FILE *f, rbi_profile *p)
 	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
 		st.samples ? (double)st.total_ns / (double)st.samples / 1000.0 : 0.0,
 		(double)st.max_ns / 1000.0);
+	profile_print_native(f, p);
 	if (st.torn * 10 > st.stacks + st.torn)
 		fprintf(f, "rbinspect: warning: %.0f%% of the stacks moved while they were read "
 			"(torn, left out): code that calls and returns faster than a stack can "
@@ -219,7 +243,8 @@ static int record_usage(void)
 	fputs("usage: rbinspect record (-p PID | -- COMMAND [ARGS...]) [--rate HZ]\n"
 	      "         [--duration S] [-o FILE] [--format flamegraph|folded|speedscope|\n"
 	      "         pprof|callgrind|raw] [--raw FILE] [--subprocesses] [--threads]\n"
-	      "         [--idle] [--gvl] [--no-lines] [--pause] [--max-frames N] [--quiet]\n",
+	      "         [--idle] [--gvl] [--no-lines] [--pause | --native] [--max-frames N]\n"
+	      "         [--quiet]\n",
 	      stderr);
 	return EXIT_USAGE;
 }
@@ -248,6 +273,11 @@ int cmd_record(struct session *s, int argc, char **argv)
 			fprintf(stderr, "rbinspect: record: unknown argument \"%s\"\n", argv[i]);
 			return record_usage();
 		}
+	}
+	if ((o.record_flags & RBI_SAMPLER_PAUSE) && (o.record_flags & RBI_SAMPLER_NATIVE)) {
+		fprintf(stderr, "rbinspect: record: --native holds each thread on its own "
+			"while it is read; it does not go with --pause\n");
+		return EXIT_USAGE;
 	}
 	if (s->target) {
 		if (!s->live) {
@@ -364,6 +394,8 @@ int cmd_report(struct session *s, int argc, char **argv)
 			snprintf(out, sizeof(out), "%.*s.%s", stem, in,
 				 rbi_profile_format_extension(o.format));
 	}
+	if (!o.quiet)
+		profile_print_native(stderr, p);
 	rc = profile_write_file(p, &o, o.format, o.output ? o.output : out);
 	if (!rc && !o.quiet && strcmp(o.output ? o.output : out, "-"))
 		fprintf(stderr, "rbinspect: wrote %s to %s\n", rbi_profile_format_name(o.format),

@@ -31,9 +31,10 @@ static const char *const c_help[] = { "%command", NULL };
 static const char *const c_objects[] = { "--by-class", "--top", "--pause", "--json", NULL };
 static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--raw=", "--subprocesses",
-	"--threads", "--idle", "--gvl", "--no-lines", "--pause", "--max-frames=", "--quiet", NULL };
+	"--threads", "--idle", "--gvl", "--no-lines", "--pause", "--native", "--max-frames=",
+	"--quiet", NULL };
 static const char *const c_top[] = { "--rate=", "--interval=", "--duration=", "--top=",
-	"--subprocesses", "--threads", "--idle", "--gvl", "--pause", NULL };
+	"--subprocesses", "--threads", "--idle", "--gvl", "--pause", "--native", NULL };
 static const char *const c_report[] = {
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--output=", "--threads",
 	"--idle", "--gvl", "--no-lines", NULL };

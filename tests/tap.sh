@@ -14,6 +14,11 @@ is() {
 	if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3"; diag "got:  $1"; diag "want: $2"; fi
 }
 
+# like TEXT REGEX DESC: ok if a line of TEXT matches the extended REGEX
+like() {
+	if grep -Eq -- "$2" <<<"$1"; then ok "$3"; else not_ok "$3"; diag "got:  $1"; diag "want: /$2/"; fi
+}
+
 # check DESC CMD...: ok if CMD succeeds
 check() {
 	local desc=$1; shift

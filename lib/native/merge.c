@@ -98,6 +98,8 @@ static int read_stacks(struct rbi_target *t, const struct rbi_thread *th,
 		t0 = rbi_now_ns();
 		if ((rc = rbi_task_hold(t->pid, th->tid)))
 			return rc;
+		/* What was cached was read while the thread ran. */
+		rbi_cache_clear(&t->cache);
 	}
 	rc = rbi_frame_foreach(t, th, 0, ruby_copy_fn, rs);
 	if (rc == RBI_OK || rc == RBI_ITER_END)

@@ -286,6 +286,8 @@ static int name_frame(struct rbi_native_stack *s, struct rbi_image_list *images,
 		e.f.function_offset = raw->pc - start;
 	if (rbi_image_function_start(img, lookup, &e.fn_start) != RBI_OK)
 		e.fn_start = start;
+	if (e.fn_start)
+		e.f.function_start = e.fn_start - img->bias;
 	if ((ln = dwfl_module_getsrc(mod, lookup)) &&
 	    (e.f.file = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL)))
 		e.f.line = lineno;

@@ -155,6 +155,12 @@ static void color(const struct fnode *n, const char *name, int rgb[3])
 		rgb[1] = 165 + (int)(55 * v1);
 		rgb[2] = 165 + (int)(55 * v2);
 		break;
+	case RBI_FRAME_NATIVE:          /* red-orange, as native code in
+					   perf's flame graphs */
+		rgb[0] = 200 + (int)(55 * v1);
+		rgb[1] = 80 + (int)(60 * v2);
+		rgb[2] = 40 + (int)(30 * v3);
+		break;
 	case RBI_FRAME_GC:              /* purple-grey */
 		rgb[0] = 150 + (int)(30 * v1);
 		rgb[1] = 130 + (int)(30 * v1);

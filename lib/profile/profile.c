@@ -695,7 +695,7 @@ static int load_line(rbi_profile *p, char *line, bool *stats_seen)
 		return rbi_profile_set_meta(p, f[1], f[2]);
 	if (!strcmp(f[0], "f") && n == 7) {
 		if (!num(f[1], UINT32_MAX, &a) || a != p->ft.n ||
-		    !snum(f[2], RBI_FRAME_RUBY, RBI_FRAME_OTHER, &x) ||
+		    !snum(f[2], RBI_FRAME_RUBY, RBI_FRAME_NATIVE, &x) ||
 		    !snum(f[3], 0, INT32_MAX, &y) || !snum(f[4], 0, INT32_MAX, &z))
 			return rbi_fail(RBI_CORRUPT, "bad frame");
 		const struct rbi_sample_frame *fr = rbi_frametab_intern(&p->ft,

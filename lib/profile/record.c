@@ -53,6 +53,14 @@ struct proc {
 	char exe[256];                  /* /proc/PID/exe when last tried */
 };
 
+/* RBI_SAMPLER_NATIVE: how the stacks kept were read. */
+struct native_tally {
+	uint64_t merged;        /* native frames merged with the Ruby ones */
+	uint64_t ruby_only;     /* the Ruby frames alone ... */
+	char why[256];          /* ... and the first reason for it */
+	uint64_t stopped_ns, stopped_max_ns;    /* threads held, in all */
+};
+
 struct rec {
 	rbi_profile *p;
 	const struct rbi_record_opts *o;
@@ -69,6 +77,7 @@ struct rec {
 	bool sampled;           /* some process got as far as sampling */
 	int root_rc;            /* why the root process could not be opened */
 	uint64_t rng;
+	struct native_tally native;
 };
 
 static double uniform(struct rec *r)
@@ -234,7 +243,7 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 {
 	struct rbi_sampler_opts so = {
 		.size = sizeof(so),
-		.flags = r->o->flags & (RBI_SAMPLER_IDLE | RBI_SAMPLER_PAUSE),
+		.flags = r->o->flags & (RBI_SAMPLER_IDLE | RBI_SAMPLER_PAUSE | RBI_SAMPLER_NATIVE),
 		.max_frames = r->o->max_frames,
 	};
 
@@ -347,12 +356,49 @@ static void scan_descendants(struct rec *r, pid_t root)
 	}
 }
 
+static void native_count(struct native_tally *n, const struct rbi_sample *s)
+{
+	n->stopped_ns += s->stopped_ns;
+	if (s->stopped_ns > n->stopped_max_ns)
+		n->stopped_max_ns = s->stopped_ns;
+	if (s->status != RBI_OK)
+		return;
+	if (s->native) {
+		n->merged++;
+	} else {
+		if (!n->ruby_only++)
+			snprintf(n->why, sizeof(n->why), "%s", s->native_unmerged ?
+				 s->native_unmerged : "unknown");
+	}
+}
+
+static void native_meta(rbi_profile *p, const struct native_tally *n)
+{
+	char buf[64];
+	uint64_t held = n->merged + n->ruby_only;
+
+	rbi_profile_set_meta(p, "native", "yes");
+	snprintf(buf, sizeof(buf), "%" PRIu64, n->merged);
+	rbi_profile_set_meta(p, "native_merged", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, n->ruby_only);
+	rbi_profile_set_meta(p, "native_ruby_only", buf);
+	if (n->ruby_only)
+		rbi_profile_set_meta(p, "native_ruby_only_why", n->why);
+	snprintf(buf, sizeof(buf), "%.3f", held ? (double)n->stopped_ns / (double)held / 1e6 : 0.0);
+	rbi_profile_set_meta(p, "native_stop_mean_ms", buf);
+	snprintf(buf, sizeof(buf), "%.3f", (double)n->stopped_max_ns / 1e6);
+	rbi_profile_set_meta(p, "native_stop_max_ms", buf);
+}
+
+/* ARG: { the recording, the process sampled }. */
 static int add_sample(const struct rbi_sample *s, void *arg)
 {
+	struct rec *r = ((void **)arg)[0];
 	struct proc *p = ((void **)arg)[1];
-	rbi_profile *prof = ((void **)arg)[0];
-	int rc = rbi_profile_add_mapped(prof, s, &p->fmap);
+	int rc = rbi_profile_add_mapped(r->p, s, &p->fmap);
 
+	if (r->o->flags & RBI_SAMPLER_NATIVE)
+		native_count(&r->native, s);
 	return rc < 0 ? rc : 0;
 }
 
@@ -480,7 +526,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 		}
 		for (size_t i = 0; i < r.n; i++) {
 			struct proc *q = &r.procs[i];
-			void *arg[2] = { p, q };
+			void *arg[2] = { &r, q };
 			int src;
 
 			if (q->state != PROC_SAMPLING)
@@ -518,6 +564,8 @@ out:
 		snprintf(buf, sizeof(buf), "%.3f", (double)(rbi_now_ns() - (start ? start : rbi_now_ns())) / 1e9);
 		rbi_profile_set_meta(p, "duration", buf);
 	}
+	if (o->flags & RBI_SAMPLER_NATIVE)
+		native_meta(p, &r.native);
 	/* A command started by record is not Ruby yet when first tried; only
 	   a root that was never sampled at all is an error. */
 	if (!rc && !r.sampled && r.root_rc) {

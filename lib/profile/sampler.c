@@ -4,7 +4,9 @@
  * this adds what the VM does not know: whether a runnable thread without the
  * GVL is on a CPU (/proc/PID/task/TID/stat, kept open; in another pid
  * namespace the target's tids are mapped to ours through NSpid), pausing
- * the process when asked, timing and the sampling-quality figures. */
+ * the process when asked, native frames when asked (native-sample.c: a
+ * thread whose native stack cannot be had keeps the fast path's Ruby
+ * stack), timing and the sampling-quality figures. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/native-sample.h"
 #include "vm/sample.h"
 
 /* Reads of a torn stack redone within one sample. */
@@ -22,6 +25,7 @@
 
 struct ostask {
 	int32_t tid;            /* as the target sees it */
+	int32_t host;           /* as we see it */
 	int fd;                 /* /proc/PID/task/HOST_TID/stat, -1 if none */
 	bool seen;
 };
@@ -33,6 +37,8 @@ struct rbi_sampler {
 	struct rbi_sampler_opts opts;
 	struct rbi_sample_stats st;
 	struct rbi_pause *pause;
+	struct rbi_native_sampler *native;      /* RBI_SAMPLER_NATIVE */
+	const struct rbi_native_sample **native_reads;  /* by thread, this sample */
 	bool same_pidns;
 	uint64_t rescans_seen;
 	struct ostask *tasks;
@@ -120,14 +126,14 @@ static struct ostask *task_find(struct rbi_sampler *s, int32_t tid)
 	return NULL;
 }
 
-static struct ostask *task_add(struct rbi_sampler *s, int32_t tid, int fd)
+static struct ostask *task_add(struct rbi_sampler *s, int32_t tid, int32_t host, int fd)
 {
 	if (!RBI_GROW(s->tasks, s->tasks_cap, s->ntasks + 1, 16)) {
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
-	s->tasks[s->ntasks] = (struct ostask){ .tid = tid, .fd = fd, .seen = true };
+	s->tasks[s->ntasks] = (struct ostask){ .tid = tid, .host = host, .fd = fd, .seen = true };
 	return &s->tasks[s->ntasks++];
 }
 
@@ -147,7 +153,7 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 		if ((t = task_find(s, th[i].tid))) {
 			t->seen = true;
 		} else if (s->same_pidns) {
-			task_add(s, th[i].tid, open_stat(s->pid, th[i].tid));
+			task_add(s, th[i].tid, th[i].tid, open_stat(s->pid, th[i].tid));
 		} else {
 			missing = true;
 		}
@@ -169,7 +175,8 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 					continue;
 				for (size_t i = 0; i < n; i++)
 					if (th[i].tid == tid && !task_find(s, tid) &&
-					    (t = task_add(s, tid, open_stat(s->pid, host))))
+					    (t = task_add(s, tid, (int32_t)host,
+							   open_stat(s->pid, host))))
 						t->seen = true;
 			}
 			closedir(dir);
@@ -201,15 +208,19 @@ static char os_state(struct rbi_sampler *s, int32_t tid)
 
 static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthread *th)
 {
+	char os;
+
 	if (th->gvl)
 		return RBI_STATE_GVL;
+	/* C code run without the GVL (rb_nogvl: zlib, bcrypt...) leaves the
+	   thread "stopped" for Ruby, as a sleep does: only the kernel tells
+	   the one on a CPU from the one asleep. */
+	os = os_state(s, th->tid);
+	if (os == 'R')
+		return RBI_STATE_RUNNING;
 	if (th->status != RBI_THREAD_RUNNABLE)
 		return RBI_STATE_SLEEPING;
-	switch (os_state(s, th->tid)) {
-	case 0: return RBI_STATE_UNKNOWN;
-	case 'R': return RBI_STATE_RUNNING;
-	default: return RBI_STATE_WAITING;
-	}
+	return os ? RBI_STATE_WAITING : RBI_STATE_UNKNOWN;
 }
 
 static bool process_gone(pid_t pid)
@@ -218,6 +229,14 @@ static bool process_gone(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	return rbi_proc_stat(path, &state, NULL) || state == 'Z' || state == 'X';
+}
+
+static int native_new(struct rbi_sampler *s)
+{
+	if (s->opts.flags & RBI_SAMPLER_PAUSE)
+		return rbi_fail(RBI_INVAL, "native frames are read from each thread held "
+				"on its own; they do not go with pausing the process");
+	return rbi_native_sampler_new(s->t, &s->native);
 }
 
 RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opts,
@@ -240,7 +259,8 @@ RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opt
 		s->opts.flags = opts->flags;
 	s->same_pidns = same_pid_namespace(s->pid);
 	if ((rc = rbi_vm_sampler_new(t, &s->vs)) ||
-	    ((s->opts.flags & RBI_SAMPLER_PAUSE) && (rc = rbi_pause_new(s->pid, &s->pause)))) {
+	    ((s->opts.flags & RBI_SAMPLER_PAUSE) && (rc = rbi_pause_new(s->pid, &s->pause))) ||
+	    ((s->opts.flags & RBI_SAMPLER_NATIVE) && (rc = native_new(s)))) {
 		rbi_sampler_free(s);
 		return rc;
 	}
@@ -253,6 +273,8 @@ RBI_EXPORT void rbi_sampler_free(rbi_sampler *s)
 	if (!s)
 		return;
 	rbi_pause_free(s->pause);
+	rbi_native_sampler_free(s->native);
+	free(s->native_reads);
 	rbi_vm_sampler_free(s->vs);
 	tasks_close(s);
 	free(s->tasks);
@@ -282,8 +304,55 @@ static int scratch(struct rbi_sampler *s, size_t n)
 	if (!w)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	s->wanted = w;
+	const struct rbi_native_sample **nr = realloc(s->native_reads, n * sizeof(*nr));
+	if (!nr)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	s->native_reads = nr;
 	s->scratch_cap = n;
 	return RBI_OK;
+}
+
+/* Every wanted thread's merged stack, each thread held while it is read
+   (by our tid for it: the target may be in another pid namespace). */
+static int native_read(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rbi_vm_sthread *v = &th[i];
+		const struct ostask *task = v->tid > 0 ? task_find(s, v->tid) : NULL;
+		struct rbi_thread t = {
+			.number = v->number, .thread = v->thread, .ractor = v->ractor,
+			.ec = v->ec, .tid = task ? task->host : 0, .status = v->status,
+			.name = v->name, .main = v->main, .gvl = v->gvl,
+		};
+
+		s->native_reads[i] = NULL;
+		if (!s->wanted[i] || v->poll_rc)
+			continue;
+		if (!(s->native_reads[i] = rbi_native_sample_read(s->native, &t, i,
+								  s->opts.max_frames)))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+	}
+	return RBI_OK;
+}
+
+/* The merged stack in place of the fast path's, when it was read; the
+   fast path's Ruby stack, with the reason, when not. */
+static void native_pick(struct rbi_sample *smp, const struct rbi_native_sample *r)
+{
+	if (!r) {
+		smp->native_unmerged = "the thread could not be read";
+		return;
+	}
+	smp->stopped_ns = r->stopped_ns;
+	smp->native = r->merged;
+	if (!r->merged)
+		smp->native_unmerged = r->why;
+	if (r->rc != RBI_OK)
+		return;
+	smp->status = RBI_OK;
+	smp->truncated = r->truncated;
+	smp->nframes = r->n;
+	smp->frames = (const struct rbi_sample_frame *const *)r->frames;
 }
 
 RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
@@ -316,6 +385,8 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 		}
 		rc = rbi_vm_sampler_read(s->vs, s->opts.max_frames, TORN_RETRIES);
 	}
+	if (!rc && s->native)
+		rc = native_read(s, th, n);
 	if (s->pause)
 		rbi_pause_resume(s->pause);
 	t1 = rbi_now_ns();
@@ -335,19 +406,6 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct rbi_vm_sthread *t = &th[i];
-
-		if (!s->wanted[i])
-			continue;
-		s->st.retries += t->retries;
-		if (t->rc == RBI_TORN)
-			s->st.torn++;
-		else if (t->rc)
-			s->st.errors++;
-		else
-			s->st.stacks++;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct rbi_vm_sthread *t = &th[i];
 		struct rbi_sample smp;
 
 		if (!s->wanted[i])
@@ -360,6 +418,15 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 			.nframes = t->rc ? 0 : t->nframes,
 			.frames = (const struct rbi_sample_frame *const *)t->frames,
 		};
+		if (s->native)
+			native_pick(&smp, s->native_reads[i]);
+		s->st.retries += t->retries;
+		if (smp.status == RBI_TORN)
+			s->st.torn++;
+		else if (smp.status)
+			s->st.errors++;
+		else
+			s->st.stacks++;
 		if ((rc = fn(&smp, arg)))
 			return rc;
 	}

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""native-profile-check.py RAW TRUTH: check a `record --native` profile of
+testdata/programs/squeeze.rb (raw form, see lib/profile/profile.c) against
+the squeezer's own caller_locations (TRUTH).
+
+Every sample must be accounted for: the metadata's merged and Ruby-only counts
+add up to the samples kept, and the merged ones are those with native frames.
+In every merged stack, outermost first: the thread's start is native code; a
+C method that calls back into Ruby (Kernel#loop) has native frames (its C
+function, the VM's entry) before the Ruby frame it runs.  In every merged
+stack that is inside Zlib::Deflate.deflate: the Ruby frames, taken out, are
+deflate then the truth (Ruby frames by path and line, C methods by base
+label); right after deflate comes its C function in the zlib extension; and
+zlib's own code (libz), which the extension calls, is seen in some of them.  Prints one line per mismatch (at
+most 20) and a summary; exits 1 on any mismatch or fewer than 5 such stacks.
+"""
+import re
+import sys
+
+RUBY, CFUNC, NATIVE = 1, 2, 5
+
+
+def unescape(s):
+    if s == "":
+        return None
+    return re.sub(r"\\(x[0-9a-fA-F]{2}|.)", lambda m: {
+        "\\": "\\", "t": "\t", "r": "\r", "n": "\n"}.get(m.group(1), None)
+        or chr(int(m.group(1)[1:], 16)), s)
+
+
+def load_raw(path):
+    meta, frames, nodes, samples = {}, {}, {0: None}, []
+    for line in open(path, encoding="utf-8", errors="surrogateescape"):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "m":
+            meta[f[1]] = unescape(f[2])
+        elif f[0] == "f":
+            frames[int(f[1])] = dict(kind=int(f[2]), line=int(f[3]),
+                                     label=unescape(f[5]) or "", path=unescape(f[6]) or "")
+        elif f[0] == "n":
+            nodes[int(f[1])] = (int(f[2]), int(f[3]))
+        elif f[0] == "s":
+            samples.append(int(f[2]))
+    stacks = []
+    for node in samples:
+        st = []
+        while node:
+            parent, frame = nodes[node]
+            st.append(frames[frame])
+            node = parent
+        stacks.append(st[::-1])         # outermost first
+    return meta, stacks
+
+
+def base(label):
+    return re.split(r"[#.]", label)[-1]
+
+
+def main():
+    meta, stacks = load_raw(sys.argv[1])
+    truth = [l.rstrip("\n").split("\t")[1:] for l in open(sys.argv[2]) if l.startswith("frame\t")]
+    bad = []
+    merged = [s for s in stacks if any(f["kind"] == NATIVE for f in s)]
+    if meta.get("native") != "yes":
+        bad.append("metadata: not a --native profile")
+    if int(meta.get("native_merged", -1)) != len(merged):
+        bad.append("metadata says %s merged stacks, the profile has %d"
+                   % (meta.get("native_merged"), len(merged)))
+    if int(meta.get("native_merged", 0)) + int(meta.get("native_ruby_only", 0)) != len(stacks):
+        bad.append("merged %s + Ruby-only %s != %d samples kept" % (
+            meta.get("native_merged"), meta.get("native_ruby_only"), len(stacks)))
+    checked = in_libz = 0
+    for s in merged:
+        text = " ; ".join(f["label"] for f in s)
+        if s[0]["kind"] != NATIVE:
+            bad.append("outermost frame is not native: " + text)
+        for i, f in enumerate(s[:-1]):
+            if f["kind"] == CFUNC and s[i + 1]["kind"] == RUBY:
+                bad.append("C method %s runs Ruby with no native frame between: %s"
+                           % (f["label"], text))
+        ruby = [f for f in s if f["kind"] in (RUBY, CFUNC)][::-1]      # innermost first
+        if not ruby or ruby[0]["kind"] != CFUNC or base(ruby[0]["label"]) != "deflate":
+            continue
+        checked += 1
+        want = [["deflate", "", "0"]] + truth
+        got = [[base(f["label"]), f["path"], str(f["line"])] if f["kind"] == RUBY
+               else [base(f["label"]), "", "0"] for f in ruby]
+        # C methods are checked by name, Ruby frames by path and line.
+        for k in range(max(len(want), len(got))):
+            w = want[k] if k < len(want) else None
+            g = got[k] if k < len(got) else None
+            if w is None or g is None:
+                bad.append("Ruby frame %d: want %s, got %s: %s" % (k, w, g, text))
+                break
+            if ruby[k]["kind"] == RUBY and (g[1], g[2]) != (w[1], w[2]):
+                bad.append("Ruby frame %d: want %s:%s, got %s:%s: %s" % (k, w[1], w[2], g[1], g[2], text))
+                break
+            if ruby[k]["kind"] == CFUNC and g[0] != w[0]:
+                bad.append("C frame %d: want %s, got %s: %s" % (k, w[0], g[0], text))
+                break
+        d = max(i for i, f in enumerate(s) if f["kind"] == CFUNC and base(f["label"]) == "deflate")
+        if d + 1 >= len(s) or s[d + 1]["kind"] != NATIVE or not s[d + 1]["path"].endswith("zlib.so"):
+            bad.append("the frame after deflate is not its C function in zlib.so: " + text)
+        in_libz += any("libz.so" in f["path"] for f in s[d + 1:])
+    if checked and not in_libz:
+        bad.append("no stack inside deflate reached zlib's own code (libz)")
+    if checked < 5:
+        bad.append("only %d merged stacks inside deflate (want 5 or more)" % checked)
+    for b in bad[:20]:
+        print(b)
+    print("%d samples, %d merged, %d inside deflate checked, %d in libz"
+          % (len(stacks), len(merged), checked, in_libz))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
