@@ -438,6 +438,76 @@ typedef int (*rbi_frame_fn)(const struct rbi_frame *frame, void *arg);
 int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		      size_t max_frames, rbi_frame_fn fn, void *arg);
 
+/* ---- Fibers -------------------------------------------------------------- */
+
+/* A fiber's state, as Fiber#alive? and the VM see it. */
+typedef enum {
+	RBI_FIBER_CREATED = 0,          /* made, never resumed: no frames */
+	RBI_FIBER_RESUMED = 1,          /* running, or waiting for the fiber it
+					   resumed to yield back */
+	RBI_FIBER_SUSPENDED = 2,        /* in Fiber.yield (or transferred away) */
+	RBI_FIBER_TERMINATED = 3,       /* finished: no frames */
+} rbi_fiber_status;
+
+/* "created", "resumed", "suspended", "terminated"; "unknown" otherwise. */
+const char *rbi_fiber_status_name(rbi_fiber_status s);
+
+/* One fiber.  Valid during the callback. */
+struct rbi_fiber {
+	size_t index;           /* 0, 1, ... in the order delivered */
+	uint64_t fiber;         /* the rb_fiber_t */
+	uint64_t self;          /* the Fiber object (a VALUE); 0 for a root
+				   fiber Ruby made no object for */
+	uint64_t ec;            /* its execution context: the frames */
+	uint64_t thread;        /* the rb_thread_t it belongs to; 0 unknown */
+	unsigned thread_number; /* that thread's rbi_thread.number; 0 if it is
+				   no Ruby thread alive now */
+	rbi_fiber_status status;
+	int root;               /* its thread's root fiber */
+	int current;            /* the fiber its thread runs now */
+	int chain;              /* its place in its thread's chain of
+				   resumes: 0 the current fiber, 1 the fiber
+				   that resumed it, ...; -1 not in the chain */
+	uint64_t resumed_by;    /* the fiber that resumed it and waits for
+				   it to yield (rb_fiber_t), 0 if none */
+};
+
+typedef int (*rbi_fiber_fn)(const struct rbi_fiber *f, void *arg);
+
+/* What rbi_fiber_foreach found. */
+struct rbi_fiber_stats {
+	uint32_t size;          /* sizeof(struct rbi_fiber_stats), set by
+				   the caller */
+	size_t found;           /* fibers found */
+	size_t delivered;       /* of which passed to FN (MAX_FIBERS) */
+	int approximate;        /* a live heap changed during the search:
+				   fibers made or freed meanwhile may be
+				   missing or stale */
+};
+
+/* Call FN for every fiber of T's VM: first each thread's chain (the
+   fiber it runs now, the fiber that resumed that one, and so on; then
+   its root fiber if that is not in the chain), thread after thread in
+   rbi_thread_foreach's order; then every other fiber (suspended,
+   created, terminated: Ruby keeps no list of them, they are found in
+   the heap), grouped by the thread they belong to in the same order,
+   those of threads gone last.  At most MAX_FIBERS (0: all).  STATS (may
+   be NULL) is filled in at the end.  RBI_NO_LAYOUT when the layout has
+   no fiber fields (a Ruby without its DWARF whose built-in table lacks
+   them).  Returns RBI_OK, FN's non-zero return, or an error. */
+int rbi_fiber_foreach(rbi_target *t, size_t max_fibers, rbi_fiber_fn fn, void *arg,
+		      struct rbi_fiber_stats *stats);
+
+/* The frames of fiber F (as passed to an rbi_fiber_fn, or a copy), as
+   rbi_frame_foreach gives a thread's: read from the fiber's own execution
+   context. */
+int rbi_fiber_frame_foreach(rbi_target *t, const struct rbi_fiber *f, size_t max_frames,
+			    rbi_frame_fn fn, void *arg);
+
+/* The thread to pass to rbi_frame_foreach or rbi_local_foreach for F's
+   frames: F's thread, with F's execution context. */
+void rbi_fiber_as_thread(const struct rbi_fiber *f, struct rbi_thread *out);
+
 /* ---- Native frames ------------------------------------------------------ */
 
 /* One native (machine) frame of a thread, innermost first, unwound with

@@ -16,6 +16,8 @@ struct bt_ctx {
 	unsigned want;          /* thread number, 0: all */
 	size_t max;             /* frames per thread, 0: all */
 	bool native;            /* --native */
+	bool fibers;            /* --fibers */
+	size_t max_fibers;
 	size_t count;           /* frames of the current thread */
 	bool truncated;
 	unsigned shown;
@@ -222,7 +224,8 @@ static int bt_threads(struct session *s, struct bt_ctx *c)
 
 int cmd_bt(struct session *s, int argc, char **argv)
 {
-	struct bt_ctx c = { .s = s, .max = s->max_frames, .native = s->native };
+	struct bt_ctx c = { .s = s, .max = s->max_frames, .native = s->native,
+			    .max_fibers = bt_fibers_default_max() };
 	bool json = s->json;
 	unsigned long v;
 	int rc;
@@ -238,6 +241,13 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			s->json = true;
 		} else if (!strcmp(a, "--native")) {
 			c.native = true;
+		} else if (!strcmp(a, "--fibers")) {
+			c.fibers = true;
+		} else if ((rc = parse_max_fibers("bt", argc, argv, &i, &c.max_fibers))) {
+			if (rc < 0) {
+				s->json = json;
+				return EXIT_USAGE;
+			}
 		} else if (!strcmp(a, "--max-frames") || !strncmp(a, "--max-frames=", 13)) {
 			val = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!val || parse_count(val, SIZE_MAX / 2, &v)) {
@@ -250,10 +260,22 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			c.want = (unsigned)v;
 		} else {
 			fprintf(stderr, "rbinspect: bt: unknown argument \"%s\" (usage: bt "
-				"[all|N] [--max-frames N] [--native])\n", a);
+				"[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]])\n",
+				a);
 			s->json = json;
 			return EXIT_USAGE;
 		}
+	}
+	if (c.fibers) {
+		if (c.native || c.want) {
+			fprintf(stderr, "rbinspect: bt: --fibers shows every fiber of every "
+				"thread, without native frames\n");
+			s->json = json;
+			return EXIT_USAGE;
+		}
+		rc = bt_fibers(s, c.max, c.max_fibers);
+		s->json = json;
+		return rc;
 	}
 	rc = bt_threads(s, &c);
 	s->json = json;

@@ -79,6 +79,7 @@ int cmd_thread(struct session *s, int argc, char **argv)
 	if (argc == 2) {
 		s->thread = (unsigned)v;
 		s->frame = 0;
+		s->fiber = 0;
 	}
 	if (s->json) {
 		struct rbi_json j;
@@ -381,8 +382,13 @@ int cmd_frame(struct session *s, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((rc = find_thread(s, s->thread, &p, "frame")))
+	if (s->fiber) {
+		memset(&p, 0, sizeof(p));
+		if ((rc = session_fiber(s, &p.th)))
+			return rc;
+	} else if ((rc = find_thread(s, s->thread, &p, "frame"))) {
 		return rc;
+	}
 	if (p.th.error) {
 		fprintf(stderr, "rbinspect: frame: thread %u cannot be read: ", p.th.number);
 		rbi_out_text_cstr(stderr, p.th.error_msg);

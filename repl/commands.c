@@ -22,7 +22,9 @@ int parse_count(const char *s, unsigned long max, unsigned long *out)
 
 /* What tab completion offers after each command's name (rbinspect.h). */
 static const char *const c_json[] = { "--json", NULL };
-static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--native", "--json", NULL };
+static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--native", "--fibers",
+				     "--max-fibers=", "--json", NULL };
+static const char *const c_fibers[] = { "--max-fibers=", "--json", NULL };
 static const char *const c_thread[] = { "%thread", NULL };
 static const char *const c_frame[] = { "%frame", "--json", NULL };
 static const char *const c_set[] = { "color=on|off|auto", "max-frames=", "native=on|off",
@@ -44,15 +46,20 @@ const struct command commands[] = {
 	  c_json },
 	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads,
 	  c_json },
-	{ "bt", "[all|N] [--max-frames N] [--native]",
-	  "Ruby backtrace of every thread, or of thread N; --native: with C frames", cmd_bt,
-	  c_bt },
+	{ "bt", "[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]]",
+	  "Ruby backtrace of every thread, or of thread N; --native: with C frames; "
+	  "--fibers: every fiber", cmd_bt, c_bt },
+	{ "fibers", "[--max-fibers N]", "one line per fiber: thread, status, innermost frame",
+	  cmd_fibers, c_fibers },
 	{ "objects", "[--by-class] [--top N] [--pause]",
 	  "heap objects by type (ObjectSpace.count_objects) or by class", cmd_objects, c_objects },
 	{ "thread", "[N]", "select thread N for \"frame\" (default: the main thread)", cmd_thread,
 	  c_thread },
-	{ "frame", "[N] [--json]", "frame N of the selected thread: self and local variables",
-	  cmd_frame, c_frame },
+	{ "fiber", "[N]", "select fiber N (as \"fibers\" numbers them) for \"frame\"",
+	  cmd_fiber, NULL },
+	{ "frame", "[N] [--json]",
+	  "frame N of the selected thread (or fiber): self and local variables", cmd_frame,
+	  c_frame },
 	{ "refresh", "", "re-read a live process now (the session does before each command)",
 	  cmd_refresh, NULL },
 	{ "set", "[KEY VALUE]", "color on|off|auto, max-frames N, json on|off; alone: show them",

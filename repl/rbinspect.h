@@ -39,6 +39,8 @@ struct session {
 	bool quit;              /* `quit` ran */
 	unsigned thread;        /* selected thread number; 0: the main thread */
 	size_t frame;           /* selected frame of that thread */
+	uint64_t fiber;         /* selected fiber (rb_fiber_t) whose frames
+				   `frame` reads; 0: the thread's own */
 	size_t max_frames;      /* `set max-frames`: frames per thread, 0: all */
 	bool native;            /* `set native`: bt merges native frames */
 	int color_mode;         /* COLOR_* */
@@ -134,6 +136,17 @@ int cmd_help(struct session *s, int argc, char **argv);
    described by gdb's output on stdin (gdb.c, for rbinspect.gdb). */
 int gdb_main(struct session *s, struct rbi_open_opts *opts, int argc, char **argv);
 int cmd_thread(struct session *s, int argc, char **argv);
+/* Fibers (cmd-fibers.c).  bt_fibers: `bt --fibers`, at most MAX_FIBERS
+   fibers (0: all) of MAX_FRAMES frames each; session_fiber: the selected
+   fiber (s->fiber) as a thread for rbi_frame_foreach, or an exit code;
+   parse_max_fibers: ARGV[*I] as --max-fibers N: 1, 0 if it is not that,
+   -1 after a usage message. */
+int cmd_fibers(struct session *s, int argc, char **argv);
+int cmd_fiber(struct session *s, int argc, char **argv);
+int bt_fibers(struct session *s, size_t max_frames, size_t max_fibers);
+size_t bt_fibers_default_max(void);
+int parse_max_fibers(const char *cmd, int argc, char **argv, int *i, size_t *max);
+int session_fiber(struct session *s, struct rbi_thread *th);
 int cmd_frame(struct session *s, int argc, char **argv);
 int cmd_set(struct session *s, int argc, char **argv);
 int cmd_refresh(struct session *s, int argc, char **argv);

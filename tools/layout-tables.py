@@ -70,6 +70,10 @@ ABSENT = None
 #     moved out of `heap` in 3.2 without moving aux) and { basic, len, aux,
 #     ptr } for Array (include/ruby/internal/core/rstring.h, rarray.h
 #     2.6-3.4; DWARF of 2.7.4, 3.1.2, 3.3.8, 3.4.5).
+#   RTypedData: { basic, type, typed_flag, data } (include/ruby/internal/
+#     core/rtypeddata.h 2.6-3.4, ruby.h before; DWARF of 2.7.4, 3.1.2, 3.3.8,
+#     3.4.5).  4.0 reworks it.  rb_fiber_struct (cont.c) is taken from the
+#     dumps only: its members move between every release.
 # A value is one (first, last, offset) range or a list of them.
 DEFAULTS = {
     ("rb_iseq_constant_body", "type"): ("2.6", "4.0", 0),
@@ -85,6 +89,9 @@ DEFAULTS = {
     ("RFloat", "float_value"): ("2.6", "4.0", 16),
     ("RString", "as.heap.aux.capa"): ("2.6", "3.4", 32),
     ("RArray", "as.heap.aux.capa"): ("2.6", "3.4", 24),
+    ("RTypedData", "type"): ("2.6", "3.4", 16),
+    ("RTypedData", "typed_flag"): ("2.6", "3.4", 24),
+    ("RTypedData", "data"): ("2.6", "3.4", 32),
 }
 
 

@@ -121,7 +121,16 @@
 	X(heap_page, start,      "heap_page", "start", OFF)                         \
 	X(rvalue, size,          "RVALUE", "", SIZE)                                \
 	X(rstring, heap_capa,    "RString", "as.heap.aux.capa", OFF)                \
-	X(rarray, heap_capa,     "RArray", "as.heap.aux.capa", OFF)
+	X(rarray, heap_capa,     "RArray", "as.heap.aux.capa", OFF)                \
+	X(rtypeddata, type,      "RTypedData", "type", OFF)                         \
+	X(rtypeddata, typed_flag, "RTypedData", "typed_flag", OFF)                  \
+	X(rtypeddata, data,      "RTypedData", "data", OFF)                         \
+	X(fiber, size,           "rb_fiber_struct", "", SIZE)                       \
+	X(fiber, self,           "rb_fiber_struct", "cont.self", OFF)               \
+	X(fiber, saved_ec,       "rb_fiber_struct", "cont.saved_ec", OFF)           \
+	X(fiber, prev,           "rb_fiber_struct", "prev", OFF)                    \
+	X(fiber, resuming_fiber, "rb_fiber_struct", "resuming_fiber", OFF)          \
+	X(fiber, status,         "rb_fiber_struct", "status", BIT)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -82,7 +82,7 @@ for line in "${picked[@]}"; do
 	keys "$s" Tab Tab
 	expect "$l: Tab Tab lists the candidates" "$s" '^thread +threads$' 30
 	keys "$s" C-u 'bt ' Tab Tab
-	expect "$l: bt completes options and thread numbers" "$s" '^--json +--max-frames +--native +1 +2 +3 +all$' 30
+	expect "$l: bt completes options and thread numbers" "$s" '^--fibers +--json +--max-fibers +--max-frames +--native +1 +2 +3 +all$' 30
 	keys "$s" C-u 'set c' Tab
 	expect "$l: set completes its keys" "$s" '^\(rbinspect\) set color$' 30
 	keys "$s" Tab Tab

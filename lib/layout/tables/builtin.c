@@ -108,6 +108,15 @@ static const struct rbi_layout layout_2_6_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -217,6 +226,15 @@ static const struct rbi_layout layout_2_7_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -326,6 +344,15 @@ static const struct rbi_layout layout_2_7_4 = {
 	.rvalue_size = 40,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = 592,
+	.fiber_self = 16,
+	.fiber_saved_ec = 80,
+	.fiber_prev = 520,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = 4224,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -435,6 +462,15 @@ static const struct rbi_layout layout_3_0_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -544,6 +580,15 @@ static const struct rbi_layout layout_3_0_1 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -653,6 +698,15 @@ static const struct rbi_layout layout_3_1_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -762,6 +816,15 @@ static const struct rbi_layout layout_3_1_2 = {
 	.rvalue_size = 40,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = 600,
+	.fiber_self = 16,
+	.fiber_saved_ec = 80,
+	.fiber_prev = 512,
+	.fiber_resuming_fiber = 520,
+	.fiber_status = 4224,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -871,6 +934,15 @@ static const struct rbi_layout layout_3_1_5 = {
 	.rvalue_size = 40,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = 600,
+	.fiber_self = 16,
+	.fiber_saved_ec = 80,
+	.fiber_prev = 512,
+	.fiber_resuming_fiber = 520,
+	.fiber_status = 4224,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -980,6 +1052,15 @@ static const struct rbi_layout layout_3_2_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1089,6 +1170,15 @@ static const struct rbi_layout layout_3_2_3 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1198,6 +1288,15 @@ static const struct rbi_layout layout_3_2_4 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1307,6 +1406,15 @@ static const struct rbi_layout layout_3_2_7 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -1416,6 +1524,15 @@ static const struct rbi_layout layout_3_3_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -1525,6 +1642,15 @@ static const struct rbi_layout layout_3_3_1 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -1634,6 +1760,15 @@ static const struct rbi_layout layout_3_3_7 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -1743,6 +1878,15 @@ static const struct rbi_layout layout_3_3_8 = {
 	.rvalue_size = 40,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = 608,
+	.fiber_self = 16,
+	.fiber_saved_ec = 80,
+	.fiber_prev = 520,
+	.fiber_resuming_fiber = 528,
+	.fiber_status = 4288,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -1852,6 +1996,15 @@ static const struct rbi_layout layout_3_4_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -1961,6 +2114,15 @@ static const struct rbi_layout layout_3_4_5 = {
 	.rvalue_size = 40,
 	.rstring_heap_capa = 32,
 	.rarray_heap_capa = 24,
+	.rtypeddata_type = 16,
+	.rtypeddata_typed_flag = 24,
+	.rtypeddata_data = 32,
+	.fiber_size = 592,
+	.fiber_self = 16,
+	.fiber_saved_ec = 80,
+	.fiber_prev = 504,
+	.fiber_resuming_fiber = 512,
+	.fiber_status = 4160,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -2070,6 +2232,15 @@ static const struct rbi_layout layout_4_0_0 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = RBI_ABSENT,
 	.rarray_heap_capa = RBI_ABSENT,
+	.rtypeddata_type = RBI_ABSENT,
+	.rtypeddata_typed_flag = RBI_ABSENT,
+	.rtypeddata_data = RBI_ABSENT,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -2179,6 +2350,15 @@ static const struct rbi_layout layout_4_0_6 = {
 	.rvalue_size = RBI_ABSENT,
 	.rstring_heap_capa = RBI_ABSENT,
 	.rarray_heap_capa = RBI_ABSENT,
+	.rtypeddata_type = RBI_ABSENT,
+	.rtypeddata_typed_flag = RBI_ABSENT,
+	.rtypeddata_data = RBI_ABSENT,
+	.fiber_size = RBI_ABSENT,
+	.fiber_self = RBI_ABSENT,
+	.fiber_saved_ec = RBI_ABSENT,
+	.fiber_prev = RBI_ABSENT,
+	.fiber_resuming_fiber = RBI_ABSENT,
+	.fiber_status = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
