@@ -7,7 +7,8 @@
 #   gdb/bt     gdb's `thread apply all bt` on the same core (native frames only) over it;
 #   stop us    live: median time a thread is held stopped while `bt --native` reads its two
 #              stacks (stopped_ns of every thread of RUNS runs), and the largest.
-# Milliseconds are means over RUNS runs (default 10).  Run by hand; not a test.
+# Milliseconds are means over RUNS runs (default 10).  RBI_CRASH_BALLAST_MB=1024 makes each
+# core about 1 GiB bigger (strings filled before crash.rb parks).  Run by hand; not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-10}

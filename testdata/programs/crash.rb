@@ -2,7 +2,8 @@
 # kernel dumps after Ruby's own [BUG] handler ran.  Ruby 2.7 to 3.4, no gems.
 #
 # usage: ruby crash.rb   (env: RBI_TRUTH=FILE, RBI_CRASHEXT=testdata/crashext/crashext.c built
-#   as a shared object; default: crashext.so next to this program)
+#   as a shared object; default: crashext.so next to this program; RBI_CRASH_BALLAST_MB=N:
+#   first fill N MiB of strings, for a core that size (bench/native-bt.sh))
 #   Works in a directory of its own, RBI_TRUTH.cwd (where a core_pattern of "core" puts the
 #   core), makes the FIFO RBI_TRUTH.fifo, prints "READY <pid>" once every thread is parked
 #   and the truth file is written (lib/truth.rb), and then waits to be crashed:
@@ -28,6 +29,7 @@ require_relative "lib/truth"
 require "zlib"
 require ENV["RBI_CRASHEXT"] || File.join(__dir__, "crashext.so")
 
+BALLAST = Array.new(Integer(ENV.fetch("RBI_CRASH_BALLAST_MB", "0"))) { |i| (i % 251).chr * (1 << 20) }
 truth = ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"
 Dir.mkdir("#{truth}.cwd") unless Dir.exist?("#{truth}.cwd")
 Dir.chdir("#{truth}.cwd")

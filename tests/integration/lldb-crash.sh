@@ -13,7 +13,11 @@
 # a core from LLDB 21 on (`thread siginfo` shows it).  Where LLDB can tell: rb-bt = rbinspect
 # bt, its first thread "crashed here" with the same words, and rb-info's crash line =
 # rbinspect info's.  Where it cannot (LLDB 14 to 20 through their API): no crash is named
-# (rather than a signal with a made-up si_code), and the threads are the same.
+# (rather than a signal with a made-up si_code), and the threads are the same.  Either way
+# rb-bt --native (registers from LLDB's own register context through its API) gives every
+# thread the frames `rbinspect CORE bt --native` gives it (the module named as each names
+# it: LLDB by the path it loaded, libruby.so.3.4, the kernel's core by the file's own,
+# libruby.so.3.4.5).
 #
 # Where the core goes: see tests/crashes.sh.
 set -u
@@ -78,16 +82,34 @@ fi
 # The thread headers without the crash, in number order.
 plain_headers() { grep '^Thread ' "$1" | sed 's/, crashed here: .*:$/:/' | sort -k2,2n; }
 plain_headers "$w.bt" >"$w.threads"
+"$RBINSPECT" "$core" bt --native >"$w.native" 2>/dev/null
+# by_thread BT: the threads of a bt's text in number order, their headers without the crash,
+# native frames without their module's name.
+by_thread() {
+	python3 -c '
+import re, sys
+blocks, cur = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("Thread "):
+        cur = [re.sub(r", crashed here: .*:$", ":", line.rstrip("\n"))]
+        blocks.append(cur)
+    elif cur is not None:
+        cur.append(re.sub(r"^(#\d+ .*?) \([^()]*\)( at |$)", r"\1\2", line.rstrip("\n")))
+blocks.sort(key=lambda b: int(b[0].split()[1].rstrip(":")))
+print("\n".join("\n".join(b) for b in blocks))' "$1"
+}
+by_thread "$w.native" >"$w.native.threads"
 
-# lldb_run PREFIX BACKEND: rb-bt and rb-info in LLDB ($lldb) on the core, into PREFIX.bt
-# and PREFIX.info.
+# lldb_run PREFIX BACKEND: rb-bt, rb-info and rb-bt --native in LLDB ($lldb) on the core,
+# into PREFIX.bt, PREFIX.info and PREFIX.native.
 lldb_run() {
 	local p=$1
 	RBINSPECT_LLDB_BACKEND=$2 timeout 600 "${LLDB_ENV[@]}" "$lldb" --batch \
 		-o "plugin load $PLUGIN" -o "target create \"$cmd\" --core \"$core\"" \
-		-o rb-bt -o rb-info >"$p.log" 2>"$p.err" </dev/null
+		-o rb-bt -o rb-info -o 'rb-bt --native' >"$p.log" 2>"$p.err" </dev/null
 	awk -v p="$p" '/^\(lldb\) / { n = substr($0, 8); f = "";
 			if (n == "rb-bt") f = p ".bt"; else if (n == "rb-info") f = p ".info";
+			else if (n == "rb-bt --native") f = p ".native";
 			if (f) printf "" > f; next }
 		f { print >> f }' "$p.log"
 }
@@ -128,6 +150,13 @@ for lldb in "${lldbs[@]}"; do
 				not_ok "$d: rb-bt: the same threads as rbinspect bt"
 				diag "$(plain_headers "$p.bt" | diff "$w.threads" - | head -20)"
 			fi
+		fi
+		by_thread "$p.native" >"$p.native.threads"
+		if [ -s "$p.native" ] && cmp -s "$p.native.threads" "$w.native.threads"; then
+			ok "$d: rb-bt --native: every thread's frames as rbinspect bt --native has them"
+		else
+			not_ok "$d: rb-bt --native: every thread's frames as rbinspect bt --native has them"
+			diag "$(diff "$w.native.threads" "$p.native.threads" | head -20)"
 		fi
 	done
 done
