@@ -18,33 +18,11 @@ set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 
-build=${RBI_BUILD:-$(cd "$(dirname "$RBINSPECT")/.." && pwd)}
-SCRIPT=$build/gdb-plugin/rbinspect-uninstalled.gdb
-PLUGIN=$build/gdb-plugin/lldb/librbinspect-lldb.so
+. "$(dirname "$0")/../debuggers.sh"
+SCRIPT=$GDB_SCRIPT
 GDB_FULL=$(command -v gdb || true)
 GDB_MIN=$(bash "$here/tools/private-debugger.sh" gdb-minimal --path 2>/dev/null || true)
-# The system's LLDB (Debian bookworm: 14) and LLDB 19 unpacked privately, with the same plugin.
-lldbs=()
-for l in lldb lldb-19 lldb-18 lldb-17 lldb-16 lldb-15 lldb-14; do
-	if command -v "$l" >/dev/null; then lldbs+=("$(command -v "$l")"); break; fi
-done
-l=$(bash "$here/tools/private-debugger.sh" lldb-19 --path 2>/dev/null || true)
-[ -f "$PLUGIN" ] || lldbs=()
-# Debian's LLDB 14 points its Python at a wrong directory and says so on every start.
-for d in /usr/lib/llvm-14/lib/python3*/dist-packages; do
-	[ -d "$d" ] && export PYTHONPATH=$d
-done
-# A sanitizer build's plugin needs the sanitizer's runtime loaded first in LLDB.
-LLDB_ENV=()
-if [ -f "$PLUGIN" ] && nm -D "$PLUGIN" 2>/dev/null | grep -q ' U __asan_init'; then
-	LLDB_ENV=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-		  ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0)
-fi
-# LLDB 19 hangs at start with the sanitizer runtime preloaded (even `lldb --batch -o version`).
-if [ -n "$l" ] && [ -f "$PLUGIN" ]; then
-	if [ ${#LLDB_ENV[@]} -eq 0 ]; then lldbs+=("$l")
-	else diag "LLDB 19 not tested: it hangs with a sanitizer runtime, which this build's plugin needs"; fi
-fi
+[ -n "$LLDB_LEFT_OUT" ] && diag "$LLDB_LEFT_OUT"
 RUBIES_RE=${RBI_DEBUGGER_RUBIES:-'^(deb 3\.[3-9]|dwarf 2\.7)'}
 HAVE_OBJECTS=0
 "$RBINSPECT" --help 2>/dev/null | grep -q "^  objects " && HAVE_OBJECTS=1

@@ -8,11 +8,12 @@
 #     thread and frames; the chain of the thread inside a fiber; the exact count;
 #   - bounds: --max-fibers N shows N and says how many were left out;
 #   - `fiber N` then `frame 1` reads that fiber's frame (not its thread's);
-#   - the JSON and text agree on the fibers shown.
+#   - gdb's and LLDB's rb-bt --fibers print rbinspect's bt --fibers (DWARF Rubies' cores).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 . "$(dirname "$0")/../crashes.sh"
+. "$(dirname "$0")/../debuggers.sh"
 check_py=$here/tests/fiber-check.py
 MANY=50
 crash_setup || { skip "fibers: $CRASH_WHY"; tap_done; exit 0; }
@@ -41,6 +42,34 @@ checks() {
 	like "$out" "^#1  (Lab\.)?level3 " "$name: fiber N, then frame 1: that fiber's frame"
 }
 
+# debugger_checks NAME EXE CORE: rb-bt --fibers in gdb and each LLDB = bt --fibers (LLDB
+# before 18 does not name the crash of a core: the headers are compared without it).
+debugger_checks() {
+	local name=$1 exe=$2 core=$3 j=$RB_TMP/fbd lldb
+	"$RBINSPECT" "$core" bt --fibers >"$j.want" 2>&1
+	sed 's/, crashed here: .*:$/:/' "$j.want" >"$j.want.plain"
+	timeout 300 gdb -nx -batch -x "$GDB_SCRIPT" "$exe" "$core" -ex 'echo @@bt\n' \
+		-ex 'rb-bt --fibers' >"$j.gdb" 2>&1 </dev/null
+	if sed '1,/^@@bt$/d' "$j.gdb" | cmp -s - "$j.want"; then
+		ok "$name: gdb's rb-bt --fibers = rbinspect bt --fibers"
+	else
+		not_ok "$name: gdb's rb-bt --fibers = rbinspect bt --fibers"
+		diag "$(sed '1,/^@@bt$/d' "$j.gdb" | diff "$j.want" - | head -20)"
+	fi
+	for lldb in "${lldbs[@]}"; do
+		timeout 300 "${LLDB_ENV[@]}" "$lldb" --batch -o "plugin load $PLUGIN" \
+			-o "target create \"$exe\" --core \"$core\"" -o 'rb-bt --fibers' \
+			>"$j.lldb" 2>&1 </dev/null
+		sed '1,/^(lldb) rb-bt --fibers$/d; s/, crashed here: .*:$/:/' "$j.lldb" >"$j.lldb.plain"
+		if cmp -s "$j.lldb.plain" "$j.want.plain"; then
+			ok "$name: $(basename "$lldb")'s rb-bt --fibers = rbinspect bt --fibers"
+		else
+			not_ok "$name: $(basename "$lldb")'s rb-bt --fibers = rbinspect bt --fibers"
+			diag "$(diff "$j.want.plain" "$j.lldb.plain" | head -20)"
+		fi
+	done
+}
+
 while read -r kind ver root cmd; do
 	name="$kind $ver"
 	opts=()
@@ -59,6 +88,7 @@ while read -r kind ver root cmd; do
 		not_ok "$name: the kernel wrote no core"; continue
 	fi
 	checks "$name core" "${opts[@]}" "$core"
+	[ "$kind" = dwarf ] && debugger_checks "$name core" "$cmd" "$core"
 	rm -f "$core"
 done < <(rubies_list)
 tap_done

@@ -24,33 +24,10 @@ set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 . "$(dirname "$0")/../crashes.sh"
-
-build=${RBI_BUILD:-$(cd "$(dirname "$RBINSPECT")/.." && pwd)}
-PLUGIN=$build/gdb-plugin/lldb/librbinspect-lldb.so
+. "$(dirname "$0")/../debuggers.sh"
 
 skip_all() { skip "LLDB on a crash core: $*"; tap_done; exit 0; }
 
-# The LLDBs, as debuggers.sh finds them.
-lldbs=()
-for l in lldb lldb-19 lldb-18 lldb-17 lldb-16 lldb-15 lldb-14; do
-	if command -v "$l" >/dev/null; then lldbs+=("$(command -v "$l")"); break; fi
-done
-# Debian's LLDB 14 points its Python at a wrong directory and says so on every start.
-for d in /usr/lib/llvm-14/lib/python3*/dist-packages; do
-	[ -d "$d" ] && export PYTHONPATH=$d
-done
-# A sanitizer build's plugin needs the sanitizer's runtime loaded first in LLDB (and then
-# LLDB 19 hangs at start: only the system's LLDB).
-LLDB_ENV=()
-if [ -f "$PLUGIN" ] && nm -D "$PLUGIN" 2>/dev/null | grep -q ' U __asan_init'; then
-	LLDB_ENV=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-		  ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0)
-fi
-if [ ${#LLDB_ENV[@]} -eq 0 ]; then
-	l=$(bash "$here/tools/private-debugger.sh" lldb-19 --path 2>/dev/null || true)
-	[ -n "$l" ] && lldbs+=("$l")
-	[ -n "${RBI_LLDB:-}" ] && lldbs+=("$RBI_LLDB")
-fi
 [ -f "$PLUGIN" ] || skip_all "no LLDB plugin built ($PLUGIN; needs liblldb-14-dev)"
 [ ${#lldbs[@]} -gt 0 ] || skip_all "no LLDB (lldb-14)"
 

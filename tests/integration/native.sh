@@ -22,8 +22,7 @@ set -u
 . "$(dirname "$0")/../rubies.sh"
 check_py=$here/tests/bt-check.py
 native_py=$here/tests/native-check.py
-build=${RBI_BUILD:-$(cd "$(dirname "$RBINSPECT")/.." && pwd)}
-GDB_SCRIPT=$build/gdb-plugin/rbinspect-uninstalled.gdb
+. "$(dirname "$0")/../debuggers.sh"
 . "$(dirname "$0")/../crashes.sh"
 crash_setup || { skip "native frames of crash cores: $CRASH_WHY"; tap_done; exit 0; }
 
