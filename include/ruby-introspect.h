@@ -470,6 +470,13 @@ struct rbi_fiber {
 				   that resumed it, ...; -1 not in the chain */
 	uint64_t resumed_by;    /* the fiber that resumed it and waits for
 				   it to yield (rb_fiber_t), 0 if none */
+	const char *enumerator; /* an external enumerator's fiber (one that
+				   Enumerator#next started: its outermost frame
+				   is the C method Enumerator#each): the method
+				   it iterates, the label of the frame inside
+				   that one ("Array#each", "Enumerable#each_slice",
+				   "Enumerator::Generator#each" for
+				   Enumerator.new); else NULL.  Raw bytes */
 };
 
 typedef int (*rbi_fiber_fn)(const struct rbi_fiber *f, void *arg);

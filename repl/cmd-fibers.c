@@ -87,6 +87,10 @@ static void roles_text(FILE *f, const struct rbi_fiber *fb)
 		fputs(", root", f);
 	if (fb->resumed_by)
 		fprintf(f, ", resumed by fiber 0x%" PRIx64, fb->resumed_by);
+	if (fb->enumerator) {
+		fputs(", an enumerator's: ", f);
+		rbi_out_text_cstr(f, fb->enumerator);
+	}
 }
 
 static void fiber_json_fields(struct fctx *c, const struct rbi_fiber *f)
@@ -113,6 +117,7 @@ static void fiber_json_fields(struct fctx *c, const struct rbi_fiber *f)
 	else
 		rbi_json_null(j);
 	rbi_json_key(j, "resumed_by"); rbi_json_addr(j, f->resumed_by);
+	rbi_json_key(j, "enumerator"); rbi_json_cstr(j, f->enumerator);
 }
 
 /* ---- bt --fibers --------------------------------------------------------- */
@@ -263,7 +268,7 @@ static int list_fiber(const struct rbi_fiber *f, void *arg)
 		fputs("-      ", out);
 	fprintf(out, "%-10s %-8s  ", rbi_fiber_status_name(f->status),
 		f->current ? (f->root ? "cur,root" : "current") : f->root ? "root" :
-		f->chain > 0 ? "resumer" : "");
+		f->chain > 0 ? "resumer" : f->enumerator ? "enum" : "");
 	rc = rbi_fiber_frame_foreach(c->s->target, f, 1, top_frame, c);
 	if (!c->frames)
 		fputs(rc < 0 ? "(frames unreadable)\n" : "(no frames)\n", out);

@@ -10,9 +10,9 @@ fiber; "fibered-root" is thread "fibered"'s root, first in line after the
 fiber that thread runs, which it resumed.  The frames of every fiber of the
 truth, and those of each thread's current fiber (its thread's backtrace in
 TRUTH), are compared as bt-check.py compares a thread's.  The count is exact:
-one root fiber per thread, "fibered"'s inner fiber, the five others and the
-"many" suspended ones; every suspended fiber is shown by bt --fibers and no
-terminated one.  Prints one line per mismatch (at most 40) and a summary;
+one root fiber per thread, "fibered"'s inner fiber, the others of the truth
+and the "many" suspended ones; every suspended fiber is shown by bt --fibers
+and no terminated one.  Prints one line per mismatch (at most 40) and a summary;
 exits 1 on any mismatch.
 """
 import importlib.util
@@ -71,7 +71,9 @@ def main():
 
     for doc, what in ((listed, "fibers"), (shown, "bt --fibers")):
         chk(what + " error", None, doc.get("error"))
-        chk(what + " found", len(threads) + 5 + many, doc.get("found"))
+        # A root fiber per thread, fibered's inner one, every other of the truth, many.
+        others = [f for f in fibers if not f["name"].endswith("-root")]
+        chk(what + " found", len(threads) + 1 + len(others) + many, doc.get("found"))
     by_object = {f["object"]: f for f in listed["fibers"] if f["object"]}
     frames_of = {f["fiber"]: f["frames"] for f in shown["fibers"]}
 
@@ -100,17 +102,28 @@ def main():
                 (g["root"], g["chain"]))
             inner = [f for f in listed["fibers"] if f["current"] and thread_name(f) == "fibered"]
             chk(w + " resumed the current fiber", [g["fiber"]], [f["resumed_by"] for f in inner])
+        # An external enumerator's: the method inside its outermost frame, Enumerator#each.
+        outer = t["frames"][-2:] if t["status"] == "suspended" else []
+        enum = outer[0] if len(outer) == 2 and outer[1]["base"] == "each" and \
+            outer[1]["path"] == "" else None
+        want = (enum["label"] if v34 else enum["base"]) if enum else None
+        have = g.get("enumerator")
+        chk(w + " enumerator", want, have if v34 or have is None else have.split("#")[-1])
         if t["status"] == "terminated":
             chk(w + " not shown by bt --fibers", False, g["fiber"] in frames_of)
         elif t["name"] != "main-root":
             frames(w, t["frames"], frames_of.get(g["fiber"], []))
     for t in threads:
+        roots = [f for f in listed["fibers"] if f["root"] and thread_name(f) == t["name"]]
+        chk("thread %s: root fibers" % t["name"], 1, len(roots))
         cur = [f for f in shown["fibers"] if f["current"] and thread_name(f) == t["name"]]
         chk("thread %s: current fibers" % t["name"], 1, len(cur))
         if len(cur) == 1:
             frames("thread %s's current fiber" % t["name"], t["frames"], cur[0]["frames"])
     suspended = sum(1 for f in listed["fibers"] if f["status"] == "suspended" and f["chain"] is None)
-    chk("suspended fibers outside the chains", 2 + many, suspended)
+    chk("suspended fibers outside the chains",
+        sum(1 for f in fibers if f["status"] == "suspended" and not f["name"].endswith("-root")) + many,
+        suspended)
     chk("bt --fibers: fibers shown", shown.get("found") - 1, len(shown["fibers"]))
     for b in bad[:40]:
         print(b)

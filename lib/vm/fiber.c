@@ -55,6 +55,8 @@ struct fsearch {
 	size_t found;
 	struct rbi_map seen;            /* rb_fiber_t -> 1 */
 	struct rbi_map types;           /* rb_data_type_t -> TYPE_* */
+	char **labels;                  /* enumerator labels made, to free */
+	size_t nlabels, caplabels;
 	int32_t shift;                  /* added to the offsets after the
 					   rb_context_t (see the top) */
 };
@@ -207,11 +209,15 @@ static int choose_shift(struct fsearch *s)
 }
 
 /* TH's chain: the fiber it runs now, the one that resumed it, ...; then
-   its root fiber if the chain did not reach it. */
+   its root fiber if the chain did not reach it.  th->root_fiber is set
+   only once Ruby code asked for the root's Fiber object (Fiber.current in
+   it, a fiber made): until then the thread runs in a root fiber it knows
+   only through its execution context, the end of its chain. */
 static int add_chain(struct fsearch *s, const struct fthread *th)
 {
 	struct rbi_fiber f;
 	uint64_t at = 0;
+	size_t first = s->n;
 	int rc;
 
 	if (th->ec)
@@ -225,7 +231,12 @@ static int add_chain(struct fsearch *s, const struct fthread *th)
 			return rc;
 		at = f.resumed_by;
 	}
-	if (th->root_fiber && !seen(s, th->root_fiber) && read_fiber(s, th->root_fiber, &f) &&
+	if (!th->root_fiber) {
+		if (s->n > first && !s->v[s->n - 1].resumed_by)
+			s->v[s->n - 1].root = 1;
+		return RBI_OK;
+	}
+	if (!seen(s, th->root_fiber) && read_fiber(s, th->root_fiber, &f) &&
 	    f.thread == th->thread)
 		return add(s, &f);
 	return RBI_OK;
@@ -299,8 +310,54 @@ static int by_thread(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* ---- external enumerators ------------------------------------------------ */
+
+/* The two outermost frames' labels of a walk (innermost first). */
+struct outer2 {
+	char *outer, *inner;    /* the outermost, the one inside it */
+	int outer_kind;
+	int rc;
+};
+
+static int outer_cb(const struct rbi_frame *f, void *arg)
+{
+	struct outer2 *o = arg;
+
+	free(o->inner);
+	o->inner = o->outer;
+	o->outer = f->label ? strdup(f->label) : NULL;
+	o->outer_kind = f->kind;
+	return RBI_OK;
+}
+
+/* F->enumerator, if F's outermost frame is the C method Enumerator#each
+   (what Enumerator#next's fiber starts in: enumerator.c, next_i). */
+static int label_enumerator(struct fsearch *s, struct rbi_fiber *f)
+{
+	struct outer2 o = { 0 };
+	int rc = RBI_OK;
+
+	if (rbi_fiber_frame_foreach(s->t, f, 0, outer_cb, &o) == RBI_OK &&
+	    o.outer_kind == RBI_FRAME_CFUNC && o.outer && o.inner &&
+	    !strcmp(o.outer, "Enumerator#each")) {
+		if (!RBI_GROW(s->labels, s->caplabels, s->nlabels + 1, 16)) {
+			rc = rbi_fail(RBI_NOMEM, "out of memory");
+		} else {
+			s->labels[s->nlabels++] = o.inner;
+			f->enumerator = o.inner;
+			o.inner = NULL;
+		}
+	}
+	free(o.outer);
+	free(o.inner);
+	return rc;
+}
+
 static void free_search(struct fsearch *s)
 {
+	for (size_t i = 0; i < s->nlabels; i++)
+		free(s->labels[i]);
+	free(s->labels);
 	free(s->th);
 	free(s->v);
 	rbi_map_free(&s->seen);
@@ -341,6 +398,10 @@ RBI_EXPORT int rbi_fiber_foreach(rbi_target *t, size_t max_fibers, rbi_fiber_fn 
 	st.found = s.found;
 	for (size_t i = 0; rc == RBI_OK && i < s.n && (!max_fibers || i < max_fibers); i++) {
 		s.v[i].index = i;
+		if (s.v[i].chain < 0 && s.v[i].status == RBI_FIBER_SUSPENDED)
+			rc = label_enumerator(&s, &s.v[i]);
+		if (rc)
+			break;
 		st.delivered++;
 		rc = fn(&s.v[i], arg);
 	}

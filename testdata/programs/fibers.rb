@@ -15,6 +15,9 @@
 #                 are the thread's own backtrace in FILE)
 #   fresh         made and never resumed: no frames
 #   done          resumed to its end: terminated, no frames
+#   sched-0, sched-1  (3.0+) thread "scheduled" runs a Fiber.set_scheduler scheduler of its
+#                 own (Lab::TinyScheduler); two Fiber.schedule fibers wait in its
+#                 kernel_sleep (Kernel#sleep in Lab.request), the thread parks in Queue#pop
 #
 # FILE.fibers: "fiber<TAB>NAME<TAB>STATUS<TAB>THREAD<TAB>OBJECT<TAB>NFRAMES" (STATUS and
 # OBJECT, the Fiber's address, from Fiber#inspect, "-" for enum: the Fiber.current taken in
@@ -59,6 +62,37 @@ module Lab
   def self.wait_inner
     RbiTruth.parking!
     INNER.pop
+  end
+
+  def self.request(n)
+    sleep(n + 1000)
+  end
+
+  # The least a Fiber.set_scheduler scheduler needs: a fiber that would block yields back
+  # to whoever resumed it, and is kept in WAITING (it is never resumed again).
+  class TinyScheduler
+    WAITING = []
+
+    def fiber(&block)
+      Fiber.new(blocking: false, &block).tap(&:resume)
+    end
+
+    def kernel_sleep(*)
+      WAITING << Fiber.current
+      Fiber.yield
+    end
+
+    def block(*)
+      kernel_sleep
+    end
+
+    def unblock(*); end
+
+    def io_wait(*)
+      kernel_sleep
+    end
+
+    def close; end
   end
 end
 
@@ -105,6 +139,17 @@ end
 fibered.name = "fibered"
 sleep 0.001 until RbiTruth.parked?(fibered)
 
+if Fiber.respond_to?(:set_scheduler)
+  scheduled = Thread.new do
+    Fiber.set_scheduler(Lab::TinyScheduler.new)
+    2.times { |i| Fiber.schedule { Lab.request(i) } }
+    RbiTruth.parking!
+    Lab::INNER.pop
+  end
+  scheduled.name = "scheduled"
+  sleep 0.001 until RbiTruth.parked?(scheduled)
+end
+
 out = +""
 out << fiber_truth("deep", deep, "main", locations(:deep, deep))
 out << fiber_truth("enum", Lab::OWN[:enum_fiber], "main", locations(:enum, Lab::OWN[:enum_fiber]),
@@ -114,6 +159,9 @@ out << fiber_truth("fibered-root", fibered_root, "fibered",
 out << fiber_truth("fresh", fresh, "main", [])
 out << fiber_truth("done", done, "main", [])
 out << fiber_truth("main-root", Fiber.current, "main", [])
+Lab::TinyScheduler::WAITING.each_with_index do |f, i|
+  out << fiber_truth("sched-#{i}", f, "scheduled", f.backtrace_locations)
+end
 out << "many\t#{many.size}\nend\n"
 File.write("#{truth}.fibers.tmp", out)
 File.rename("#{truth}.fibers.tmp", "#{truth}.fibers")
