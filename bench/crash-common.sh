@@ -1,21 +1,5 @@
-# crash-common.sh: what the crash-core benches share (sourced, with $runs set): the test
-# Rubies and crash cores (tests/rubies.sh, tests/crashes.sh; root), and their timers.
-export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
-. "$here/tests/tap.sh"
-. "$here/tests/rubies.sh"
+# crash-common.sh: what the crash-core benches share (sourced, with $runs set): common.sh
+# and the crash cores (tests/crashes.sh; root).
+. "$here/bench/common.sh"
 . "$here/tests/crashes.sh"
 crash_setup || { echo "$(basename "$0"): $CRASH_WHY" >&2; exit 1; }
-
-# ms_per_run CMD...: mean wall milliseconds over $runs runs, after one untimed run (a core
-# just written is still being flushed to disk, and the first reader pays for it).
-ms_per_run() {
-	local start end
-	sync
-	"$@" >/dev/null 2>&1
-	start=$(date +%s%N)
-	for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1; done
-	end=$(date +%s%N)
-	echo $(( (end - start) / 1000000 / runs ))
-}
-# ratio A B: A / B, two decimals.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }'; }

@@ -1,0 +1,19 @@
+# common.sh: what the benches share (sourced, with $runs set): the test Rubies
+# (tests/rubies.sh) and the timers.
+export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
+. "$here/tests/tap.sh"
+. "$here/tests/rubies.sh"
+
+# ms_per_run CMD...: mean wall milliseconds over $runs runs, after one untimed run (a core
+# just written is still being flushed to disk, and the first reader pays for it).
+ms_per_run() {
+	local start end
+	sync
+	"$@" >/dev/null 2>&1
+	start=$(date +%s%N)
+	for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1; done
+	end=$(date +%s%N)
+	echo $(( (end - start) / 1000000 / runs ))
+}
+# ratio A B: A / B, two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }'; }
