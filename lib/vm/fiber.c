@@ -32,6 +32,8 @@
 #define CHAIN_MAX 100000u
 /* Fibers kept for delivery (found beyond it are only counted). */
 #define FIBERS_KEPT_MAX (1u << 22)
+/* Fresh looks at a live process's running fibers (see choose_shift). */
+#define LIVE_ATTEMPTS 20
 /* Bytes of an rb_fiber_t read at once. */
 #define FIBER_BYTES_MAX 2048u
 /* sizeof(jmp_buf) - 5 words of __builtin_setjmp (x86-64 glibc). */
@@ -41,7 +43,7 @@
 enum { TYPE_FIBER = 1, TYPE_OTHER = 2 };
 
 struct fthread {
-	uint64_t thread, ec, root_fiber;
+	uint64_t thread, root_fiber;
 	unsigned number;
 };
 
@@ -167,9 +169,20 @@ static int thread_cb(const struct rbi_thread *th, void *arg)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	rbi_read_u64(s->t, th->thread + s->l->thread_root_fiber, &root);
 	s->th[s->nth++] = (struct fthread){
-		.thread = th->thread, .ec = th->ec, .root_fiber = root, .number = th->number,
+		.thread = th->thread, .root_fiber = root, .number = th->number,
 	};
 	return RBI_OK;
+}
+
+/* The fiber TH runs now into *AT (0 if none), read afresh: a thread that
+   switches fibers has moved th->ec since the threads were listed. */
+static void current_fiber(struct fsearch *s, const struct fthread *th, uint64_t *at)
+{
+	uint64_t ec = 0;
+
+	*at = 0;
+	if (!rbi_read_u64(s->t, th->thread + s->l->thread_ec, &ec) && ec && !(ec & 7))
+		rbi_read_u64(s->t, ec + s->l->ec_fiber_ptr, at);
 }
 
 /* Whether the fibers the threads run now read as running (RESUMED) with
@@ -182,9 +195,10 @@ static bool shift_fits(struct fsearch *s)
 	for (size_t i = 0; i < s->nth; i++) {
 		const struct fthread *th = &s->th[i];
 		struct rbi_fiber f;
-		uint64_t at = 0;
+		uint64_t at;
 
-		if (!th->ec || rbi_read_u64(s->t, th->ec + s->l->ec_fiber_ptr, &at) || !at)
+		current_fiber(s, th, &at);
+		if (!at)
 			continue;
 		if (!read_fiber(s, at, &f) || f.status != RBI_FIBER_RESUMED ||
 		    (at == th->root_fiber && f.resumed_by))
@@ -194,14 +208,20 @@ static bool shift_fits(struct fsearch *s)
 	return checked > 0;
 }
 
+/* A live thread that switches fibers can be caught between reading which
+   fiber it runs and reading that fiber, which has yielded meanwhile: the
+   check is made again on fresh reads, this many times. */
 static int choose_shift(struct fsearch *s)
 {
 	static const int32_t shifts[] = { 0, JMPBUF_DIFFERENCE, -JMPBUF_DIFFERENCE };
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(shifts); i++) {
-		s->shift = shifts[i];
-		if ((int64_t)s->l->fiber_prev + s->shift > 0 && shift_fits(s))
-			return RBI_OK;
+	for (unsigned attempt = 0; attempt < (s->t->live ? LIVE_ATTEMPTS : 1); attempt++) {
+		rbi_cache_clear(&s->t->cache);
+		for (size_t i = 0; i < RBI_ARRAY_SIZE(shifts); i++) {
+			s->shift = shifts[i];
+			if ((int64_t)s->l->fiber_prev + s->shift > 0 && shift_fits(s))
+				return RBI_OK;
+		}
 	}
 	return rbi_fail(RBI_LAYOUT, "fibers: no thread's current fiber reads as running with "
 			"the layout's offsets (%s): give this Ruby's DWARF",
@@ -220,8 +240,7 @@ static int add_chain(struct fsearch *s, const struct fthread *th)
 	size_t first = s->n;
 	int rc;
 
-	if (th->ec)
-		rbi_read_u64(s->t, th->ec + s->l->ec_fiber_ptr, &at);
+	current_fiber(s, th, &at);
 	for (unsigned depth = 0; at && depth < CHAIN_MAX && !seen(s, at); depth++) {
 		if (!read_fiber(s, at, &f) || f.thread != th->thread)
 			break;
