@@ -744,6 +744,10 @@ struct rbi_sample {
 				   frames only (the stacks did not fit, or the
 				   thread could not be unwound) */
 	uint64_t stopped_ns;    /* how long the thread was held stopped */
+	uint64_t fiber;         /* the fiber the thread ran (rb_fiber_t, as
+				   rbi_fiber.fiber): FRAMES are its stack; 0
+				   if unknown */
+	int root_fiber;         /* non-zero: FIBER is the thread's root fiber */
 };
 
 /* Callback for each thread of a sample.  Valid only during the call, except
@@ -838,6 +842,9 @@ int rbi_profile_load(FILE *f, rbi_profile **out);
 				   each with a leaf frame naming its state */
 #define RBI_VIEW_GVL      4u    /* only samples of threads holding the GVL */
 #define RBI_VIEW_NO_LINES 8u    /* one frame per method: lines set to 0 */
+#define RBI_VIEW_FIBERS   16u   /* a root frame per fiber ("Fiber 0x... (root
+				   of thread N)", "Fiber 0x... (thread N)"),
+				   inside the thread's with RBI_VIEW_THREADS */
 
 /* Which samples a rendering uses, and how stacks are shaped.  A profile of
    more than one process always gets a root frame per process. */

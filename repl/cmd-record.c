@@ -56,6 +56,8 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 		o->record_flags |= RBI_RECORD_SUBPROCESSES;
 	} else if (!strcmp(a, "--threads") || !strcmp(a, "-t")) {
 		o->view_flags |= RBI_VIEW_THREADS;
+	} else if (!strcmp(a, "--fibers")) {
+		o->view_flags |= RBI_VIEW_FIBERS;
 	} else if (!strcmp(a, "--idle") || !strcmp(a, "-i")) {
 		o->view_flags |= RBI_VIEW_IDLE;
 		o->record_flags |= RBI_SAMPLER_IDLE;
@@ -243,7 +245,8 @@ static int record_usage(void)
 	fputs("usage: rbinspect record (-p PID | -- COMMAND [ARGS...]) [--rate HZ]\n"
 	      "         [--duration S] [-o FILE] [--format flamegraph|folded|speedscope|\n"
 	      "         pprof|callgrind|raw] [--raw FILE] [--subprocesses] [--threads]\n"
-	      "         [--idle] [--gvl] [--no-lines] [--pause | --native] [--max-frames N]\n"
+	      "         [--fibers] [--idle] [--gvl] [--no-lines] [--pause | --native]\n"
+	      "         [--max-frames N]\n"
 	      "         [--quiet]\n",
 	      stderr);
 	return EXIT_USAGE;
@@ -404,7 +407,8 @@ int cmd_report(struct session *s, int argc, char **argv)
 	return rc;
 usage:
 	fputs("usage: rbinspect report FILE [--format flamegraph|folded|speedscope|pprof|\n"
-	      "         callgrind|raw] [-o FILE|-] [--threads] [--idle] [--gvl] [--no-lines]\n",
+	      "         callgrind|raw] [-o FILE|-] [--threads] [--fibers] [--idle] [--gvl]\n"
+	      "         [--no-lines]\n",
 	      stderr);
 	return EXIT_USAGE;
 }

@@ -194,7 +194,7 @@ int cmd_top(struct session *s, int argc, char **argv)
 			fprintf(stderr, "rbinspect: top: unexpected argument \"%s\"\n", argv[i]);
 			fputs("usage: rbinspect top -p PID [--rate HZ] [--interval S] "
 			      "[--duration S] [--top N]\n         [--subprocesses] [--threads] "
-			      "[--idle] [--gvl] [--pause | --native]\n", stderr);
+			      "[--fibers] [--idle] [--gvl] [--pause | --native]\n", stderr);
 			return EXIT_USAGE;
 		}
 	}

@@ -33,13 +33,14 @@ static const char *const c_help[] = { "%command", NULL };
 static const char *const c_objects[] = { "--by-class", "--top", "--pause", "--json", NULL };
 static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--raw=", "--subprocesses",
-	"--threads", "--idle", "--gvl", "--no-lines", "--pause", "--native", "--max-frames=",
-	"--quiet", NULL };
+	"--threads", "--fibers", "--idle", "--gvl", "--no-lines", "--pause", "--native",
+	"--max-frames=", "--quiet", NULL };
 static const char *const c_top[] = { "--rate=", "--interval=", "--duration=", "--top=",
-	"--subprocesses", "--threads", "--idle", "--gvl", "--pause", "--native", NULL };
+	"--subprocesses", "--threads", "--fibers", "--idle", "--gvl", "--pause", "--native",
+	NULL };
 static const char *const c_report[] = {
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--output=", "--threads",
-	"--idle", "--gvl", "--no-lines", NULL };
+	"--fibers", "--idle", "--gvl", "--no-lines", NULL };
 
 const struct command commands[] = {
 	{ "info", "", "Ruby version, libruby, VM address and where each was found", cmd_info,

@@ -14,50 +14,16 @@ label); right after deflate comes its C function in the zlib extension; and
 zlib's own code (libz), which the extension calls, is seen in some of them.  Prints one line per mismatch (at
 most 20) and a summary; exits 1 on any mismatch or fewer than 5 such stacks.
 """
-import re
+import os
 import sys
 
-RUBY, CFUNC, NATIVE = 1, 2, 5
-
-
-def unescape(s):
-    if s == "":
-        return None
-    return re.sub(r"\\(x[0-9a-fA-F]{2}|.)", lambda m: {
-        "\\": "\\", "t": "\t", "r": "\r", "n": "\n"}.get(m.group(1), None)
-        or chr(int(m.group(1)[1:], 16)), s)
-
-
-def load_raw(path):
-    meta, frames, nodes, samples = {}, {}, {0: None}, []
-    for line in open(path, encoding="utf-8", errors="surrogateescape"):
-        f = line.rstrip("\n").split("\t")
-        if f[0] == "m":
-            meta[f[1]] = unescape(f[2])
-        elif f[0] == "f":
-            frames[int(f[1])] = dict(kind=int(f[2]), line=int(f[3]),
-                                     label=unescape(f[5]) or "", path=unescape(f[6]) or "")
-        elif f[0] == "n":
-            nodes[int(f[1])] = (int(f[2]), int(f[3]))
-        elif f[0] == "s":
-            samples.append(int(f[2]))
-    stacks = []
-    for node in samples:
-        st = []
-        while node:
-            parent, frame = nodes[node]
-            st.append(frames[frame])
-            node = parent
-        stacks.append(st[::-1])         # outermost first
-    return meta, stacks
-
-
-def base(label):
-    return re.split(r"[#.]", label)[-1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rawprofile import CFUNC, NATIVE, RUBY, base, load, ruby_mismatch  # noqa: E402
 
 
 def main():
-    meta, stacks = load_raw(sys.argv[1])
+    meta, samples, _ = load(sys.argv[1])
+    stacks = [smp["stack"] for smp in samples]
     truth = [l.rstrip("\n").split("\t")[1:] for l in open(sys.argv[2]) if l.startswith("frame\t")]
     bad = []
     merged = [s for s in stacks if any(f["kind"] == NATIVE for f in s)]
@@ -82,22 +48,9 @@ def main():
         if not ruby or ruby[0]["kind"] != CFUNC or base(ruby[0]["label"]) != "deflate":
             continue
         checked += 1
-        want = [["deflate", "", "0"]] + truth
-        got = [[base(f["label"]), f["path"], str(f["line"])] if f["kind"] == RUBY
-               else [base(f["label"]), "", "0"] for f in ruby]
-        # C methods are checked by name, Ruby frames by path and line.
-        for k in range(max(len(want), len(got))):
-            w = want[k] if k < len(want) else None
-            g = got[k] if k < len(got) else None
-            if w is None or g is None:
-                bad.append("Ruby frame %d: want %s, got %s: %s" % (k, w, g, text))
-                break
-            if ruby[k]["kind"] == RUBY and (g[1], g[2]) != (w[1], w[2]):
-                bad.append("Ruby frame %d: want %s:%s, got %s:%s: %s" % (k, w[1], w[2], g[1], g[2], text))
-                break
-            if ruby[k]["kind"] == CFUNC and g[0] != w[0]:
-                bad.append("C frame %d: want %s, got %s: %s" % (k, w[0], g[0], text))
-                break
+        miss = ruby_mismatch(ruby, [["deflate", "", "0"]] + truth)
+        if miss:
+            bad.append(miss + ": " + text)
         d = max(i for i, f in enumerate(s) if f["kind"] == CFUNC and base(f["label"]) == "deflate")
         if d + 1 >= len(s) or s[d + 1]["kind"] != NATIVE or not s[d + 1]["path"].endswith("zlib.so"):
             bad.append("the frame after deflate is not its C function in zlib.so: " + text)

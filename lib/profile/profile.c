@@ -2,20 +2,24 @@
  * form that `rbinspect report` reads back.
  *
  * A stack is a node of a call tree: node 0 is the root (no frame), every
- * other node is (parent, frame).  A sample is (time, node, thread, state),
- * 24 bytes whatever its depth.  Frames, threads and strings are interned in
- * the profile, so a profile outlives the samplers that filled it.
+ * other node is (parent, frame).  A sample is (time, node, thread, fiber,
+ * state), 24 bytes whatever its depth.  Frames, threads, fibers and strings
+ * are interned in the profile, so a profile outlives the samplers that
+ * filled it.
  *
- * Raw form, version 1: text, one record per line, fields separated by one
+ * Raw form, version 2: text, one record per line, fields separated by one
  * TAB; strings escape backslash, TAB, CR, LF and other control bytes as
  * \\ \t \r \n \xNN, and an empty string field means "none" (NULL).
- *   rbinspect-profile 1
+ *   rbinspect-profile 2
  *   m  KEY  VALUE                                      metadata
  *   f  ID  KIND  LINE  FIRST_LINE  LABEL  PATH         frames, ids 0, 1, ...
  *   t  ID  PID  NUMBER  TID  MAIN  THREAD  NAME        threads, ids 0, 1, ...
+ *   u  ID  THREAD_ID  FIBER  ROOT                      fibers, ids 0, 1, ...
  *   n  ID  PARENT  FRAME                               nodes 1, 2, ... (parent < id)
- *   s  TIME_NS  NODE  THREAD  STATE  GC                samples, in order
- *   x  samples stacks idle errors torn retries rescans total_ns max_ns late */
+ *   s  TIME_NS  NODE  THREAD_ID  STATE  GC  FIBER_ID   samples, in order (FIBER_ID
+ *                                                      empty: unknown)
+ *   x  samples stacks idle errors torn retries rescans total_ns max_ns late
+ * Version 1 (no fibers: no u records, samples without FIBER_ID) loads too. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,7 +28,8 @@
 
 #include "profile/profile.h"
 
-#define RAW_MAGIC "rbinspect-profile 1"
+#define RAW_MAGIC "rbinspect-profile 2"
+#define RAW_MAGIC_V1 "rbinspect-profile 1"
 #define RAW_LINE_MAX (1u << 20)
 #define META_MAX 256
 #define DEPTH_MAX (1u << 24)
@@ -38,6 +43,13 @@ struct meta {
 	char *key, *value;
 };
 
+/* A fiber as a profile knows it: one of a thread's. */
+struct fiber {
+	uint32_t thread;        /* index into the threads */
+	uint64_t fiber;         /* the rb_fiber_t */
+	bool root;
+};
+
 struct rbi_profile {
 	struct rbi_frametab ft;
 	struct node *nodes;             /* [0] is the root */
@@ -46,6 +58,9 @@ struct rbi_profile {
 	struct rbi_profile_thread *threads;
 	size_t nthreads, threads_cap;
 	struct rbi_map thread_idx;      /* (pid + 1, thread, tid + 1) -> index */
+	struct fiber *fibers;
+	size_t nfibers, fibers_cap;
+	struct rbi_map fiber_idx;       /* (thread index + 1, fiber, 1) -> index */
 	struct rbi_profile_sample *samples;
 	size_t nsamples, samples_cap;
 	struct meta meta[META_MAX];
@@ -98,6 +113,7 @@ RBI_EXPORT void rbi_profile_free(rbi_profile *p)
 	rbi_frametab_free(&p->ft);
 	rbi_map_free(&p->node_idx);
 	rbi_map_free(&p->thread_idx);
+	rbi_map_free(&p->fiber_idx);
 	rbi_map_free(&p->view_frames);
 	for (size_t i = 0; i < p->nmeta; i++) {
 		free(p->meta[i].key);
@@ -105,6 +121,7 @@ RBI_EXPORT void rbi_profile_free(rbi_profile *p)
 	}
 	free(p->nodes);
 	free(p->threads);
+	free(p->fibers);
 	free(p->samples);
 	free(p->path);
 	free(p->vframes);
@@ -276,14 +293,40 @@ static int thread_id(rbi_profile *p, pid_t pid, uint64_t thread, int32_t tid,
 	return RBI_OK;
 }
 
+/* The index of THREAD's fiber FIBER (an rb_fiber_t), added on first sight;
+   RBI_PROFILE_NO_FIBER for fiber 0 (unknown). */
+static int fiber_id(rbi_profile *p, uint32_t thread, uint64_t fiber, bool root, uint32_t *out)
+{
+	uint64_t v;
+	int rc;
+
+	*out = RBI_PROFILE_NO_FIBER;
+	if (!fiber)
+		return RBI_OK;
+	if (rbi_map_get(&p->fiber_idx, (uint64_t)thread + 1, fiber, 1, &v)) {
+		*out = (uint32_t)v;
+		return RBI_OK;
+	}
+	if (p->nfibers >= RBI_PROFILE_NO_FIBER)
+		return rbi_fail(RBI_NOMEM, "profile too large");
+	if (!(p->fibers = grow_array(p->fibers, &p->fibers_cap, p->nfibers + 1,
+				     sizeof(*p->fibers))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if ((rc = rbi_map_put(&p->fiber_idx, (uint64_t)thread + 1, fiber, 1, p->nfibers)))
+		return rc;
+	p->fibers[p->nfibers] = (struct fiber){ .thread = thread, .fiber = fiber, .root = root };
+	*out = (uint32_t)p->nfibers++;
+	return RBI_OK;
+}
+
 static int push_sample(rbi_profile *p, uint64_t time_ns, uint32_t node, uint32_t thread,
-		       unsigned state, bool gc)
+		       uint32_t fiber, unsigned state, bool gc)
 {
 	if (!(p->samples = grow_array(p->samples, &p->samples_cap, p->nsamples + 1,
 				      sizeof(*p->samples))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	p->samples[p->nsamples++] = (struct rbi_profile_sample){
-		.time_ns = time_ns, .node = node, .thread = thread,
+		.time_ns = time_ns, .node = node, .thread = thread, .fiber = fiber,
 		.state = (uint8_t)state, .gc = gc,
 	};
 	return RBI_OK;
@@ -305,7 +348,7 @@ static const struct rbi_sample_frame *own_frame(rbi_profile *p, const struct rbi
 
 int rbi_profile_add_mapped(rbi_profile *p, const struct rbi_sample *s, struct rbi_map *cache)
 {
-	uint32_t node = 0, thread;
+	uint32_t node = 0, thread, fiber;
 	int rc;
 
 	if (!p || !s)
@@ -321,9 +364,10 @@ int rbi_profile_add_mapped(rbi_profile *p, const struct rbi_sample *s, struct rb
 			return rc;
 	}
 	if ((rc = thread_id(p, s->pid, s->thread, s->tid, s->thread_number, s->thread_name,
-			    s->main, &thread)))
+			    s->main, &thread)) ||
+	    (rc = fiber_id(p, thread, s->fiber, s->root_fiber, &fiber)))
 		return rc;
-	return push_sample(p, s->time_ns, node, thread, s->state, s->gc);
+	return push_sample(p, s->time_ns, node, thread, fiber, s->state, s->gc);
 }
 
 RBI_EXPORT int rbi_profile_add(rbi_profile *p, const struct rbi_sample *s)
@@ -367,6 +411,19 @@ static const struct rbi_sample_frame *thread_frame(rbi_profile *p, const struct 
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " (main)");
 	if (th->tid)
 		snprintf(buf + n, sizeof(buf) - (size_t)n, " tid %d", (int)th->tid);
+	return made_up(p, buf);
+}
+
+static const struct rbi_sample_frame *fiber_frame(rbi_profile *p, const struct rbi_profile_sample *s)
+{
+	const struct fiber *f;
+	char buf[96];
+
+	if (s->fiber == RBI_PROFILE_NO_FIBER)
+		return made_up(p, "(fiber unknown)");
+	f = &p->fibers[s->fiber];
+	snprintf(buf, sizeof(buf), "Fiber 0x%" PRIx64 " (%sthread %u)", f->fiber,
+		 f->root ? "root of " : "", p->threads[f->thread].number);
 	return made_up(p, buf);
 }
 
@@ -432,7 +489,7 @@ static int view_stack(rbi_profile *p, const struct rbi_profile_view *v, bool pro
 			return rbi_fail(RBI_NOMEM, "out of memory");
 		p->path[depth++] = p->nodes[node].frame;
 	}
-	if (!(p->vframes = grow_array(p->vframes, &p->vframes_cap, depth + 3, sizeof(*p->vframes))))
+	if (!(p->vframes = grow_array(p->vframes, &p->vframes_cap, depth + 4, sizeof(*p->vframes))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if (processes) {
 		snprintf(buf, sizeof(buf), "process %d", (int)th->pid);
@@ -440,6 +497,8 @@ static int view_stack(rbi_profile *p, const struct rbi_profile_view *v, bool pro
 			return rbi_fail(RBI_NOMEM, "out of memory");
 	}
 	if ((flags & RBI_VIEW_THREADS) && !(p->vframes[n++] = thread_frame(p, th)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if ((flags & RBI_VIEW_FIBERS) && !(p->vframes[n++] = fiber_frame(p, s)))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	while (depth) {
 		const struct rbi_sample_frame *f = p->ft.v[p->path[--depth]];
@@ -502,7 +561,8 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 	processes = rbi_profile_nprocesses(p) > 1;
 	view_range(p, v, &first, &end);
 	/* Count samples by what makes their view stack: node, thread (when
-	   split or when processes are), state (when shown). */
+	   split or when processes are), fiber (when split), state (when
+	   shown). */
 	for (size_t i = first; i < end; i++) {
 		const struct rbi_profile_sample *s = &p->samples[i];
 		uint64_t b = 0, c = 0, have;
@@ -515,6 +575,8 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 			goto out;
 		if ((flags & RBI_VIEW_THREADS) || processes)
 			b = s->thread + 1ull;
+		if ((flags & RBI_VIEW_FIBERS) && s->fiber != RBI_PROFILE_NO_FIBER)
+			b |= (s->fiber + 1ull) << 32;
 		if ((flags & RBI_VIEW_IDLE) && rbi_sample_state_idle((rbi_sample_state)s->state))
 			c = s->state + 1ull;
 		c |= 1ull << 32;        /* never the empty key */
@@ -588,13 +650,19 @@ RBI_EXPORT int rbi_profile_save(const rbi_profile *p, FILE *f)
 		put_str(f, th->name);
 		fputc('\n', f);
 	}
+	for (size_t i = 0; i < p->nfibers; i++)
+		fprintf(f, "u\t%zu\t%u\t%" PRIu64 "\t%d\n", i, p->fibers[i].thread,
+			p->fibers[i].fiber, p->fibers[i].root);
 	for (size_t i = 1; i < p->nnodes; i++)
 		fprintf(f, "n\t%zu\t%u\t%u\n", i, p->nodes[i].parent, p->nodes[i].frame);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct rbi_profile_sample *s = &p->samples[i];
 
-		fprintf(f, "s\t%" PRIu64 "\t%u\t%u\t%u\t%u\n", s->time_ns, s->node, s->thread,
+		fprintf(f, "s\t%" PRIu64 "\t%u\t%u\t%u\t%u\t", s->time_ns, s->node, s->thread,
 			s->state, s->gc);
+		if (s->fiber != RBI_PROFILE_NO_FIBER)
+			fprintf(f, "%u", s->fiber);
+		fputc('\n', f);
 	}
 	fprintf(f, "x\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
 		PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
@@ -681,7 +749,7 @@ static bool snum(const char *s, int64_t min, int64_t max, int64_t *out)
 	return true;
 }
 
-static int load_line(rbi_profile *p, char *line, bool *stats_seen)
+static int load_line(rbi_profile *p, unsigned version, char *line, bool *stats_seen)
 {
 	char *f[12];
 	size_t n = split(line, f, RBI_ARRAY_SIZE(f));
@@ -735,12 +803,30 @@ static int load_line(rbi_profile *p, char *line, bool *stats_seen)
 			return rbi_fail(RBI_CORRUPT, "node %" PRIu64 " repeats node %u", a, id);
 		return RBI_OK;
 	}
-	if (!strcmp(f[0], "s") && n == 6) {
+	if (!strcmp(f[0], "u") && n == 5 && version > 1) {
+		uint32_t id;
+		int rc;
+
+		if (!num(f[1], UINT32_MAX - 1, &a) || a != p->nfibers || !p->nthreads ||
+		    !num(f[2], p->nthreads - 1, &b) || !num(f[3], UINT64_MAX, &c) || !c ||
+		    !num(f[4], 1, &d))
+			return rbi_fail(RBI_CORRUPT, "bad fiber");
+		if ((rc = fiber_id(p, (uint32_t)b, c, d, &id)))
+			return rc;
+		if (id != a)
+			return rbi_fail(RBI_CORRUPT, "fiber %" PRIu64 " repeats fiber %u", a, id);
+		return RBI_OK;
+	}
+	if (!strcmp(f[0], "s") && n == (version > 1 ? 7 : 6)) {
+		uint64_t fiber = RBI_PROFILE_NO_FIBER;
+
 		if (!num(f[1], UINT64_MAX, &a) || !num(f[2], p->nnodes - 1, &b) ||
 		    !p->nthreads || !num(f[3], p->nthreads - 1, &c) ||
-		    !num(f[4], RBI_STATE_UNKNOWN, &d) || !num(f[5], 1, &e))
+		    !num(f[4], RBI_STATE_UNKNOWN, &d) || !num(f[5], 1, &e) ||
+		    (n == 7 && *f[6] && (!p->nfibers || !num(f[6], p->nfibers - 1, &fiber) ||
+					 p->fibers[fiber].thread != c)))
 			return rbi_fail(RBI_CORRUPT, "bad sample");
-		return push_sample(p, a, (uint32_t)b, (uint32_t)c, (unsigned)d, e);
+		return push_sample(p, a, (uint32_t)b, (uint32_t)c, (uint32_t)fiber, (unsigned)d, e);
 	}
 	if (!strcmp(f[0], "x") && n == 11 && !*stats_seen) {
 		uint64_t v[10];
@@ -766,6 +852,7 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	bool stats_seen = false;
+	unsigned version = 0;
 	ssize_t len;
 	int rc;
 
@@ -782,14 +869,15 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 			break;
 		}
 		if (lineno == 1) {
-			if (strcmp(line, RAW_MAGIC)) {
+			version = !strcmp(line, RAW_MAGIC) ? 2 : !strcmp(line, RAW_MAGIC_V1) ? 1 : 0;
+			if (!version) {
 				rc = rbi_fail(RBI_CORRUPT, "not an rbinspect raw profile "
 					      "(it starts \"%.40s\"; want \"%s\")", line, RAW_MAGIC);
 				break;
 			}
 			continue;
 		}
-		if ((rc = load_line(p, line, &stats_seen))) {
+		if ((rc = load_line(p, version, line, &stats_seen))) {
 			rbi_fail_context(rc, "raw profile line %zu: ", lineno);
 			break;
 		}

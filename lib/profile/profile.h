@@ -21,9 +21,14 @@ struct rbi_profile_sample {
 	uint64_t time_ns;       /* CLOCK_MONOTONIC of the recording machine */
 	uint32_t node;          /* its stack: a node of the call tree */
 	uint32_t thread;        /* index into the threads */
+	uint32_t fiber;         /* index into the fibers; RBI_PROFILE_NO_FIBER */
 	uint8_t state;          /* rbi_sample_state */
 	uint8_t gc;
 };
+
+/* A sample whose fiber is not known (a Ruby without the layout, a raw
+   profile of version 1). */
+#define RBI_PROFILE_NO_FIBER UINT32_MAX
 
 size_t rbi_profile_nthreads(const rbi_profile *p);
 const struct rbi_profile_thread *rbi_profile_thread_at(const rbi_profile *p, size_t i);

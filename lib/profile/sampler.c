@@ -414,7 +414,7 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 			.pid = s->pid, .time_ns = t0, .thread_number = t->number,
 			.thread = t->thread, .tid = t->tid, .thread_name = t->name,
 			.main = t->main, .state = s->states[i], .gc = t->gc, .status = t->rc,
-			.truncated = t->truncated,
+			.truncated = t->truncated, .fiber = t->fiber, .root_fiber = t->root_fiber,
 			.nframes = t->rc ? 0 : t->nframes,
 			.frames = (const struct rbi_sample_frame *const *)t->frames,
 		};

@@ -237,6 +237,7 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 	span_add(l->thread_ec, 8, &lo, &hi);
 	span_add(l->thread_vm, 8, &lo, &hi);
 	span_add(l->thread_status / 8, 4, &lo, &hi);
+	span_add(l->thread_root_fiber, 8, &lo, &hi);
 	s->th_lo = lo;
 	s->th_span = hi - lo;
 	lo = UINT32_MAX;
@@ -245,6 +246,7 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 	span_add(l->ec_vm_stack_size, 8, &lo, &hi);
 	span_add(l->ec_cfp, 8, &lo, &hi);
 	span_add(l->ec_thread_ptr, 8, &lo, &hi);
+	span_add(l->ec_fiber_ptr, 8, &lo, &hi);
 	s->ec_lo = lo;
 	s->ec_span = hi - lo;
 	if (s->th_span > THREAD_SPAN_MAX || s->ec_span > sizeof(s->th->check_ec)) {
@@ -391,6 +393,7 @@ static void parse_ec(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th,
 	th->cfp = rbi_get_u64(b, l->ec_cfp - s->ec_lo);
 	th->ec_thread = present(l->ec_thread_ptr) ? rbi_get_u64(b, l->ec_thread_ptr - s->ec_lo)
 						  : th->thread;
+	th->fiber = present(l->ec_fiber_ptr) ? rbi_get_u64(b, l->ec_fiber_ptr - s->ec_lo) : 0;
 }
 
 static int poll_once(struct rbi_vm_sampler *s, bool *again)
@@ -497,9 +500,17 @@ static int poll_once(struct rbi_vm_sampler *s, bool *again)
 					       "context 0x%" PRIx64, ec);
 			continue;
 		}
-		th->vm_stack = th->vm_stack_size = th->cfp = 0;
+		th->vm_stack = th->vm_stack_size = th->cfp = th->fiber = 0;
 		if (ec)
 			parse_ec(s, th, s->ecbuf + i * s->ec_span);
+		/* th->root_fiber is set once the thread first switches fibers
+		   (cont.c makes the root's object then): until then it runs
+		   in its root. */
+		if (present(l->thread_root_fiber)) {
+			uint64_t root = rbi_get_u64(b, l->thread_root_fiber - s->th_lo);
+
+			th->root_fiber = th->fiber && (!root || root == th->fiber);
+		}
 		if (ec && th->ec_thread != th->thread) {
 			/* Between fibers, or reused: look again next time. */
 			th->poll_rc = rbi_fail(RBI_CORRUPT, "execution context 0x%" PRIx64

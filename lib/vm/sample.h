@@ -36,6 +36,9 @@ struct rbi_vm_sthread {
 	bool gvl;
 	bool gc;                        /* VM in GC, and this thread holds the GVL */
 	uint64_t vm_stack, vm_stack_size, cfp, ec_thread;
+	uint64_t fiber;                 /* ec->fiber_ptr: the fiber it runs; 0 if
+					   the layout has none */
+	bool root_fiber;                /* FIBER is the thread's root fiber */
 	/* Input and output of rbi_vm_sampler_read. */
 	bool want;
 	int rc;                         /* RBI_OK, RBI_TORN or an error */

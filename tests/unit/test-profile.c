@@ -32,8 +32,9 @@ static const struct rbi_sample_frame f_sleep = {
 	.id = 3, .kind = RBI_FRAME_CFUNC, .label = "Kernel#sleep",
 };
 
+/* N samples of THREAD in FIBER (0: unknown; thread 1's root fiber is 0xf100). */
 static void add(rbi_profile *p, const struct rbi_sample_frame *leaf, rbi_sample_state state,
-		int n, unsigned thread)
+		int n, unsigned thread, uint64_t fiber)
 {
 	const struct rbi_sample_frame *frames[2] = { &f_main, leaf };
 
@@ -43,6 +44,7 @@ static void add(rbi_profile *p, const struct rbi_sample_frame *leaf, rbi_sample_
 			.thread = 0x1000 * thread, .tid = 100 + (int)thread,
 			.thread_name = thread == 1 ? NULL : "worker", .main = thread == 1,
 			.state = state, .status = RBI_OK, .nframes = 2, .frames = frames,
+			.fiber = fiber, .root_fiber = fiber == 0xf100,
 		};
 		rbi_profile_add(p, &s);
 	}
@@ -84,6 +86,20 @@ static void test_folded(rbi_profile *p)
 			    "(sleeping) 5\n"), "folded --idle --threads --no-lines: thread root, "
 	   "state leaf, no lines");
 	free(out);
+	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS, NULL);
+	want = "Fiber 0xf100 (root of thread 1);<main> (/app/main.rb:3);Hot#spin (/app/hot.rb:12) 80\n"
+	       "Fiber 0xf200 (thread 1);<main> (/app/main.rb:3);Cold\\x3bwalk\\n<b>\"x\"\\xff "
+	       "(/app/cold.rb:7) 20\n";
+	ok(out && !strcmp(out, want), "folded --fibers: a root frame per fiber");
+	if (out && strcmp(out, want))
+		printf("# got:\n%s", out);
+	free(out);
+	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS | RBI_VIEW_THREADS | RBI_VIEW_IDLE, NULL);
+	ok(out && strstr(out, "thread 1 (main) tid 101;Fiber 0xf200 (thread 1);<main>") &&
+	   strstr(out, "thread 2 \"worker\" tid 102;(fiber unknown);<main> (/app/main.rb:3);"
+		  "Kernel#sleep;(sleeping) 5\n"),
+	   "folded --fibers --threads: the fiber inside its thread; an unknown one said so");
+	free(out);
 	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_GVL, NULL);
 	ok(out && !strstr(out, "Cold") && strstr(out, "Hot#spin (/app/hot.rb:12) 80\n"),
 	   "folded --gvl: only samples holding the GVL");
@@ -109,8 +125,24 @@ static void test_raw(rbi_profile *p)
 	b = q ? render(q, RBI_FORMAT_FOLDED, 0, NULL) : NULL;
 	ok(b && strstr(b, "Hot#spin (/app/hot.rb:12) 80"), "raw: the loaded profile renders");
 	free(b);
+	b = q ? render(q, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS, NULL) : NULL;
+	ok(b && strstr(b, "Fiber 0xf200 (thread 1);<main> (/app/main.rb:3);Cold"),
+	   "raw: fibers survive the round trip");
+	free(b);
 	rbi_profile_free(q);
 	free(a);
+
+	/* Version 1 (before fibers) still loads: its samples' fibers are unknown. */
+	static const char v1[] = "rbinspect-profile 1\nf\t0\t1\t3\t1\tx\t\n"
+		"t\t0\t42\t1\t101\t1\t4096\t\nn\t1\t0\t0\ns\t5\t1\t0\t0\t0\n";
+	f = fmemopen((void *)v1, strlen(v1), "r");
+	rc = rbi_profile_load(f, &q);
+	fclose(f);
+	b = rc ? NULL : render(q, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS, NULL);
+	ok(b && !strcmp(b, "(fiber unknown);x 1\n"), "raw: version 1 loads, fibers unknown (%s)",
+	   b ? "ok" : rbi_errmsg());
+	free(b);
+	rbi_profile_free(q);
 
 	static const char *const bad[] = {
 		"",
@@ -121,6 +153,14 @@ static void test_raw(rbi_profile *p)
 		"rbinspect-profile 1\nf\t1\t1\t3\t1\tx\t\n",             /* ids out of order */
 		"rbinspect-profile 1\nf\t0\t1\t3\t1\tx\\q\t\n",          /* bad escape */
 		"rbinspect-profile 1\ns\t1\t0\t0\t0\t0\n",               /* no such thread */
+		"rbinspect-profile 1\nt\t0\t42\t1\t101\t1\t4096\t\n"    /* fibers in version 1 */
+		"u\t0\t0\t61696\t1\n",
+		"rbinspect-profile 2\nt\t0\t42\t1\t101\t1\t4096\t\n"    /* no such fiber */
+		"s\t1\t0\t0\t0\t0\t0\n",
+		"rbinspect-profile 2\nt\t0\t42\t1\t101\t1\t4096\t\n"    /* another thread's */
+		"t\t1\t42\t2\t102\t0\t8192\t\nu\t0\t1\t61696\t0\ns\t1\t0\t0\t0\t0\t0\n",
+		"rbinspect-profile 2\nt\t0\t42\t1\t101\t1\t4096\t\n"    /* fiber 0 */
+		"u\t0\t0\t0\t1\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		q = NULL;
@@ -313,9 +353,9 @@ int main(void)
 	}
 	rbi_profile_set_meta(p, "rate", "1000");
 	rbi_profile_set_meta(p, "pid", "42");
-	add(p, &f_hot, RBI_STATE_GVL, 80, 1);
-	add(p, &f_evil, RBI_STATE_RUNNING, 20, 1);
-	add(p, &f_sleep, RBI_STATE_SLEEPING, 5, 2);
+	add(p, &f_hot, RBI_STATE_GVL, 80, 1, 0xf100);
+	add(p, &f_evil, RBI_STATE_RUNNING, 20, 1, 0xf200);
+	add(p, &f_sleep, RBI_STATE_SLEEPING, 5, 2, 0);
 	ok(rbi_profile_sample_count(p) == 105, "profile: 105 samples kept");
 	test_folded(p);
 	test_raw(p);
