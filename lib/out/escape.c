@@ -5,17 +5,18 @@
 #include "out/out.h"
 
 /* Length of the valid UTF-8 sequence at S (max LEN bytes) encoding a
-   printable character, or 0. */
-static size_t utf8_char(const unsigned char *s, size_t len)
+   printable character, its code point in *CP; or 0. */
+static size_t utf8_char(const unsigned char *s, size_t len, uint32_t *cp)
 {
 	size_t n;
-	uint32_t cp;
 
-	if (s[0] < 0x80)
+	if (s[0] < 0x80) {
+		*cp = s[0];
 		return s[0] >= 0x20 && s[0] != 0x7f;
-	if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; }
-	else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; }
-	else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; }
+	}
+	if ((s[0] & 0xe0) == 0xc0) { n = 2; *cp = s[0] & 0x1f; }
+	else if ((s[0] & 0xf0) == 0xe0) { n = 3; *cp = s[0] & 0x0f; }
+	else if ((s[0] & 0xf8) == 0xf0) { n = 4; *cp = s[0] & 0x07; }
 	else
 		return 0;
 	if (n > len)
@@ -23,36 +24,67 @@ static size_t utf8_char(const unsigned char *s, size_t len)
 	for (size_t i = 1; i < n; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
+		*cp = *cp << 6 | (s[i] & 0x3f);
 	}
 	/* Overlong forms, surrogates, C1 controls, beyond Unicode. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff || (cp >= 0x80 && cp < 0xa0))
+	if ((n == 2 && *cp < 0x80) || (n == 3 && *cp < 0x800) || (n == 4 && *cp < 0x10000) ||
+	    (*cp >= 0xd800 && *cp < 0xe000) || *cp > 0x10ffff || (*cp >= 0x80 && *cp < 0xa0))
 		return 0;
 	return n;
 }
 
-/* How one byte is written escaped. */
-typedef void escape_fn(FILE *f, unsigned char c);
+/* The invisible characters that reorder the text around them (Unicode's
+   bidirectional marks, embeddings, overrides and isolates): a name holding
+   one can make a line read other than it is ("Trojan Source",
+   CVE-2021-42574), so they are written as escapes. */
+static bool bidi_control(uint32_t cp)
+{
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
 
-/* S[0..LEN) to F: printable UTF-8 characters as they are, but for '\\'
-   and the ASCII characters in ALSO; those and every other byte (controls,
-   invalid UTF-8) through ESCAPE. */
-static void escaped(FILE *f, const char *s, size_t len, const char *also, escape_fn *escape)
+/* How one byte, or one code point that must not be written as it is, is
+   written escaped. */
+struct escaper {
+	void (*byte)(FILE *f, unsigned char c);
+	void (*code_point)(FILE *f, uint32_t cp);
+};
+
+/* S[0..LEN) to F: printable UTF-8 characters as they are, but for '\\',
+   the ASCII characters in ALSO and the bidirectional controls; those and
+   every other byte (controls, invalid UTF-8) through ESC. */
+static void escaped(FILE *f, const char *s, size_t len, const char *also,
+		    const struct escaper *esc)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_char(p + i, len - i);
+		uint32_t cp;
+		size_t n = utf8_char(p + i, len - i, &cp);
 
-		if (n && p[i] != '\\' && !(n == 1 && strchr(also, p[i]))) {
+		if (n > 1 && bidi_control(cp)) {
+			esc->code_point(f, cp);
+			i += n;
+		} else if (n && p[i] != '\\' && !(n == 1 && strchr(also, p[i]))) {
 			fwrite(p + i, 1, n, f);
 			i += n;
-			continue;
+		} else {
+			esc->byte(f, p[i]);
+			i++;
 		}
-		escape(f, p[i]);
-		i++;
 	}
+}
+
+/* A code point as Ruby's string escape writes it (text and XML). */
+static void escape_text_cp(FILE *f, uint32_t cp)
+{
+	fprintf(f, "\\u{%" PRIx32 "}", cp);
+}
+
+/* A code point as a JSON escape (all those escaped are in the BMP). */
+static void escape_json_cp(FILE *f, uint32_t cp)
+{
+	fprintf(f, "\\u%04" PRIx32, cp);
 }
 
 /* Terminal text: Ruby's escapes, else \xNN. */
@@ -95,9 +127,13 @@ static void escape_xml(FILE *f, unsigned char c)
 	}
 }
 
+static const struct escaper text = { escape_text, escape_text_cp };
+static const struct escaper json = { escape_json, escape_json_cp };
+static const struct escaper xml = { escape_xml, escape_text_cp };
+
 void rbi_out_text(FILE *f, const char *s, size_t len)
 {
-	escaped(f, s, len, "", escape_text);
+	escaped(f, s, len, "", &text);
 }
 
 void rbi_out_text_cstr(FILE *f, const char *s)
@@ -148,7 +184,7 @@ void rbi_json_end_array(struct rbi_json *j) { json_close(j, ']'); }
 static void json_string(FILE *f, const char *s, size_t len)
 {
 	fputc('"', f);
-	escaped(f, s, len, "\"", escape_json);
+	escaped(f, s, len, "\"", &json);
 	fputc('"', f);
 }
 
@@ -211,10 +247,10 @@ void rbi_json_null(struct rbi_json *j)
 
 void rbi_out_text_also(FILE *f, const char *s, size_t len, const char *also)
 {
-	escaped(f, s, len, also, escape_text);
+	escaped(f, s, len, also, &text);
 }
 
 void rbi_out_xml(FILE *f, const char *s, size_t len)
 {
-	escaped(f, s, len, "&<>\"'", escape_xml);
+	escaped(f, s, len, "&<>\"'", &xml);
 }

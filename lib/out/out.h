@@ -1,6 +1,7 @@
 /* out.h: safe rendering of target-controlled text (names, paths) for the
- * terminal and JSON.  Target strings are untrusted: control characters
- * and invalid bytes are escaped, never passed through. */
+ * terminal and JSON.  Target strings are untrusted: control characters,
+ * invalid bytes and the bidirectional controls that reorder text (U+202E
+ * ...) are escaped, never passed through. */
 #ifndef RBI_OUT_H
 #define RBI_OUT_H
 
@@ -9,7 +10,7 @@
 #include <stdio.h>
 
 /* Write LEN bytes of S for a terminal: printable UTF-8 as is, everything
-   else as \n, \t, \e, \xNN. */
+   else as \n, \t, \e, \xNN, bidirectional controls as \u{202e}. */
 void rbi_out_text(FILE *f, const char *s, size_t len);
 void rbi_out_text_cstr(FILE *f, const char *s);
 /* rbi_out_text that also writes the bytes of ALSO as \xNN (the folded

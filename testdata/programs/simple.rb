@@ -35,7 +35,7 @@ def inner(count, label, *rest, key: :kw)
   sym = :static_sym
   dsym = "dyn_#{count}_sym".to_sym
   str = "hello"
-  esc = "tab\tnl\n\e[31mred\u00e9\"q\\"
+  esc = "tab\tnl\n\e[31mred\u00e9\"q\\\u202e"
   long = "x" * 600
   arr = [1, 2]
   obj = Thing.new(count)

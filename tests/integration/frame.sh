@@ -42,10 +42,10 @@ while read -r kind ver root cmd; do
 	else
 		not_ok "$kind $ver: frame 3 shows label, path:line and self"; diag "$(head -5 "$RB_TMP/f3.txt")"
 	fi
-	check "$kind $ver: control characters in values are escaped" \
-		grep -qF '    esc = "tab\tnl\n\e[31mredé\"q\\"' "$RB_TMP/f3.txt"
-	check "$kind $ver: no raw escape byte reaches the output" \
-		bash -c "! grep -q \$'\\x1b' '$RB_TMP/f3.txt'"
+	check "$kind $ver: control characters and bidirectional controls in values are escaped" \
+		grep -qF '    esc = "tab\tnl\n\e[31mredé\"q\\\u{202e}"' "$RB_TMP/f3.txt"
+	check "$kind $ver: no raw escape byte or right-to-left override reaches the output" \
+		bash -c "! grep -q \$'\\x1b\\|\\xe2\\x80\\xae' '$RB_TMP/f3.txt'"
 	check "$kind $ver: a long String is cut, with its length" \
 		grep -qE '^    long = "x{200}"\.\.\. \(600 bytes\)$' "$RB_TMP/f3.txt"
 	"$RBINSPECT" -p "$RB_PID" frame 0 >"$RB_TMP/f0.txt" 2>&1

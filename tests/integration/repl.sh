@@ -94,7 +94,7 @@ for line in "${picked[@]}"; do
 	keys "$s" C-u fr Tab 3 Enter
 	expect "$l live: frame 3 through completion" "$s" '^#3  .*inner \(method\)$'
 	expect "$l live: locals with values" "$s" '^    small = 42$'
-	expect "$l live: a String, escaped" "$s" '^    esc = "tab\\tnl\\n\\e\[31mredé\\"q\\\\"$'
+	expect "$l live: a String, escaped" "$s" '^    esc = "tab\\tnl\\n\\e\[31mredé\\"q\\\\\\u\{202e\}"$'
 	keys "$s" 'frame 1' Enter
 	expect "$l live: a block's own and enclosing locals" "$s" '^  locals of the enclosing scope:$'
 	wait_prompt "$s"

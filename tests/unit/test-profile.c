@@ -314,6 +314,48 @@ static void test_speedscope(rbi_profile *p)
 	free(out);
 }
 
+/* A name with bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE, U+2066
+   LEFT-TO-RIGHT ISOLATE, U+200F RIGHT-TO-LEFT MARK), which would reorder
+   what a reader sees: escaped in every format, never written raw. */
+static void test_bidi(void)
+{
+	static const struct rbi_sample_frame f_bidi = {
+		.id = 0, .kind = RBI_FRAME_RUBY, .label = "ok\xe2\x80\xae#evil\xe2\x81\xa6x\xe2\x80\x8f",
+		.path = "/app/b.rb", .line = 1, .first_line = 1,
+	};
+	static const struct {
+		rbi_profile_format format;
+		const char *want;
+	} cases[] = {
+		{ RBI_FORMAT_FOLDED, "ok\\u{202e}#evil\\u{2066}x\\u{200f}" },
+		{ RBI_FORMAT_FLAMEGRAPH, "ok\\u{202e}#evil\\u{2066}x\\u{200f}" },
+		{ RBI_FORMAT_CALLGRIND, "ok\\u{202e}#evil\\u{2066}x\\u{200f}" },
+		{ RBI_FORMAT_SPEEDSCOPE, "ok\\u202e#evil\\u2066x\\u200f" },
+	};
+	const struct rbi_sample_frame *frames[1] = { &f_bidi };
+	struct rbi_sample smp = {
+		.pid = 42, .thread_number = 1, .thread = 0x1000, .main = 1,
+		.state = RBI_STATE_GVL, .status = RBI_OK, .nframes = 1, .frames = frames,
+	};
+	rbi_profile *p;
+
+	if (rbi_profile_new(&p) || rbi_profile_add(p, &smp)) {
+		ok(false, "bidi: a profile");
+		rbi_profile_free(p);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n;
+		char *out = render(p, cases[i].format, 0, &n);
+
+		ok(out && strstr(out, cases[i].want) && !memmem(out, n, "\xe2\x80\xae", 3) &&
+		   !memmem(out, n, "\xe2\x81\xa6", 3) && !memmem(out, n, "\xe2\x80\x8f", 3),
+		   "%s: bidirectional controls escaped", rbi_profile_format_name(cases[i].format));
+		free(out);
+	}
+	rbi_profile_free(p);
+}
+
 static void test_tables(void)
 {
 	struct rbi_map m = { 0 };
@@ -347,6 +389,7 @@ int main(void)
 	rbi_profile *p;
 
 	test_tables();
+	test_bidi();
 	if (rbi_profile_new(&p)) {
 		printf("not ok 1 - profile_new\n1..1\n");
 		return 1;
