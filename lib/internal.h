@@ -119,6 +119,14 @@ bool rbi_proc_stat_parse(const char *line, char *state, int *ppid);
    process or task; -EINVAL: not a stat line). */
 int rbi_proc_stat(const char *path, char *state, int *ppid);
 
+/* ---- util/open.c: files a core or a process names ----------------------- */
+
+/* Open PATH for reading if it is a regular file (nothing else is opened at
+   all: no device node, FIFO or socket); with ROOT, PATH is resolved inside
+   ROOT as if it were "/" (symlinks and ".." cannot lead out).  An fd, or
+   -errno: -EINVAL for a file that is not a regular one. */
+int rbi_open_regular(const char *root, const char *path);
+
 /* ---- util/signal.c: signals and siginfo_t ------------------------------- */
 
 /* Bytes of a 64-bit Linux siginfo_t. */

@@ -386,50 +386,41 @@ static int core_signal(void *be, struct rbi_signal *out)
 
 #define DELETED_MARK " (deleted)"
 
-/* open(PREFIX + the first LEN bytes of NAME); -errno on failure. */
-static int open_joined(const char *prefix, const char *name, size_t len)
+/* rbi_open_regular(ROOT, the first LEN bytes of NAME). */
+static int open_cut(const char *root, const char *name, size_t len)
 {
-	const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	size_t plen = prefix ? strlen(prefix) : 0;
-	char *p = malloc(plen + len + 1);
+	char *p = strndup(name, len);
 	int fd;
 
 	if (!p)
 		return -ENOMEM;
-	if (plen)
-		memcpy(p, prefix, plen);
-	memcpy(p + plen, name, len);
-	p[plen + len] = '\0';
-	fd = open(p, flags);
-	if (fd < 0)
-		fd = -errno;
+	fd = rbi_open_regular(root, p);
 	free(p);
 	return fd;
 }
 
-/* Open NAME as the core names it (an absolute path): the given executable
-   first for the executable's mappings, then SYSROOT/NAME, then NAME.  A
-   name the kernel marked " (deleted)" is tried without the mark too (a
-   library upgraded under a running process): the build-id check decides
-   whether what is there now is what was mapped.  Returns an fd or -errno. */
+/* Open NAME as the core names it (an absolute path), a regular file only:
+   the given executable for the executable's mappings, else NAME inside the
+   sysroot when there is one (never outside it), else NAME.  A name the
+   kernel marked " (deleted)" is tried without the mark too (a library
+   upgraded under a running process): the build-id check decides whether
+   what is there now is what was mapped.  Returns an fd or -errno (-EINVAL:
+   not a regular file). */
 static int open_resolved(const struct core *c, const char *name, bool is_exe)
 {
 	size_t len = strlen(name), mark = strlen(DELETED_MARK);
 	size_t lens[2] = { len, len };
 	int fd = -ENOENT;
 
-	if (is_exe && c->exe && (fd = open_joined(NULL, c->exe, strlen(c->exe))) >= 0)
+	if (is_exe && c->exe && (fd = rbi_open_regular(NULL, c->exe)) >= 0)
 		return fd;
 	if (name[0] != '/')     /* "anon_inode:[...]" and the like */
 		return -ENOENT;
 	if (len > mark && strcmp(name + len - mark, DELETED_MARK) == 0)
 		lens[1] = len - mark;
-	for (size_t i = 0; i < 2 && (i == 0 || lens[1] != lens[0]); i++) {
-		if (c->sysroot && (fd = open_joined(c->sysroot, name, lens[i])) >= 0)
+	for (size_t i = 0; i < 2 && (i == 0 || lens[1] != lens[0]); i++)
+		if ((fd = open_cut(c->sysroot, name, lens[i])) >= 0)
 			return fd;
-		if ((fd = open_joined(NULL, name, lens[i])) >= 0)
-			return fd;
-	}
 	return fd;
 }
 
@@ -437,24 +428,21 @@ static int core_open_file(void *be, const char *path)
 {
 	const struct core *c = be;
 	const struct core_file *f;
-	struct stat st;
 	int fd;
 
 	if (!path)
 		return rbi_fail(RBI_INVAL, "no file name");
 	f = file_by_name(c, path);
 	fd = open_resolved(c, path, f && f->is_exe);
+	if (fd == -EINVAL)
+		return rbi_fail(RBI_INVAL, "%s is not a regular file: not opened", path);
 	if (fd < 0)
 		return rbi_fail(fd == -EACCES ? RBI_PERM :
 				fd == -ENOMEM ? RBI_NOMEM : RBI_SYSTEM,
 				"cannot open %s%s%s%s: %s", path,
-				c->sysroot ? " (sysroot " : "",
+				c->sysroot ? " (in sysroot " : "",
 				c->sysroot ? c->sysroot : "",
 				c->sysroot ? ")" : "", strerror(-fd));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return rbi_fail(RBI_INVAL, "%s is not a regular file", path);
-	}
 	return fd;
 }
 
@@ -965,17 +953,14 @@ static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
 	struct rbi_build_id cid = { .len = 0 }, fid = { .len = 0 };
 	char chex[2 * RBI_BUILD_ID_MAX + 1], fhex[2 * RBI_BUILD_ID_MAX + 1];
 	int crc = RBI_UNMAPPED, frc;
-	struct stat st;
 	int fd = open_resolved(c, file->name, file->is_exe);
 
 	if (fd < 0) {
 		if (!pseudo_file(file->name) && (*unopened)++ == 0)
 			snprintf(first_unopened, cap, "%s: %s", file->name,
-				 strerror(-fd));
+				 fd == -EINVAL ? "not a regular file" : strerror(-fd));
 		return;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		goto reject;            /* devices, sockets: never read */
 	if (hdr)
 		crc = rbi_build_id_from_memory(core_read_own, c, hdr->start, &cid);
 	frc = rbi_build_id_from_fd(fd, &fid);

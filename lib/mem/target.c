@@ -2,7 +2,6 @@
  * the library goes through rbi_read() or rbi_target_read(), so the cache
  * and error reporting live in one place. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,21 +107,15 @@ int rbi_target_open_file(struct rbi_target *t, const char *path)
 
 	if (t->ops->open_file)
 		return t->ops->open_file(t->be, path);
-	if (t->sysroot && path[0] == '/') {
-		size_t n = strlen(t->sysroot) + strlen(path) + 1;
-		char *p = malloc(n);
-
-		if (!p)
-			return rbi_fail(RBI_NOMEM, "out of memory");
-		snprintf(p, n, "%s%s", t->sysroot, path);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		free(p);
-		if (fd >= 0)
-			return fd;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A live process's maps name files as this process sees them: the
+	   sysroot first, then the name itself. */
+	fd = t->sysroot && path[0] == '/' ? rbi_open_regular(t->sysroot, path) : -ENOENT;
+	if (fd == -ENOENT)
+		fd = rbi_open_regular(NULL, path);
+	if (fd == -EINVAL)
+		return rbi_fail(RBI_INVAL, "%s is not a regular file: not opened", path);
 	if (fd < 0)
-		return rbi_fail(errno == EACCES ? RBI_PERM : RBI_SYSTEM,
-				"cannot open %s: %s", path, strerror(errno));
+		return rbi_fail(fd == -EACCES ? RBI_PERM : fd == -ENOMEM ? RBI_NOMEM : RBI_SYSTEM,
+				"cannot open %s: %s", path, strerror(-fd));
 	return fd;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -755,6 +756,81 @@ static void check_deleted(bool kernel)
 	free(exe);
 }
 
+/* The executable's path now names what is not a regular file: a FIFO (a
+   writer waits on it), a device node; and under a sysroot, a symlink out of
+   it.  The core opens at once, the file is not opened (the writer still
+   waits), a warning says why, and the bytes the core lacks are unreadable. */
+static void check_not_regular(const char *label, const char *core, const struct fixture *fx,
+			      const char *exe)
+{
+	char magic[sizeof(magic_a)], *root = NULL, *link = NULL, *dir;
+	struct core_h h;
+	size_t n = 0;
+	pid_t writer;
+	int rc, status;
+
+	unlink(exe);
+	if (mkfifo(exe, 0600) != 0) {
+		skip(strerror(errno), "not a regular file: mkfifo");
+		return;
+	}
+	if ((writer = fork()) == 0) {
+		int fd = open(exe, O_WRONLY);   /* blocks until someone reads */
+
+		_exit(fd < 0 ? 1 : 0);
+	}
+	rc = open_core(&h, core, NULL, NULL);
+	ok(rc == RBI_OK && warning_with(&h, exe, "not a regular file") &&
+	   h.ops->read(h.be, fx->magic, magic, sizeof(magic), &n) == RBI_UNMAPPED,
+	   "%s: a FIFO where the executable was: not used, said so", label);
+	if (rc == RBI_OK)
+		close_core(&h);
+	usleep(100000);
+	ok(writer > 0 && waitpid(writer, &status, WNOHANG) == 0,
+	   "%s: the FIFO was never opened for reading (its writer still waits)", label);
+	if (writer > 0) {
+		kill(writer, SIGKILL);
+		waitpid(writer, &status, 0);
+	}
+	unlink(exe);
+	if (mknod(exe, S_IFCHR | 0600, makedev(1, 3)) == 0) {     /* /dev/null */
+		rc = open_core(&h, core, NULL, NULL);
+		ok(rc == RBI_OK && warning_with(&h, exe, "not a regular file"),
+		   "%s: a device node where the executable was: not opened, said so", label);
+		if (rc == RBI_OK)
+			close_core(&h);
+		unlink(exe);
+	} else {
+		skip(strerror(errno), "a device node where the executable was (mknod)");
+	}
+	/* A sysroot whose copy of the executable is an absolute symlink to
+	   the real one: resolved inside the sysroot, it leads nowhere. */
+	if (asprintf(&root, "%s/escape-root", tmpdir) < 0 || asprintf(&link, "%s%s", root, exe) < 0)
+		abort();
+	copy_file(fixture_a, exe);
+	dir = strdup(link);
+	if (dir) {
+		char cmd[PATH_MAX * 2];
+
+		*strrchr(dir, '/') = '\0';
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+		if (system(cmd) != 0)
+			diag("mkdir failed");
+	}
+	if (symlink(exe, link) == 0) {
+		rc = open_core(&h, core, root, NULL);
+		ok(rc == RBI_OK && h.ops->read(h.be, fx->magic, magic, sizeof(magic), &n) == RBI_UNMAPPED,
+		   "%s: a symlink out of the sysroot is not followed out of it", label);
+		if (rc == RBI_OK)
+			close_core(&h);
+	} else {
+		skip(strerror(errno), "a symlink out of the sysroot");
+	}
+	free(dir);
+	free(link);
+	free(root);
+}
+
 /* ---- bad input ----------------------------------------------------------- */
 
 static void check_bad_files(const char *good_core)
@@ -1130,8 +1206,10 @@ int main(int argc, char **argv)
 
 	if (gcore)
 		check_deleted(false);
-	if (kcore)
+	if (kcore) {
 		check_deleted(true);
+		check_not_regular("kernel", kcore, &kfx, exe);
+	}
 	check_bad_files(gcore ? gcore : kcore);
 	if (gcore)
 		fuzz(gcore, kcore ? iters / 2 : iters);
