@@ -833,7 +833,9 @@ void rbi_profile_add_stats(rbi_profile *p, const struct rbi_sample_stats *st);
 void rbi_profile_stats(const rbi_profile *p, struct rbi_sample_stats *out);
 
 /* The raw form (line-based text, versioned): everything a profile holds.
-   rbi_profile_load: RBI_CORRUPT for a file that is not one. */
+   rbi_profile_load: RBI_CORRUPT for a file that is not one; a file cut
+   short loads what it holds, with the metadata "incomplete" saying where
+   it ends. */
 int rbi_profile_save(const rbi_profile *p, FILE *f);
 int rbi_profile_load(FILE *f, rbi_profile **out);
 

@@ -354,7 +354,7 @@ int cmd_record(struct session *s, int argc, char **argv)
 int cmd_report(struct session *s, int argc, char **argv)
 {
 	struct profile_opts o = { .format = RBI_FORMAT_FLAMEGRAPH };
-	const char *in = NULL;
+	const char *in = NULL, *incomplete;
 	char out[PATH_MAX];
 	rbi_profile *p;
 	FILE *f;
@@ -387,6 +387,7 @@ int cmd_report(struct session *s, int argc, char **argv)
 		fprintf(stderr, "rbinspect: %s: %s\n", in, rbi_errmsg());
 		return EXIT_ERROR;
 	}
+	incomplete = rbi_profile_meta(p, "incomplete");
 	if (!o.output) {
 		const char *dot = strrchr(in, '.'), *slash = strrchr(in, '/');
 		int stem = dot && (!slash || dot > slash) ? (int)(dot - in) : (int)strlen(in);
@@ -403,6 +404,13 @@ int cmd_report(struct session *s, int argc, char **argv)
 	if (!rc && !o.quiet && strcmp(o.output ? o.output : out, "-"))
 		fprintf(stderr, "rbinspect: wrote %s to %s\n", rbi_profile_format_name(o.format),
 			o.output ? o.output : out);
+	/* What was rendered is only part of the recording: say so, and let
+	   the exit status say it too. */
+	if (!rc && incomplete) {
+		fprintf(stderr, "rbinspect: %s: the raw profile is incomplete (%s): only the "
+			"samples before that were rendered\n", in, incomplete);
+		rc = EXIT_ERROR;
+	}
 	rbi_profile_free(p);
 	return rc;
 usage:

@@ -19,7 +19,9 @@
  *   s  TIME_NS  NODE  THREAD_ID  STATE  GC  FIBER_ID   samples, in order (FIBER_ID
  *                                                      empty: unknown)
  *   x  samples stacks idle errors torn retries rescans total_ns max_ns late
- * Version 1 (no fibers: no u records, samples without FIBER_ID) loads too. */
+ * Version 1 (no fibers: no u records, samples without FIBER_ID) loads too.
+ * Every record ends in a newline and x comes last: a file without it was
+ * cut short, and loads with the metadata "incomplete" saying where. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -853,6 +855,7 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 	size_t cap = 0, lineno = 0;
 	bool stats_seen = false;
 	unsigned version = 0;
+	size_t cut = 0;
 	ssize_t len;
 	int rc;
 
@@ -862,8 +865,13 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 		return rc;
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		if (len > 0 && line[len - 1] == '\n')
+		if (len > 0 && line[len - 1] == '\n') {
 			line[--len] = '\0';
+		} else if (lineno > 1) {
+			/* Every record ends in a newline: this one was cut. */
+			cut = lineno;
+			break;
+		}
 		if (len >= (ssize_t)RAW_LINE_MAX) {
 			rc = rbi_fail(RBI_CORRUPT, "line %zu is too long", lineno);
 			break;
@@ -884,6 +892,18 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 	}
 	if (!rc && lineno == 0)
 		rc = rbi_fail(RBI_CORRUPT, "empty file: not an rbinspect raw profile");
+	/* The figures are written last: without them the file was cut short
+	   (a full disk, a copy interrupted) and holds only some samples. */
+	if (!rc && (cut || !stats_seen)) {
+		char why[128];
+
+		if (cut)
+			snprintf(why, sizeof(why), "line %zu cut short", cut);
+		else
+			snprintf(why, sizeof(why), "no closing figures after line %zu",
+				 lineno);
+		rc = rbi_profile_set_meta(p, "incomplete", why);
+	}
 	if (!rc && ferror(f))
 		rc = rbi_fail(RBI_SYSTEM, "reading the profile: %s", strerror(errno));
 	free(line);

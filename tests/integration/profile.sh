@@ -138,6 +138,21 @@ while read -r kind ver root cmd; do
 	check "$R: record reports samples, errors, torn, late and time per sample" \
 		grep -q 'time per sample: mean' "$T/stats"
 	"$B" report "$T/hot.rbiprof" --format folded --no-lines -o "$T/hot.folded" -q
+	if [ "$first" = 1 ]; then
+		# A raw profile cut short (a full disk, a copy interrupted): cut mid-line, and
+		# at a line's end (no closing figures).
+		head -c $(($(stat -c %s "$T/hot.rbiprof") / 2)) "$T/hot.rbiprof" >"$T/cut.rbiprof"
+		"$B" report "$T/cut.rbiprof" --format folded -o "$T/cut.folded" 2>"$T/err"
+		rc=$?
+		check "$R: report of a raw profile cut mid-line: renders what it holds, exit 1, says so" \
+			sh -c "[ $rc = 1 ] && grep -q 'incomplete (line [0-9]* cut short)' '$T/err' &&
+			       [ -s '$T/cut.folded' ]"
+		grep -v '^x' "$T/hot.rbiprof" >"$T/cut.rbiprof"
+		"$B" report "$T/cut.rbiprof" --format folded -o "$T/cut.folded" 2>"$T/err"
+		rc=$?
+		check "$R: report of a raw profile without its closing figures: exit 1, says so" \
+			sh -c "[ $rc = 1 ] && grep -q 'incomplete (no closing figures after line' '$T/err'"
+	fi
 	n=$(samples "$T/hot.folded")
 	share=$(leaf_share "$T/hot.folded" 'Hot#spin')
 	cold=$(leaf_share "$T/hot.folded" 'Cold#walk')

@@ -130,6 +130,24 @@ static void test_raw(rbi_profile *p)
 	   "raw: fibers survive the round trip");
 	free(b);
 	rbi_profile_free(q);
+	/* Cut short, mid-line or at a line's end: what it holds, marked incomplete. */
+	for (int mid = 0; mid < 2; mid++) {
+		size_t keep = na / 2;
+
+		while (!mid && keep > 0 && a[keep - 1] != '\n')
+			keep--;
+		f = fmemopen(a, keep, "r");
+		rc = rbi_profile_load(f, &q);
+		fclose(f);
+		ok(rc == RBI_OK && rbi_profile_sample_count(q) > 0 &&
+		   rbi_profile_sample_count(q) < rbi_profile_sample_count(p) &&
+		   strstr(rbi_profile_meta(q, "incomplete") ? rbi_profile_meta(q, "incomplete") : "",
+			  mid ? "cut short" : "no closing figures"),
+		   "raw: cut %s, it loads what it holds, marked incomplete",
+		   mid ? "mid-line" : "at a line's end");
+		rbi_profile_free(q);
+	}
+
 	free(a);
 
 	/* Version 1 (before fibers) still loads: its samples' fibers are unknown. */
