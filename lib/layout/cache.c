@@ -93,8 +93,10 @@ static bool make_dirs(char *path)
 	return mkdir(path, 0700) == 0 || errno == EEXIST;
 }
 
-/* The cache directory (created), or false when caching is off. */
-static bool cache_dir(char *out, size_t cap)
+/* The cache directory (created when CREATE), or false when caching is
+   off.  Only a store creates it: a run that caches nothing leaves no
+   trace in the user's home. */
+static bool cache_dir(char *out, size_t cap, bool create)
 {
 	const char *off = getenv("RBI_NO_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
@@ -108,14 +110,14 @@ static bool cache_dir(char *out, size_t cap)
 		n = (size_t)snprintf(out, cap, "%s/.cache/rbinspect/layouts", home);
 	else
 		return false;
-	return n < cap && make_dirs(out);
+	return n < cap && (!create || make_dirs(out));
 }
 
-static bool cache_path(const struct rbi_build_id *id, char *out, size_t cap)
+static bool cache_path(const struct rbi_build_id *id, char *out, size_t cap, bool create)
 {
 	char dir[4200], hex[2 * RBI_BUILD_ID_MAX + 1];
 
-	if (id->len < 8 || !cache_dir(dir, sizeof(dir)))
+	if (id->len < 8 || !cache_dir(dir, sizeof(dir), create))
 		return false;
 	rbi_build_id_hex(id, hex);
 	return (size_t)snprintf(out, cap, "%s/%s", dir, hex) < cap;
@@ -127,7 +129,7 @@ bool rbi_layout_cache_load(const struct rbi_build_id *id, struct rbi_layout *out
 	bool ok;
 	FILE *f;
 
-	if (!cache_path(id, path, sizeof(path)) || !(f = fopen(path, "re")))
+	if (!cache_path(id, path, sizeof(path), false) || !(f = fopen(path, "re")))
 		return false;
 	snprintf(want, sizeof(want), CACHE_MAGIC " %08x\n", fields_hash());
 	memset(out, 0, sizeof(*out));
@@ -143,7 +145,7 @@ void rbi_layout_cache_store(const struct rbi_build_id *id, const struct rbi_layo
 	FILE *f;
 	int fd;
 
-	if (!cache_path(id, path, sizeof(path)))
+	if (!cache_path(id, path, sizeof(path), true))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if ((fd = mkstemp(tmp)) < 0)
