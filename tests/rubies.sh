@@ -13,8 +13,24 @@ rubies_cleanup() {
 }
 trap rubies_cleanup EXIT
 
-# Lines "KIND VERSION ROOT RUBYCMD", one per ready Ruby.
-rubies_list() { bash "$here/tools/test-rubies.sh" --list; }
+# Lines "KIND VERSION ROOT RUBYCMD", one per ready Ruby: the main eight, or with
+# RBI_TEST_RUBIES=variants the Rubies as users build them (tests/run runs the cheap
+# checks on those; see tools/test-rubies.sh).
+rubies_list() {
+	bash "$here/tools/test-rubies.sh" --list${RBI_TEST_RUBIES:+-$RBI_TEST_RUBIES}
+}
+
+# ruby_dwarf KIND: whether a Ruby of KIND has DWARF and .symtab (dwarf builds and the
+# variants not named "-stripped").
+ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
+
+# ruby_exe KIND ROOT RUBYCMD: the interpreter's executable, for a debugger (RUBYCMD may be
+# a wrapper script that execs it with options).
+ruby_exe() {
+	if [ "$1" = deb ]; then echo "$2/usr/bin/ruby"
+	elif [ "$(head -c 2 "$3")" = '#!' ]; then echo "$2/bin/ruby"
+	else echo "$3"; fi
+}
 
 # ruby_start KIND ROOT RUBYCMD PROGRAM [MODE] — start PROGRAM (a path under
 # testdata/programs) and wait for its "READY pid" line.  MODE "ns" runs it

@@ -109,7 +109,7 @@ first=1
 
 while read -r kind ver root cmd; do
 	name="$kind $ver"
-	if [ "$kind" = deb ]; then exe=$root/usr/bin/ruby; else exe=$cmd; fi
+	exe=$(ruby_exe "$kind" "$root" "$cmd")
 	if ! ruby_start "$kind" "$root" "$cmd" threads.rb; then
 		not_ok "$name: threads.rb did not start"; continue
 	fi
