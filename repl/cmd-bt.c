@@ -237,8 +237,6 @@ int cmd_bt(struct session *s, int argc, char **argv)
 
 		if (!strcmp(a, "all")) {
 			c.want = 0;
-		} else if (!strcmp(a, "--json")) {
-			s->json = true;
 		} else if (!strcmp(a, "--native")) {
 			c.native = true;
 		} else if (!strcmp(a, "--fibers")) {

@@ -372,10 +372,6 @@ int cmd_fibers(struct session *s, int argc, char **argv)
 	if ((rc = target_gone(s, "fibers")))
 		return rc;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			s->json = true;
-			continue;
-		}
 		rc = parse_max_fibers("fibers", argc, argv, &i, &max);
 		if (rc == 1)
 			continue;

@@ -364,7 +364,6 @@ static int frame_found(const struct rbi_frame *fr, void *arg)
 int cmd_frame(struct session *s, int argc, char **argv)
 {
 	struct frame_ctx c = { .s = s, .want = s->frame };
-	bool saved = s->json, json = s->json;
 	unsigned long v;
 	struct pick p;
 	int rc;
@@ -372,9 +371,7 @@ int cmd_frame(struct session *s, int argc, char **argv)
 	if ((rc = target_gone(s, "frame")))
 		return rc;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!parse_count(argv[i], SIZE_MAX / 2, &v)) {
+		if (!parse_count(argv[i], SIZE_MAX / 2, &v)) {
 			c.want = v;
 		} else {
 			fprintf(stderr, "rbinspect: frame: usage: frame [N] [--json] (N as "
@@ -397,9 +394,7 @@ int cmd_frame(struct session *s, int argc, char **argv)
 	}
 	c.th = &p.th;
 	rbi_json_init(&c.j, s->out);
-	s->json = json;
 	rc = rbi_frame_foreach(s->target, &p.th, c.want + 1, frame_found, &c);
-	s->json = saved;
 	if (interrupted()) {
 		fflush(s->out);
 		fputs("rbinspect: frame: interrupted\n", stderr);
@@ -414,7 +409,7 @@ int cmd_frame(struct session *s, int argc, char **argv)
 	}
 	s->frame = c.want;
 	if (c.locals_rc < 0) {
-		if (!json) {
+		if (!s->json) {
 			style_begin(s, STYLE_ERROR);
 			fputs("  locals: ", s->out);
 			rbi_out_text_cstr(s->out, rbi_errmsg());

@@ -114,6 +114,12 @@ int cmd_info(struct session *s, int argc, char **argv)
 	const struct rbi_ruby_info *info;
 	int rc;
 
+	if (argc > 1) {
+		fputs("rbinspect: info: takes no arguments, not \"", stderr);
+		rbi_out_text_cstr(stderr, argv[1]);
+		fputs("\"\n", stderr);
+		return EXIT_USAGE;
+	}
 	if (s->gone)
 		return info_gone(s);
 	if ((rc = rbi_ruby_info(s->target, &info))) {

@@ -347,7 +347,7 @@ int cmd_objects(struct session *s, int argc, char **argv)
 	struct objects o = { .s = s, .top = TOP_DEFAULT };
 	struct stop_guard guard;
 	const struct rbi_ruby_info *ri = NULL;
-	bool json = s->json, paused;
+	bool paused;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -357,8 +357,6 @@ int cmd_objects(struct session *s, int argc, char **argv)
 			o.by_class = true;
 		} else if (!strcmp(a, "--pause")) {
 			o.pause = true;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 			val = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!val || parse_count(val, ULONG_MAX, &o.top)) {
@@ -387,7 +385,7 @@ int cmd_objects(struct session *s, int argc, char **argv)
 		rc = session_failure(s, rc);
 	} else {
 		rbi_ruby_info(s->target, &ri);
-		if (json)
+		if (s->json)
 			objects_json(&o, ri, paused);
 		else
 			objects_text(&o, ri, paused);

@@ -132,10 +132,6 @@ int cmd_threads(struct session *s, int argc, char **argv)
 	if ((rc = target_gone(s, "threads")))
 		return rc;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			s->json = true;
-			continue;
-		}
 		fprintf(stderr, "rbinspect: threads: unknown argument \"%s\"\n", argv[i]);
 		return EXIT_USAGE;
 	}

@@ -85,6 +85,18 @@ const struct command *command_find(const char *name)
 	return NULL;
 }
 
+void command_help(FILE *f, const struct command *c)
+{
+	fprintf(f, "%s %s\n    %s\n", c->name, c->args, c->help);
+	if (c->complete && c->complete[0]) {
+		fputs("    arguments:", f);
+		for (const char *const *a = c->complete; *a; a++)
+			if (**a != '%')
+				fprintf(f, " %s", *a);
+		fputc('\n', f);
+	}
+}
+
 int cmd_help(struct session *s, int argc, char **argv)
 {
 	if (argc > 1) {
@@ -96,7 +108,7 @@ int cmd_help(struct session *s, int argc, char **argv)
 			fputs("\"; try \"help\"\n", stderr);
 			return EXIT_USAGE;
 		}
-		fprintf(s->out, "%s %s\n    %s\n", c->name, c->args, c->help);
+		command_help(s->out, c);
 		return EXIT_OK;
 	}
 	for (const struct command *c = commands; c->name; c++)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "rbinspect.h"
 #include "repl.h"
@@ -70,11 +71,22 @@ static int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
-/* -ex and -x in order, at most one per argument (file scope: reachable
-   whichever way main returns). */
-static struct batch_item *batch;
+/* What the options before the command say. */
+struct cli {
+	struct rbi_open_opts opts;
+	struct session s;
+	pid_t pid;
+	bool gdb;
+	/* -ex and -x in order, at most one per argument. */
+	struct batch_item *batch;
+	size_t nbatch;
+};
 
-int main(int argc, char **argv)
+/* Parse the options of ARGV from ARGV[*I] (ARGV[*I - 1] is what precedes
+   them: the program or the core) up to the first word that is not one;
+   *I is then that word's index.  0 to go on, or an exit code (+1, so
+   EXIT_OK is told from "go on"). */
+static int parse_options(struct cli *c, int argc, char **argv, int *i)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -89,94 +101,162 @@ int main(int argc, char **argv)
 		{ "ex", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rbi_open_opts opts = { .size = sizeof(opts) };
-	struct session s = { .out = stdout };
-	size_t nbatch = 0;
-	char what[PATH_MAX + 32];
-	pid_t pid = 0;
-	bool gdb = false;
-	int c, rc;
+	int o;
 
-	/* At most one batch item per argument. */
-	if (!(batch = calloc((size_t)argc + 1, sizeof(*batch))))
-		return EXIT_ERROR;
 	/* "+": stop at the first non-option so command arguments are left
 	   alone (rbinspect core bt --max-frames 5).  getopt_long_only, as
 	   gdb: -ex is the long option "ex" with one dash. */
-	while ((c = getopt_long_only(argc, argv, "+p:hVx:", longopts, NULL)) != -1) {
-		switch (c) {
+	optind = 0;             /* glibc: start afresh */
+	opterr = 0;             /* our own message, not getopt's */
+	argc -= *i - 1;
+	argv += *i - 1;
+	while ((o = getopt_long_only(argc, argv, "+p:hVx:", longopts, NULL)) != -1) {
+		switch (o) {
 		case 'p':
-			if (parse_pid(optarg, &pid)) {
+			if (parse_pid(optarg, &c->pid)) {
 				fprintf(stderr, "rbinspect: invalid process id \"%s\"\n", optarg);
-				return EXIT_USAGE;
+				return EXIT_USAGE + 1;
 			}
 			break;
-		case 'j': s.json = true; break;
-		case 's': opts.sysroot = optarg; break;
-		case 'R': opts.ruby_version = optarg; break;
+		case 'j': c->s.json = true; break;
+		case 's': c->opts.sysroot = optarg; break;
+		case 'R': c->opts.ruby_version = optarg; break;
 		case 'c':
-			if (parse_color(optarg, &s.color_mode)) {
+			if (parse_color(optarg, &c->s.color_mode)) {
 				fprintf(stderr, "rbinspect: --color takes auto, always or never\n");
-				return EXIT_USAGE;
+				return EXIT_USAGE + 1;
 			}
 			break;
-		case 'e': batch[nbatch++] = (struct batch_item){ optarg, false }; break;
-		case 'x': batch[nbatch++] = (struct batch_item){ optarg, true }; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': puts("rbinspect " RBINSPECT_VERSION); return EXIT_OK;
-		case 'G': gdb = true; break;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'e': c->batch[c->nbatch++] = (struct batch_item){ optarg, false }; break;
+		case 'x': c->batch[c->nbatch++] = (struct batch_item){ optarg, true }; break;
+		case 'h': usage(stdout); return EXIT_OK + 1;
+		case 'V': puts("rbinspect " RBINSPECT_VERSION); return EXIT_OK + 1;
+		case 'G': c->gdb = true; break;
+		default:
+			fputs("rbinspect: unknown option, or one without its value: \"", stderr);
+			rbi_out_text_cstr(stderr, argv[optind - 1]);
+			fputs("\" (see rbinspect --help)\n", stderr);
+			return EXIT_USAGE + 1;
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	style_resolve(&s);
-	if (gdb)
-		return gdb_main(&s, &opts, argc, argv);
+	*i += optind - 1;
+	return 0;
+}
 
-	/* record, report and top find their own process (-p, -- COMMAND) or
-	   file when no target was given first. */
-	if (!pid && !nbatch && argc > 0 && (!strcmp(argv[0], "record") ||
-	    !strcmp(argv[0], "report") || !strcmp(argv[0], "top"))) {
-		free(batch);
-		return run_command(&s, argc, argv);
-	}
-	if (pid) {
-		snprintf(what, sizeof(what), "process %d", (int)pid);
-		s.live = true;
-		rc = rbi_target_open_pid(pid, &opts, &s.target);
-	} else {
-		if (argc < 1) {
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-		const char *core = argv[0];
-		argc--;
-		argv++;
-		/* An argument that is not a command is the core's executable. */
-		if (argc > 0 && !command_find(argv[0])) {
-			opts.exe = argv[0];
-			argc--;
-			argv++;
-		}
-		snprintf(what, sizeof(what), "%s", core);
-		rc = rbi_target_open_core(core, &opts, &s.target);
-	}
-	if (rc)
-		return report_failure(rc);
-	s.what = what;
+/* Whether WORD, after a core and not a command, may be its executable: an
+   existing regular file.  Anything else is a mistyped command or option,
+   never an executable to look for. */
+static bool is_exe_arg(const char *word)
+{
+	struct stat st;
 
-	if (nbatch && argc) {
+	return word[0] != '-' && stat(word, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Whether ARGV[I], if any, is a command; if not, says so. */
+static bool command_ok(int argc, char **argv, int i)
+{
+	if (i >= argc || command_find(argv[i]))
+		return true;
+	fputs("rbinspect: unknown command \"", stderr);
+	rbi_out_text_cstr(stderr, argv[i]);
+	fputs("\" (see rbinspect --help)\n", stderr);
+	return false;
+}
+
+/* Open the target the arguments name from ARGV[*I]: -p PID, or CORE
+   [EXE], with options anywhere before the command, which must be one:
+   nothing is opened for a mistyped command. */
+static int open_target(struct cli *c, int argc, char **argv, int *i, char *what, size_t cap)
+{
+	const char *core;
+	int rc;
+
+	if (c->pid) {
+		if (!command_ok(argc, argv, *i))
+			return EXIT_USAGE + 1;
+		snprintf(what, cap, "process %d", (int)c->pid);
+		c->s.live = true;
+		return rbi_target_open_pid(c->pid, &c->opts, &c->s.target);
+	}
+	if (*i >= argc) {
+		usage(stderr);
+		return EXIT_USAGE + 1;
+	}
+	core = argv[(*i)++];
+	if ((rc = parse_options(c, argc, argv, i)))
+		return rc;
+	if (*i < argc && !command_find(argv[*i])) {
+		if (!is_exe_arg(argv[*i])) {
+			fputs("rbinspect: \"", stderr);
+			rbi_out_text_cstr(stderr, argv[*i]);
+			fputs("\" is neither a command (see rbinspect --help) nor the core's "
+			      "executable (no such file)\n", stderr);
+			return EXIT_USAGE + 1;
+		}
+		c->opts.exe = argv[(*i)++];
+		if ((rc = parse_options(c, argc, argv, i)))
+			return rc;
+		if (!command_ok(argc, argv, *i))
+			return EXIT_USAGE + 1;
+	}
+	if (c->pid) {
+		fprintf(stderr, "rbinspect: a process (-p) and a core: give one or the other\n");
+		return EXIT_USAGE + 1;
+	}
+	snprintf(what, cap, "%s", core);
+	return rbi_target_open_core(core, &c->opts, &c->s.target);
+}
+
+/* Commands that need no target when none is given first. */
+static bool targetless(const char *name)
+{
+	return !strcmp(name, "record") || !strcmp(name, "report") || !strcmp(name, "top") ||
+	       !strcmp(name, "help");
+}
+
+static struct cli cli;
+
+int main(int argc, char **argv)
+{
+	char what[PATH_MAX + 32];
+	int i = 1, rc;
+
+	cli.opts = (struct rbi_open_opts){ .size = sizeof(cli.opts) };
+	cli.s = (struct session){ .out = stdout };
+	/* At most one batch item per argument. */
+	if (!(cli.batch = calloc((size_t)argc + 1, sizeof(*cli.batch))))
+		return EXIT_ERROR;
+	if ((rc = parse_options(&cli, argc, argv, &i)))
+		return rc - 1;
+	style_resolve(&cli.s);
+	if (cli.gdb)
+		return gdb_main(&cli.s, &cli.opts, argc - i, argv + i);
+	/* record, report, top and help find their own process (-p, --
+	   COMMAND) or file, or need none, when no target was given first. */
+	if (!cli.pid && !cli.nbatch && i < argc && targetless(argv[i])) {
+		rc = run_command(&cli.s, argc - i, argv + i);
+		free(cli.batch);
+		return rc;
+	}
+	if ((rc = open_target(&cli, argc, argv, &i, what, sizeof(what)))) {
+		free(cli.batch);
+		return rc > 0 ? rc - 1 : report_failure(rc);
+	}
+	cli.s.what = what;
+	style_resolve(&cli.s);
+
+	if (cli.nbatch && i < argc) {
 		fprintf(stderr, "rbinspect: a COMMAND and -ex/-x: give one or the other\n");
 		rc = EXIT_USAGE;
-	} else if (nbatch) {
-		rc = run_batch(&s, batch, nbatch);
-	} else if (argc == 0) {
-		rc = repl_run(&s);
+	} else if (cli.nbatch) {
+		rc = run_batch(&cli.s, cli.batch, cli.nbatch);
+	} else if (i == argc) {
+		rc = repl_run(&cli.s);
 	} else {
-		rc = run_command(&s, argc, argv);
+		rc = run_command(&cli.s, argc - i, argv + i);
 	}
-	rbi_target_close(s.target);
-	free(batch);
+	rbi_target_close(cli.s.target);
+	free(cli.batch);
 	return rc;
 }

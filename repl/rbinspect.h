@@ -84,6 +84,9 @@ void stop_guard_end(const struct stop_guard *g);
 
 extern const struct command commands[];
 const struct command *command_find(const char *name);
+/* NAME's usage, description and options (what "help NAME" and
+   "NAME --help" print) to F. */
+void command_help(FILE *f, const struct command *c);
 
 /* Print "rbinspect: MSG" for a library failure and map STATUS to an exit
    code. */

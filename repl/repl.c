@@ -66,7 +66,8 @@ int session_failure(struct session *s, int status)
 int run_command(struct session *s, int argc, char **argv)
 {
 	const struct command *c = command_find(argv[0]);
-	int rc;
+	int rc, n = 1;
+	bool json;
 
 	if (!c) {
 		fputs("rbinspect: unknown command \"", stderr);
@@ -74,7 +75,23 @@ int run_command(struct session *s, int argc, char **argv)
 		fputs("\"; try \"help\"\n", stderr);
 		return EXIT_USAGE;
 	}
-	rc = c->run(s, argc, argv);
+	/* "COMMAND --help" and "--json" (JSON for this command only), before
+	   any "--": after it come the words of a program to run (record --
+	   ruby app.rb --help). */
+	json = s->json;
+	for (int i = 1, after = 0; i < argc; i++) {
+		after = after || !strcmp(argv[i], "--");
+		if (!after && !strcmp(argv[i], "--help")) {
+			command_help(s->out, c);
+			return EXIT_OK;
+		}
+		if (!after && !strcmp(argv[i], "--json"))
+			s->json = true;
+		else
+			argv[n++] = argv[i];
+	}
+	rc = c->run(s, n, argv);
+	s->json = json;
 	fflush(s->out);
 	print_new_warnings(s);
 	return rc;

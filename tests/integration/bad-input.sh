@@ -54,6 +54,38 @@ expect "a file that is not ELF" 6 "not an ELF file" "$RBINSPECT" "$RB_TMP/text" 
 expect "an ELF that is not a core" 6 "not a core" "$RBINSPECT" /bin/true info
 expect "a missing core file" 1 "No such file" "$RBINSPECT" "$RB_TMP/none" info
 
+# The command line around a core (the bundled one needs nothing else): options anywhere
+# before the command, nothing taken for an executable that is not a file, and no target
+# opened for a mistyped command.
+ex=$here/testdata/cores/ruby-3.1-threads.core.xz
+expect "an unknown option after the core" 2 'unknown option.*"--bogus"' "$RBINSPECT" "$ex" --bogus info
+expect "a mistyped command after the core" 2 '"bta" is neither a command.*nor the core.s executable' \
+	"$RBINSPECT" "$ex" bta
+expect "an executable that does not exist" 2 'neither a command.*no such file' \
+	"$RBINSPECT" "$ex" "$RB_TMP/none" info
+expect "a mistyped command with -p: nothing opened" 2 'unknown command "bogus"' \
+	"$RBINSPECT" -p "$gone" bogus
+expect "a process and a core" 2 'a process \(-p\) and a core' "$RBINSPECT" "$ex" -p "$gone" info
+expect "an extra word after info" 2 'info: takes no arguments' "$RBINSPECT" "$ex" info extra
+for args in "--json $ex info" "$ex --json info" "$ex info --json"; do
+	# shellcheck disable=SC2086
+	"$RBINSPECT" $args 2>/dev/null | jq -e .version >/dev/null
+	is "$?" 0 "--json in any place before or after the command: rbinspect $args"
+done
+"$RBINSPECT" "$ex" -ex 'threads --json' -ex threads >"$RB_TMP/out" 2>/dev/null
+is "$(head -c 1 "$RB_TMP/out") $(tail -n 1 "$RB_TMP/out" | head -c 1)" "{  " \
+	"a command's --json is for that command alone"
+for cmd in "help record" "record --help" "report --help" "$ex bt --help"; do
+	# shellcheck disable=SC2086
+	out=$("$RBINSPECT" $cmd 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && grep -q "^$(awk '{ print $NF == "--help" ? $(NF - 1) : $NF }' <<<"$cmd") " <<<"$out"; then
+		ok "rbinspect $cmd: that command's help"
+	else
+		not_ok "rbinspect $cmd: that command's help (exit $rc)"; diag "$out"
+	fi
+done
+
 read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
 if [ -z "${root:-}" ]; then
 	skip "no test Ruby: run tools/test-rubies.sh"
