@@ -1,14 +1,28 @@
-/* list.c: walking ccan lists (Ruby's thread and ractor lists) safely. */
+/* list.c: walking ccan lists (Ruby's thread and ractor lists) safely.
+ *
+ * A list of a live process can change under the walk: a thread ends and
+ * its node is unlinked between our reads of two links, and the walk sees
+ * a node whose prev does not point back (or a freed node).  So the list
+ * is first read whole, every link checked, and only a list read whole is
+ * delivered; a live list that broke under the walk is read again, afresh,
+ * a bounded number of times.  A core's list that breaks is broken. */
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "vm/vm.h"
 
-int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
-		  size_t max, rbi_list_fn fn, void *arg)
+/* Fresh reads of a live list that keeps changing under the walk. */
+#define LIVE_ATTEMPTS 20
+
+/* The elements of the list at HEAD into *V (*N of them, *CAP allocated),
+   in one pass; RBI_CORRUPT if a link does not hold. */
+static int read_list(struct rbi_target *t, uint64_t head, uint32_t node_off, size_t max,
+		     uint64_t **v, size_t *n, size_t *cap)
 {
 	uint64_t prev = head, node;
 	int rc = rbi_read_u64(t, head, &node);
 
+	*n = 0;
 	if (rc)
 		return rc;
 	for (size_t i = 0; i <= max; i++) {
@@ -24,12 +38,32 @@ int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
 			return rc;
 		if (back != prev)
 			break;
-		if ((rc = fn(t, node - node_off, arg)))
-			return rc;
+		if (!RBI_GROW(*v, *cap, *n + 1, 16))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		(*v)[(*n)++] = node - node_off;
 		prev = node;
 		if ((rc = rbi_read_u64(t, node, &node)))
 			return rc;
 	}
 	return rbi_fail(RBI_CORRUPT, "list at 0x%" PRIx64 " is broken or longer "
 			"than %zu elements", head, max);
+}
+
+int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
+		  size_t max, rbi_list_fn fn, void *arg)
+{
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	for (unsigned attempt = 1;; attempt++) {
+		rc = read_list(t, head, node_off, max, &v, &n, &cap);
+		if (rc != RBI_CORRUPT || !t->live || attempt == LIVE_ATTEMPTS)
+			break;
+		rbi_cache_clear(&t->cache);
+	}
+	for (size_t i = 0; rc == RBI_OK && i < n; i++)
+		rc = fn(t, v[i], arg);
+	free(v);
+	return rc;
 }

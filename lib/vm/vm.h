@@ -84,8 +84,10 @@ static inline bool rbi_vm_ge(const struct rbi_vm *vm, int major, int minor)
    at NODE_OFF inside the element).  Non-zero stops the walk and is
    returned. */
 typedef int (*rbi_list_fn)(struct rbi_target *t, uint64_t elem, void *arg);
-/* Walk at most MAX elements; RBI_CORRUPT if the list does not close or a
-   node's prev does not point back. */
+/* Read the list whole (at most MAX elements), then call FN for each:
+   RBI_CORRUPT, with no call, if the list does not close or a node's prev
+   does not point back.  A live process's list that changed under the read
+   is read again, afresh, up to 20 times. */
 int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
 		  size_t max, rbi_list_fn fn, void *arg);
 
@@ -189,7 +191,18 @@ struct rbi_iseq {
 	uint32_t insns_info_size;
 	uint64_t parent_iseq, local_iseq;
 	uint64_t body;                  /* the rb_iseq_constant_body */
+	uint32_t builtin_attrs;         /* enum rb_builtin_attr (3.3+); 0 if none */
 };
+
+/* rb_builtin_attr: a builtin method written in Ruby that backtraces show
+   as a C method (3.4+: Array#each, #map, #select and Integer#times, which
+   YJIT runs from <internal:array> and <internal:numeric>), at its
+   caller's path and line (vm_backtrace.c, BUILTIN_ATTR_C_TRACE). */
+#define RBI_BUILTIN_ATTR_C_TRACE 0x08u
+static inline bool rbi_iseq_c_trace(const struct rbi_iseq *is)
+{
+	return is->builtin_attrs & RBI_BUILTIN_ATTR_C_TRACE;
+}
 
 /* Read and check the iseq at ADDR (an imemo_iseq with a sane body). */
 int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,

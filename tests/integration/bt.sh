@@ -63,5 +63,22 @@ while read -r kind ver root cmd; do
 	else
 		not_ok "$kind $ver: spin.rb did not start"
 	fi
+
+	# Threads that come and go all the time (50 at once, each living a few
+	# microseconds): the thread list changes under every walk, and every bt
+	# must still answer, the main thread in it.
+	if ruby_start "$kind" "$root" "$cmd" thread-churn.rb; then
+		fails=0
+		for _ in $(seq 30); do
+			"$RBINSPECT" --json -p "$RB_PID" bt >"$RB_TMP/churn.json" 2>"$RB_TMP/churn.err" &&
+				jq -e '[.threads[] | select(.main) | .frames[-1].label] == ["<main>"]' \
+					"$RB_TMP/churn.json" >/dev/null || fails=$((fails + 1))
+		done
+		is "$fails" 0 "$kind $ver: 30 bt of a process churning threads, each answers with its main thread"
+		[ "$fails" = 0 ] || diag "$(cat "$RB_TMP/churn.err")"
+		kill -9 "$RB_PID"
+	else
+		not_ok "$kind $ver: thread-churn.rb did not start"
+	fi
 done < <(rubies_list)
 tap_done
