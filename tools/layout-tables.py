@@ -74,6 +74,9 @@ ABSENT = None
 #     core/rtypeddata.h 2.6-3.4, ruby.h before; DWARF of 2.7.4, 3.1.2, 3.3.8,
 #     3.4.5).  4.0 reworks it.  rb_fiber_struct (cont.c) is taken from the
 #     dumps only: its members move between every release.
+#   rb_iseq_constant_body.builtin_attrs: new in 3.3 (before it, a bool
+#     builtin_inline_p), 260 in 3.3 and 3.4 (DWARF of 3.3.8 and 3.4.5, which
+#     share the body up to it); its C_TRACE bit is 3.4's.  4.0 unknown.
 # A value is one (first, last, offset) range or a list of them.
 DEFAULTS = {
     ("rb_iseq_constant_body", "type"): ("2.6", "4.0", 0),
@@ -92,6 +95,7 @@ DEFAULTS = {
     ("RTypedData", "type"): ("2.6", "3.4", 16),
     ("RTypedData", "typed_flag"): ("2.6", "3.4", 24),
     ("RTypedData", "data"): ("2.6", "3.4", 32),
+    ("rb_iseq_constant_body", "builtin_attrs"): ("3.3", "3.4", 260),
 }
 
 

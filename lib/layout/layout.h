@@ -109,6 +109,7 @@
 	X(rclass, super,         "RClass", "super", OFF)                            \
 	X(body, local_table,     "rb_iseq_constant_body", "local_table", OFF)       \
 	X(body, local_table_size, "rb_iseq_constant_body", "local_table_size", OFF) \
+	X(body, builtin_attrs,   "rb_iseq_constant_body", "builtin_attrs", OFF)     \
 	X(rsymbol, fstr,         "RSymbol", "fstr", OFF)                            \
 	X(rfloat, value,         "RFloat", "float_value", OFF)                      \
 	X(objspace, during_gc,   "rb_objspace", "flags.during_gc", BIT)             \

@@ -402,6 +402,8 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 		if ((rc = read_env(w, &c, &flags, &me_cref)) ||
 		    (rc = ruby_frame(w, &c, flags, me_cref, &m, &cme, &line)))
 			return rc;
+		if (rbi_iseq_c_trace(&m->is))
+			continue;       /* reports itself as a C method does */
 		w->caller_idx = j;
 		w->caller_none = !m->path;
 		snprintf(w->caller_path, sizeof(w->caller_path), "%s",
@@ -443,6 +445,21 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 
 			if ((rc = ruby_frame(w, &c, flags, me_cref, &m, &cme, &f.line)))
 				return rc;
+			if (rbi_iseq_c_trace(&m->is)) {
+				/* A builtin that backtraces show as a C method,
+				   at its caller's line.  The caller first: finding
+				   it may reuse memo slots. */
+				if ((rc = cfunc_caller(w, i)) ||
+				    (rc = ruby_frame(w, &c, flags, me_cref, &m, &cme, &f.line)))
+					return rc;
+				skip_next = false;
+				if (skip)
+					continue;
+				f.kind = RBI_FRAME_CFUNC;
+				f.path = w->caller_none ? NULL : w->caller_path;
+				f.line = w->caller_line;
+				goto emit;
+			}
 			skip_next = w->vm->k.label_skips_rescue_caller &&
 				    (m->is.type == RBI_ISEQ_RESCUE ||
 				     m->is.type == RBI_ISEQ_ENSURE);
@@ -472,6 +489,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			f.path = w->caller_none ? NULL : w->caller_path;
 			f.line = w->caller_line;
 		}
+emit:
 		f.cme = cme;
 		f.label = m->label;
 		f.own_label = m->own_label;

@@ -87,6 +87,9 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 	out->parent_iseq = rbi_get_u64(b, l->body_parent_iseq);
 	out->local_iseq = rbi_get_u64(b, l->body_local_iseq);
 	out->body = body;
+	if (l->body_builtin_attrs != RBI_ABSENT &&
+	    rbi_read(t, body + l->body_builtin_attrs, &out->builtin_attrs, 4))
+		out->builtin_attrs = 0;
 
 	if (out->type > RBI_ISEQ_PLAIN || out->iseq_size > ISEQ_SIZE_MAX ||
 	    out->insns_info_size > INSNS_INFO_MAX || (out->iseq_encoded & 7))

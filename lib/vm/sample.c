@@ -711,7 +711,10 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		if (!label || (rc = rbi_map_put(&s->labels, iseq, cme, 2, (uintptr_t)label)))
 			return rbi_fail(RBI_NOMEM, "out of memory");
 	}
-	f = rbi_frametab_intern(&s->ft, RBI_FRAME_RUBY, label, info->path, line,
+	/* A builtin that backtraces show as a C method is sampled as one. */
+	f = rbi_iseq_c_trace(&info->is) ?
+	    rbi_frametab_intern(&s->ft, RBI_FRAME_CFUNC, label, NULL, 0, 0) :
+	    rbi_frametab_intern(&s->ft, RBI_FRAME_RUBY, label, info->path, line,
 				info->is.first_lineno);
 	if (!f)
 		return rbi_fail(RBI_NOMEM, "out of memory");
