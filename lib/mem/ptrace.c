@@ -20,15 +20,20 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "internal.h"
 
 #define TASKS_MAX 100000
+/* How long a task may take to stop once interrupted: one that takes
+   longer (its process is exiting, the machine is swapping) is left. */
+#define WAIT_STOP_NS 2000000000ull
 
 struct task {
 	pid_t tid;
 	bool seen;              /* in /proc/PID/task at the last listing */
-	bool stopped;
+	bool stopped;           /* in our interrupt stop */
+	bool gone;              /* its end was taken */
 };
 
 struct rbi_pause {
@@ -120,32 +125,53 @@ int rbi_pause_new(pid_t pid, struct rbi_pause **out)
 	return RBI_OK;
 }
 
-/* Wait for TASK's interrupt stop, passing on any signal on the way.  False
-   if it is gone. */
-static bool wait_stop(struct task *task)
+/* Take TASK's pending wait status, if any, without blocking: its
+   interrupt stop (TASK->stopped), its end (TASK->gone), or a signal on its
+   way to it, which is delivered at once (the pending interrupt stops the
+   task right after).  False when there was nothing to take. */
+static bool take_status(struct task *task)
 {
-	for (int guard = 0; guard < 64; guard++) {
-		int st;
-		pid_t r = waitpid(task->tid, &st, __WALL);
+	int st;
+	pid_t r = waitpid(task->tid, &st, __WALL | WNOHANG);
 
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return false;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return false;
-		if (!WIFSTOPPED(st))
-			continue;
-		if ((st >> 16) == PTRACE_EVENT_STOP) {
-			task->stopped = true;
-			return true;
-		}
-		/* A signal on its way to the task: deliver it; the pending
-		   interrupt stops the task right after. */
-		ptrace(PTRACE_CONT, task->tid, NULL, (void *)(long)WSTOPSIG(st));
+	if (r < 0 && errno != EINTR) {
+		task->gone = true;      /* ECHILD: not ours any more */
+		return true;
 	}
-	return false;
+	if (r <= 0)
+		return false;
+	if (WIFEXITED(st) || WIFSIGNALED(st))
+		task->gone = true;
+	else if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP)
+		task->stopped = true;
+	else if (WIFSTOPPED(st))
+		ptrace(PTRACE_CONT, task->tid, NULL, (void *)(long)WSTOPSIG(st));
+	return true;
+}
+
+/* Wait for TASK's interrupt stop, at most WAIT_STOP_NS; false if it is
+   gone or did not stop.  Meanwhile the statuses of OTHERS (N tasks of the
+   same process, TASK may be among them) are taken too: when a process
+   exits, the kernel reports its main thread's end only after the tracer
+   has taken the end of every other thread it traces, so waiting on one
+   task alone can wait for ever. */
+static bool wait_stop(struct task *task, struct task *others, size_t n)
+{
+	uint64_t deadline = rbi_now_ns() + WAIT_STOP_NS;
+	const struct timespec pause = { 0, 50000 };
+
+	while (!task->stopped && !task->gone) {
+		if (take_status(task))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (&others[i] != task && !others[i].gone)
+				while (take_status(&others[i]) && !others[i].gone)
+					;
+		if (rbi_now_ns() > deadline)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return task->stopped;
 }
 
 int rbi_pause_stop(struct rbi_pause *p)
@@ -159,7 +185,7 @@ int rbi_pause_stop(struct rbi_pause *p)
 		ptrace(PTRACE_INTERRUPT, p->t[i].tid, NULL, NULL);
 	}
 	for (size_t i = 0; i < p->n; i++)
-		if (!wait_stop(&p->t[i]))
+		if (!wait_stop(&p->t[i], p->t, p->n))
 			p->t[i].seen = false;
 	return RBI_OK;
 }
@@ -179,9 +205,11 @@ void rbi_pause_free(struct rbi_pause *p)
 		return;
 	/* PTRACE_DETACH needs a stopped task. */
 	for (size_t i = 0; i < p->n; i++) {
+		if (p->t[i].gone)
+			continue;
 		if (!p->t[i].stopped) {
 			ptrace(PTRACE_INTERRUPT, p->t[i].tid, NULL, NULL);
-			if (!wait_stop(&p->t[i]))
+			if (!wait_stop(&p->t[i], p->t, p->n))
 				continue;
 		}
 		ptrace(PTRACE_DETACH, p->t[i].tid, NULL, NULL);
@@ -202,7 +230,7 @@ int rbi_task_hold(pid_t pid, pid_t tid)
 				(int)pid);
 	if (rc)
 		return rc;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(&task)) {
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(&task, &task, 1)) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		return rbi_fail(RBI_GONE, "thread %d of process %d has exited", (int)tid,
 				(int)pid);

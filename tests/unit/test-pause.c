@@ -114,6 +114,49 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* A process that exits while traced, between two stops (record --pause
+   of a program that ends): the next stop must return, not wait for ever
+   on the main thread, whose end the kernel reports only once the tracer
+   has taken the ends of the other threads it traces. */
+static void exit_while_traced(void)
+{
+	struct rbi_pause *p = NULL;
+	uint64_t t0, ms;
+	int go[2], rc;
+	pid_t pid;
+	char c;
+
+	if (pipe(go) != 0 || (pid = fork()) < 0) {
+		check(0, "exit while traced: pipe and fork");
+		return;
+	}
+	if (pid == 0) {
+		static volatile unsigned long n;
+		pthread_t th;
+
+		pthread_create(&th, NULL, spin, (void *)&n);
+		close(go[1]);
+		(void)!read(go[0], &c, 1);
+		exit(0);
+	}
+	close(go[0]);
+	sleep_ms(50);   /* its thread runs */
+	rc = rbi_pause_new(pid, &p);
+	(void)!write(go[1], "x", 1);
+	close(go[1]);
+	sleep_ms(200);  /* it has exited: its threads' ends wait for us */
+	alarm(30);      /* the old wait never returned: fail, not hang */
+	t0 = rbi_now_ns();
+	if (rc == RBI_OK)
+		rc = rbi_pause_stop(p);
+	ms = (rbi_now_ns() - t0) / 1000000;
+	alarm(0);
+	check(rc == RBI_OK || rc == RBI_GONE, "a process that exited while traced: the next "
+	      "stop returns (%s, %llu ms)", rbi_strerror(rc), (unsigned long long)ms);
+	rbi_pause_free(p);
+	waitpid(pid, NULL, 0);
+}
+
 int main(void)
 {
 	rbi_target *t = NULL;
@@ -191,6 +234,8 @@ int main(void)
 		check(0, "a pauser paused the process (%c)", c);
 	}
 	close(ready[0]);
+
+	exit_while_traced();
 
 	/* A process that is gone. */
 	kill(pid, SIGKILL);
