@@ -420,3 +420,33 @@ int cmd_frame(struct session *s, int argc, char **argv)
 	}
 	return EXIT_OK;
 }
+
+/* up [N] / down [N]: frame s->frame + DIR * N, as gdb's up and down. */
+static int frame_step(struct session *s, int argc, char **argv, int dir)
+{
+	unsigned long n = 1;
+	char buf[32], *fargv[] = { "frame", buf };
+
+	if (argc > 2 || (argc == 2 && parse_count(argv[1], SIZE_MAX / 4, &n))) {
+		fprintf(stderr, "rbinspect: %s: usage: %s [N] (N frames, 1 if not given)\n",
+			argv[0], argv[0]);
+		return EXIT_USAGE;
+	}
+	if (dir < 0 && n > s->frame) {
+		fprintf(stderr, "rbinspect: down: frame %zu is selected: no frame further in "
+			"than frame 0\n", s->frame);
+		return EXIT_USAGE;
+	}
+	snprintf(buf, sizeof(buf), "%zu", dir < 0 ? s->frame - n : s->frame + n);
+	return cmd_frame(s, 2, fargv);
+}
+
+int cmd_up(struct session *s, int argc, char **argv)
+{
+	return frame_step(s, argc, argv, 1);
+}
+
+int cmd_down(struct session *s, int argc, char **argv)
+{
+	return frame_step(s, argc, argv, -1);
+}

@@ -114,8 +114,14 @@ int cmd_info(struct session *s, int argc, char **argv)
 	const struct rbi_ruby_info *info;
 	int rc;
 
+	/* gdb's info locals, info frame, info threads. */
+	if (argc == 2 && (!strcmp(argv[1], "locals") || !strcmp(argv[1], "frame")))
+		return cmd_frame(s, 1, argv);
+	if (argc == 2 && !strcmp(argv[1], "threads"))
+		return cmd_threads(s, 1, argv);
 	if (argc > 1) {
-		fputs("rbinspect: info: takes no arguments, not \"", stderr);
+		fputs("rbinspect: info: takes no arguments, or one of locals, frame and "
+		      "threads; not \"", stderr);
 		rbi_out_text_cstr(stderr, argv[1]);
 		fputs("\"\n", stderr);
 		return EXIT_USAGE;

@@ -22,6 +22,7 @@ int parse_count(const char *s, unsigned long max, unsigned long *out)
 
 /* What tab completion offers after each command's name (rbinspect.h). */
 static const char *const c_json[] = { "--json", NULL };
+static const char *const c_info[] = { "locals", "frame", "threads", "--json", NULL };
 static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--native", "--fibers",
 				     "--max-fibers=", "--json", NULL };
 static const char *const c_fibers[] = { "--max-fibers=", "--json", NULL };
@@ -43,8 +44,8 @@ static const char *const c_report[] = {
 	"--fibers", "--idle", "--gvl", "--no-lines", NULL };
 
 const struct command commands[] = {
-	{ "info", "", "Ruby version, libruby, VM address and where each was found", cmd_info,
-	  c_json },
+	{ "info", "[locals|frame|threads]", "Ruby version, libruby, VM address and where "
+	  "each was found; info locals, frame, threads as in gdb", cmd_info, c_info },
 	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads,
 	  c_json },
 	{ "bt", "[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]]",
@@ -61,6 +62,8 @@ const struct command commands[] = {
 	{ "frame", "[N] [--json]",
 	  "frame N of the selected thread (or fiber): self and local variables", cmd_frame,
 	  c_frame },
+	{ "up", "[N]", "select and show the frame N (1) further out: the caller", cmd_up, NULL },
+	{ "down", "[N]", "select and show the frame N (1) further in", cmd_down, NULL },
 	{ "refresh", "", "re-read a live process now (the session does before each command)",
 	  cmd_refresh, NULL },
 	{ "set", "[KEY VALUE]", "color on|off|auto, max-frames N, json on|off; alone: show them",
@@ -77,17 +80,52 @@ const struct command commands[] = {
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
+/* gdb's names for our commands. */
+static const struct {
+	const char *alias, *name;
+} aliases[] = {
+	{ "where", "bt" }, { "backtrace", "bt" }, { "f", "frame" }, { "i", "info" },
+	{ "exit", "quit" },
+};
+
+/* Whether A begins B. */
+static bool begins(const char *a, const char *b)
+{
+	return !strncmp(a, b, strlen(a));
+}
+
+/* NAME as typed: a command's name, an alias, or a prefix of one command's
+   name only; of candidates whose names begin one another the shortest
+   (thr: thread, not threads, as in gdb). */
 const struct command *command_find(const char *name)
 {
+	const struct command *found = NULL;
+
 	for (const struct command *c = commands; c->name; c++)
 		if (!strcmp(c->name, name))
 			return c;
-	return NULL;
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (!strcmp(aliases[i].alias, name))
+			return command_find(aliases[i].name);
+	if (!*name)
+		return NULL;
+	for (const struct command *c = commands; c->name; c++) {
+		if (!begins(name, c->name))
+			continue;
+		if (!found || begins(c->name, found->name))
+			found = c;
+		else if (!begins(found->name, c->name))
+			return NULL;    /* two candidates, neither begins the other */
+	}
+	return found;
 }
 
 void command_help(FILE *f, const struct command *c)
 {
 	fprintf(f, "%s %s\n    %s\n", c->name, c->args, c->help);
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (!strcmp(aliases[i].name, c->name))
+			fprintf(f, "    also: %s\n", aliases[i].alias);
 	if (c->complete && c->complete[0]) {
 		fputs("    arguments:", f);
 		for (const char *const *a = c->complete; *a; a++)

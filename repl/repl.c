@@ -67,7 +67,7 @@ int run_command(struct session *s, int argc, char **argv)
 {
 	const struct command *c = command_find(argv[0]);
 	int rc, n = 1;
-	bool json;
+	bool json, once = false;
 
 	if (!c) {
 		fputs("rbinspect: unknown command \"", stderr);
@@ -86,12 +86,13 @@ int run_command(struct session *s, int argc, char **argv)
 			return EXIT_OK;
 		}
 		if (!after && !strcmp(argv[i], "--json"))
-			s->json = true;
+			once = s->json = true;
 		else
 			argv[n++] = argv[i];
 	}
 	rc = c->run(s, n, argv);
-	s->json = json;
+	if (once)
+		s->json = json;
 	fflush(s->out);
 	print_new_warnings(s);
 	return rc;

@@ -26,6 +26,24 @@ locals() {
 }
 
 first=1
+# nav LABEL TARGET...: thr 1, fr 2, up, down, down, info locals select and show frames
+# 2 3 2 1 1, each with the label the target's own backtrace gives it; down from frame 0
+# is an error.
+nav() {
+	local label=$1 want got
+	shift
+	want=$(for n in 2 3 2 1 1; do
+		awk -F'\t' -v n="$n" '$1 == "frame" && $2 == "main" && $3 == n { print "#" n " " $7 }' \
+			"$RB_TRUTH"
+	done)
+	# "#2  Array#each (C method, cfunc)" -> "#2 each", as the truth's base label.
+	got=$("$RBINSPECT" "$@" -ex 'thr 1' -ex 'fr 2' -ex up -ex down -ex down -ex 'info locals' \
+		2>/dev/null | grep '^#' | sed -E 's/ \([A-Za-z ,]*\)$//; s/^(#[0-9]+) .*[ #.]/\1 /')
+	is "$got" "$want" "$label: thr 1, fr 2, up, down, down, info locals: frames 2 3 2 1 1"
+	"$RBINSPECT" "$@" -ex 'fr 0' -ex down >/dev/null 2>"$RB_TMP/down.err"
+	is "$? $(grep -c 'no frame further in' "$RB_TMP/down.err")" "2 1" "$label: down from frame 0: exit 2, says why"
+}
+
 while read -r kind ver root cmd; do
 	if ! ruby_start "$kind" "$root" "$cmd" simple.rb; then
 		not_ok "$kind $ver: simple.rb did not start"; continue
@@ -52,7 +70,12 @@ while read -r kind ver root cmd; do
 	check "$kind $ver: frame 0 (Kernel#sleep) is a C method without locals" \
 		grep -q "^  (a method written in C: no local variables)" "$RB_TMP/f0.txt"
 
+	# gdb's habits: abbreviations, up and down, info locals, and the innermost frame
+	# as the floor.
+	nav "$kind $ver live" -p "$RB_PID"
+
 	core=$(core_of "$RB_PID")
+	nav "$kind $ver core" "$core"
 	locals "$kind $ver core" "$core"
 	"$RBINSPECT" "$core" frame 4 >"$RB_TMP/core4.txt" 2>&1
 	check "$kind $ver core: text frame 4 lists outer's variables" \
