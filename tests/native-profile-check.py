@@ -10,7 +10,8 @@ C method that calls back into Ruby (Kernel#loop) has native frames (its C
 function, the VM's entry) before the Ruby frame it runs.  In every merged
 stack that is inside Zlib::Deflate.deflate: the Ruby frames, taken out, are
 deflate then the truth (Ruby frames by path and line, C methods by base
-label); right after deflate comes its C function in the zlib extension; and
+label); right after deflate comes its C function in the zlib extension
+(zlib.so, or its source file ext/zlib/zlib.c where the build has DWARF); and
 zlib's own code (libz), which the extension calls, is seen in some of them.  Prints one line per mismatch (at
 most 20) and a summary; exits 1 on any mismatch or fewer than 5 such stacks.
 """
@@ -52,8 +53,11 @@ def main():
         if miss:
             bad.append(miss + ": " + text)
         d = max(i for i, f in enumerate(s) if f["kind"] == CFUNC and base(f["label"]) == "deflate")
-        if d + 1 >= len(s) or s[d + 1]["kind"] != NATIVE or not s[d + 1]["path"].endswith("zlib.so"):
-            bad.append("the frame after deflate is not its C function in zlib.so: " + text)
+        # Its path: the module (zlib.so), or with DWARF the source file (ext/zlib/zlib.c).
+        if d + 1 >= len(s) or s[d + 1]["kind"] != NATIVE or \
+                not s[d + 1]["path"].endswith(("/zlib.so", "/zlib.c")):
+            bad.append("the frame after deflate is not its C function in the zlib extension: "
+                       + text + " (" + (s[d + 1]["path"] if d + 1 < len(s) else "") + ")")
         in_libz += any("libz.so" in f["path"] for f in s[d + 1:])
     if checked and not in_libz:
         bad.append("no stack inside deflate reached zlib's own code (libz)")
