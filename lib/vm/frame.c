@@ -76,6 +76,7 @@ static rbi_frame_type frame_type(uint64_t flags)
 
 struct cfp {
 	uint64_t addr, pc, iseq, self, ep;
+	uint64_t jit_return;            /* non-zero: JIT code entered the frame */
 };
 
 /* What one (iseq, method entry) pair, or one C method entry, looks like. */
@@ -127,6 +128,7 @@ static int get_cfp(struct fwalk *w, size_t i, struct cfp *out)
 	out->iseq = rbi_get_u64(b, l->cfp_iseq);
 	out->self = rbi_get_u64(b, l->cfp_self);
 	out->ep = rbi_get_u64(b, l->cfp_ep);
+	out->jit_return = l->cfp_jit_return != RBI_ABSENT ? rbi_get_u64(b, l->cfp_jit_return) : 0;
 	return RBI_OK;
 }
 
@@ -359,6 +361,16 @@ static int ruby_frame(struct fwalk *w, const struct cfp *c, uint64_t flags,
 		return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
 	m = memo_slot(w, c->iseq, *cme, &hit);
 	if (!hit) {
+		uint64_t runs;
+
+		/* A method frame runs its method entry's iseq; one that does
+		   not was read half pushed (its iseq new, its environment
+		   still the last frame's in that slot), never a real frame. */
+		if (frame_type(flags) == RBI_FRAME_TYPE_METHOD && *cme &&
+		    !rbi_vm_cme_iseq(w->t, w->vm, *cme, &runs) && runs != c->iseq)
+			return rbi_fail(RBI_CORRUPT, "control frame 0x%" PRIx64 " runs "
+					"another iseq than its method's: the stack moved",
+					c->addr);
 		if ((rc = rbi_iseq_read(w->t, w->vm, c->iseq, &m->is)))
 			return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ",
 						c->addr);
@@ -367,7 +379,8 @@ static int ruby_frame(struct fwalk *w, const struct cfp *c, uint64_t flags,
 		m->last_pc = 0;
 	}
 	if (m->last_pc != c->pc || !m->last_pc) {
-		if ((rc = rbi_iseq_line(w->t, w->vm, &m->is, c->pc, &m->last_line)))
+		if ((rc = rbi_iseq_frame_line(w->t, w->vm, &m->is, c->pc, c->jit_return,
+					      &m->last_line)))
 			return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ",
 						c->addr);
 		m->last_pc = c->pc;

@@ -173,6 +173,17 @@ static int positions_lookup(struct rbi_target *t, const struct rbi_iseq *is,
 	return RBI_OK;
 }
 
+int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
+			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line)
+{
+	if (jit_return && (pc < is->iseq_encoded || (pc - is->iseq_encoded) % 8 ||
+			   (pc - is->iseq_encoded) / 8 > is->iseq_size)) {
+		*line = 0;
+		return RBI_OK;
+	}
+	return rbi_iseq_line(t, vm, is, pc, line);
+}
+
 int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, uint64_t pc, int *line)
 {

@@ -673,7 +673,7 @@ static int iseq_info_get(struct rbi_vm_sampler *s, uint64_t iseq, bool reread,
 
 /* A Ruby frame met for the first time (or since the last flush). */
 static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
-			uint64_t cme, uint64_t *out)
+			uint64_t jit_return, uint64_t cme, uint64_t *out)
 {
 	const struct rbi_sample_frame *f;
 	struct iseq_info *info;
@@ -685,11 +685,11 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		return rc;
 	if (!info->is.addr && (rc = iseq_info_get(s, iseq, true, &info)))
 		return rc;
-	rc = rbi_iseq_line(s->t, s->vm, &info->is, pc, &line);
+	rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line);
 	if (rc == RBI_CORRUPT) {
 		/* The address may hold another iseq now: read it again. */
 		if ((rc = iseq_info_get(s, iseq, true, &info)) ||
-		    (rc = rbi_iseq_line(s->t, s->vm, &info->is, pc, &line)))
+		    (rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line)))
 			return rc;
 		rbi_map_put(&s->labels, iseq, cme, 2, 0);
 	} else if (rc) {
@@ -829,8 +829,11 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 		if (iseq) {
 			bool skip = skip_next;
 
+			uint64_t jit_return = l->cfp_jit_return != RBI_ABSENT ?
+					      rbi_get_u64(c, l->cfp_jit_return) : 0;
+
 			if (!rbi_map_get(&s->frames, iseq, pc, cme, &v) &&
-			    (rc = resolve_ruby(s, iseq, pc, cme, &v)))
+			    (rc = resolve_ruby(s, iseq, pc, jit_return, cme, &v)))
 				return rc;
 			skip_next = s->vm->k.label_skips_rescue_caller && (v & 1);
 			if (skip)

@@ -215,6 +215,14 @@ int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
    PC is outside the iseq. */
 int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, uint64_t pc, int *line);
+/* rbi_iseq_line for the frame running IS at PC whose cfp->jit_return is
+   JIT_RETURN.  JIT code (YJIT) pushes a frame without its pc and writes
+   the pc only when it calls out, so in a frame JIT code entered, a pc
+   outside the iseq is the stale one of an earlier frame in that slot: the
+   line is then unknown (*LINE 0), not an error.  A pc inside the iseq is
+   the line the frame last called out from. */
+int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
+			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line);
 /* Ruby 3.4's calculate_iseq_label for IS run by a method of OWNER (0 if
    none): "Foo#bar", "block in Foo#bar", "block (2 levels) in <main>". */
 int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,
