@@ -27,7 +27,7 @@
 #define TASKS_MAX 100000
 /* How long a task may take to stop once interrupted: one that takes
    longer (its process is exiting, the machine is swapping) is left. */
-#define WAIT_STOP_NS 2000000000ull
+#define WAIT_STOP_NS 10000000000ull
 
 struct task {
 	pid_t tid;
