@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # test-rubies.sh — fetch and build the real CRuby interpreters the tests run against.
 #
-# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--list]
+# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--variants] [--list] [--list-variants]
 #   --binaries  Debian's own (stripped) Rubies, each unpacked into a root dir used with chroot
 #               or tools/run-in-ns.sh:  deb-2.7 (bullseye ruby2.7), deb-3.1 (bookworm ruby3.1),
 #               deb-3.3 (trixie ruby3.3), deb-3.4 (sid + experimental ruby3.4).
 #   --dwarf     Builds of Debian's source packages of the same four Rubies with full DWARF and
 #               .symtab (not stripped), installed under dwarf-X.Y and run directly on the host.
 #               About 8 minutes in total on 2 cores; run under nice.
+#   --variants  Rubies as users build them, from the same source packages with Debian's own
+#               compilers and libraries (see VARIANTS below). About 10 minutes on 2 cores.
 #   --list      Print the Rubies that are ready (see format below). Never downloads or builds.
-#   (none)      --binaries then --dwarf.
+#   --list-variants  The same for the variants.
+#   (none)      --binaries, --dwarf, then --variants.
 #
 # Cache: ${RBI_RUBIES:-$HOME/.cache/rbinspect/rubies}. Every Ruby gets a stamp file (.rbi-stamp,
 # holding its RUBY_VERSION) only after it has been verified to run, so a second run with
@@ -31,6 +34,26 @@
 # example:
 #   deb 3.3.8 /root/.cache/rbinspect/rubies/deb-3.3 chroot:/usr/bin/ruby
 #   dwarf 3.3.8 /root/.cache/rbinspect/rubies/dwarf-3.3 /root/.cache/rbinspect/rubies/dwarf-3.3/bin/ruby
+#
+# VARIANTS.  Two builds, each listed as several Rubies (KIND names the variant; a KIND ending
+# in "-stripped" has no DWARF or .symtab, every other one has both):
+#   var-3.4-static  what ruby-build/rbenv/asdf make: --disable-shared (one static `ruby`, no
+#                   libruby.so), --enable-yjit (Debian's rustc), gcc.
+#                     static           bin/ruby
+#                     static-stripped  bin/ruby-stripped (strip --strip-all of bin/ruby)
+#                     yjit             bin/ruby-yjit: bin/ruby --yjit --yjit-call-threshold=1,
+#                                      so every method the tests call is compiled
+#   var-3.3-clang   CC=clang, --enable-shared --with-jemalloc --enable-yjit; libruby stripped
+#                   after install, as a distribution ships it.
+#                     clang-jemalloc-stripped       bin/ruby
+#                     yjit-clang-jemalloc-stripped  bin/ruby-yjit
+#   var-3.4-musl    what an Alpine image runs: CC=musl-gcc (Debian's musl-tools), static
+#                   libruby; no YJIT (Debian's rustc targets glibc) and no extension that
+#                   needs a library musl-gcc cannot link (openssl, zlib, readline, yaml,
+#                   ffi, gdbm); -Wl,--build-id, which musl-gcc's link spec drops.
+#                     musl             bin/ruby
+#                     musl-stripped    bin/ruby-stripped
+# The wrappers exec the interpreter, so the pid a test starts is the Ruby's.
 #
 # The Debian mirror is read from this machine's apt configuration (never hard-coded); apt runs
 # with private state under $RBI_RUBIES/.apt and never touches the system's apt configuration.
@@ -171,10 +194,11 @@ ensure_build_deps() {
 		> /dev/null
 }
 
-# apt-get source (patches applied by dpkg-source) into $RBI_RUBIES/.src; print the tree's path.
+# apt-get source (patches applied by dpkg-source) of Ruby $1 into $RBI_RUBIES/.src/$3 (default
+# $1); print the tree's path.
 fetch_source() {
 	local v=$1 mirror=$2 a=$RBI_RUBIES/.apt/src srcdir s spec dir
-	srcdir=$RBI_RUBIES/.src/$v
+	srcdir=$RBI_RUBIES/.src/${3:-$v}
 	# One update serves all builds of a run; stale lists would name files the mirror dropped.
 	if [[ -z $(find "$a/.updated" -mmin -60 2> /dev/null) ]]; then
 		for s in bullseye bookworm trixie experimental; do
@@ -200,20 +224,24 @@ fetch_source() {
 	printf '%s\n' "$dir"
 }
 
-# Configure and make (out of tree) under nice; $3 is the install prefix.
+# Configure and make (out of tree, in $RBI_RUBIES/.build/NAME) under nice; $3 is the install
+# prefix, $4 the build's name (default dwarf-$1), and the rest configure's arguments (default
+# --enable-shared).
 build_source() {
-	local v=$1 src=$2 prefix=$3 b extra=()
-	b=$RBI_RUBIES/.build/$v
+	local v=$1 src=$2 prefix=$3 name=${4:-dwarf-$1} b extra=()
+	shift 4 || shift $#
+	[[ $# -gt 0 ]] && extra+=("$@") || extra+=(--enable-shared)
+	b=$RBI_RUBIES/.build/$name
 	# Ruby 2.7's openssl extension does not build against OpenSSL 3 (the host's).
 	[[ $v == 2.7 ]] && extra+=(--with-out-ext=openssl)
 	rm -rf "$b" "$prefix" && mkdir -p "$b"
 	(
 		cd "$b"
-		nice -n 19 "$src/configure" --prefix="$prefix" --enable-shared --disable-install-doc \
+		nice -n 19 "$src/configure" --prefix="$prefix" --disable-install-doc \
 			optflags=-O2 debugflags=-g "${extra[@]}" > configure.log 2>&1
 		nice -n 19 make -j2 > make.log 2>&1
 		install_built "$v" > install.log 2>&1
-	) || die "dwarf-$v: build failed, see $b/*.log"
+	) || die "$name: build failed, see $b/*.log"
 }
 
 # `make install`, which never strips. For 2.7 on the bookworm host the gem step fails (the
@@ -272,6 +300,108 @@ check_dwarf() {
 	[[ $sections == *" .debug_info "* ]] || die "dwarf-$1: $lib has no DWARF"
 }
 
+# ---- Variants (see VARIANTS at the top) ------------------------------------------------
+
+VARIANT_DEPS="clang rustc libjemalloc-dev musl-tools"
+
+# bin/ruby-yjit in prefix $1: the interpreter with every method compiled at its first call.
+yjit_wrapper() {
+	printf '#!/bin/sh\nexec "%s/bin/ruby" --yjit --yjit-call-threshold=1 "$@"\n' "$1" \
+		> "$1/bin/ruby-yjit"
+	chmod +x "$1/bin/ruby-yjit"
+	[[ $("$1/bin/ruby-yjit" -e 'print RubyVM::YJIT.enabled?') == true ]] ||
+		die "$(basename "$1"): YJIT is not enabled by --yjit"
+}
+
+# Build variant $1 (var-VERSION-WHAT) of Ruby $2 with configure arguments $3...
+variant_one() {
+	local name=$1 v=$2 mirror=$3 prefix src ver lib
+	shift 3
+	prefix=$RBI_RUBIES/$name
+	log "$name: fetching source ${SRC_SPEC[$v]}"
+	src=$(fetch_source "$v" "$mirror" "$name")
+	log "$name: building $(basename "$src") ($*) into $prefix"
+	SECONDS=0
+	build_source "$v" "$src" "$prefix" "$name" "$@"
+	ver=$("$prefix/bin/ruby" -e "$SMOKE") || die "$name: smoke test failed"
+	case $name in
+	*-static | *-musl)
+		[[ -z $(find "$prefix/lib" -maxdepth 1 -name 'libruby.so*') ]] ||
+			die "$name: a static build installed libruby.so"
+		strip --strip-all -o "$prefix/bin/ruby-stripped" "$prefix/bin/ruby"
+		"$prefix/bin/ruby-stripped" -e "$SMOKE" > /dev/null || die "$name: stripped ruby fails"
+		;;&
+	*-musl)
+		[[ $("$prefix/bin/ruby" -e 'print RUBY_PLATFORM') == *-linux-musl ]] ||
+			die "$name: not a musl Ruby"
+		;;
+	*-clang)
+		lib=$(find "$prefix/lib" -maxdepth 1 -name "libruby.so.$v*" -type f | head -n 1)
+		[[ -n $lib ]] || die "$name: no libruby.so.$v* in $prefix/lib"
+		readelf -p .comment "$lib" | grep -q clang || die "$name: $lib was not built by clang"
+		strip --strip-unneeded "$lib"
+		"$prefix/bin/ruby" -e "$SMOKE" > /dev/null || die "$name: stripped libruby fails"
+		;;
+	esac
+	[[ $name == *-musl ]] || yjit_wrapper "$prefix"
+	echo "$ver" > "$prefix/$STAMP"
+	rm -rf "$RBI_RUBIES/.build/$name" "$RBI_RUBIES/.src/$name"
+	log "$name: ruby $ver ready in $prefix (${SECONDS}s, $(du -sh "$prefix" | cut -f1))"
+}
+
+do_variants() {
+	local mirror="" failed=() p missing=()
+	for p in $VARIANT_DEPS; do
+		[[ $(dpkg-query -W -f '${Status}' "$p" 2> /dev/null) == *"ok installed" ]] ||
+			missing+=("$p")
+	done
+	if [[ ${#missing[@]} -gt 0 ]]; then
+		log "installing the variants' build dependencies: ${missing[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends \
+			"${missing[@]}" > /dev/null
+	fi
+	if [[ ! -s $RBI_RUBIES/var-3.4-static/$STAMP ]]; then
+		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
+		variant_one var-3.4-static 3.4 "$mirror" --disable-shared --enable-yjit &
+		wait $! || failed+=(var-3.4-static)
+	fi
+	if [[ ! -s $RBI_RUBIES/var-3.3-clang/$STAMP ]]; then
+		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
+		variant_one var-3.3-clang 3.3 "$mirror" --enable-shared --with-jemalloc \
+			--enable-yjit CC=clang &
+		wait $! || failed+=(var-3.3-clang)
+	fi
+	if [[ ! -s $RBI_RUBIES/var-3.4-musl/$STAMP ]]; then
+		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
+		variant_one var-3.4-musl 3.4 "$mirror" --disable-shared --disable-yjit CC=musl-gcc \
+			LDFLAGS=-Wl,--build-id \
+			--with-out-ext=openssl,zlib,readline,psych,fiddle,gdbm,dbm,nkf &
+		wait $! || failed+=(var-3.4-musl)
+	fi
+	[[ ${#failed[@]} -eq 0 ]] || die "variant builds failed: ${failed[*]}"
+	rm -rf "$RBI_RUBIES/.apt/src"
+}
+
+do_list_variants() {
+	local d=$RBI_RUBIES/var-3.4-static
+	if [[ -s $d/$STAMP ]]; then
+		echo "static $(< "$d/$STAMP") $d $d/bin/ruby"
+		echo "static-stripped $(< "$d/$STAMP") $d $d/bin/ruby-stripped"
+		echo "yjit $(< "$d/$STAMP") $d $d/bin/ruby-yjit"
+	fi
+	d=$RBI_RUBIES/var-3.3-clang
+	if [[ -s $d/$STAMP ]]; then
+		echo "clang-jemalloc-stripped $(< "$d/$STAMP") $d $d/bin/ruby"
+		echo "yjit-clang-jemalloc-stripped $(< "$d/$STAMP") $d $d/bin/ruby-yjit"
+	fi
+	d=$RBI_RUBIES/var-3.4-musl
+	if [[ -s $d/$STAMP ]]; then
+		echo "musl $(< "$d/$STAMP") $d $d/bin/ruby"
+		echo "musl-stripped $(< "$d/$STAMP") $d $d/bin/ruby-stripped"
+	fi
+	return 0
+}
+
 do_list() {
 	local v d
 	for v in "${VERSIONS[@]}"; do
@@ -286,32 +416,36 @@ do_list() {
 }
 
 usage() {
-	sed -n '3,12s/^# \{0,1\}//p' "$0" >&2
+	sed -n '3,15s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
 main() {
-	local bin=0 dwarf=0 list=0 arg
+	local bin=0 dwarf=0 variants=0 list=0 list_variants=0 arg
 	for arg in "$@"; do
 		case $arg in
 		--binaries) bin=1 ;;
 		--dwarf) dwarf=1 ;;
+		--variants) variants=1 ;;
 		--list) list=1 ;;
+		--list-variants) list_variants=1 ;;
 		*) usage ;;
 		esac
 	done
-	[[ $# -eq 0 ]] && bin=1 dwarf=1
+	[[ $# -eq 0 ]] && bin=1 dwarf=1 variants=1
 	mkdir -p "$RBI_RUBIES"
 	RBI_RUBIES=$(cd "$RBI_RUBIES" && pwd -P)
 	# Concurrent runs (several test suites at once) wait for each other instead of unpacking
 	# or building into the same dirs; --list alone never waits.
-	if [[ $bin -eq 1 || $dwarf -eq 1 ]]; then
+	if [[ $bin -eq 1 || $dwarf -eq 1 || $variants -eq 1 ]]; then
 		exec 9> "$RBI_RUBIES/.lock"
 		flock 9
 	fi
 	[[ $bin -eq 1 ]] && do_binaries
 	[[ $dwarf -eq 1 ]] && do_dwarf
+	[[ $variants -eq 1 ]] && do_variants
 	[[ $list -eq 1 ]] && do_list
+	[[ $list_variants -eq 1 ]] && do_list_variants
 	return 0
 }
 
