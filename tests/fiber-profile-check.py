@@ -7,7 +7,8 @@ rb_fiber_t is which Fiber object).
 Every kept sample names its fiber, one of the program's three (fibers "a" and
 "b", and the main thread's root fiber, the only one marked root).  A sample
 whose stack is inside Burn.burn_X is in fiber X, and its Ruby frames from
-burn_X outwards are X's own caller_locations; every stack of a fiber starts
+burn_X outwards are X's own caller_locations (burn_X's own line aside: a
+sample on its way out stands on its `end`); every stack of a fiber starts
 where that fiber's own stack does (its outermost frame's path and line).
 Each fiber has 3 or more stacks inside its burner.  Prints one line per
 mismatch (at most 20) and a summary; exits 1 on any mismatch.
@@ -69,7 +70,11 @@ def main():
         if burner != name:
             bad.append("burn_%s sampled in fiber %s: %s" % (burner, name, text))
             continue
-        miss = ruby_mismatch(ruby[burners[0]:], truth[name])
+        # The burner itself by path: a sample on its way out stands on its `end` line.
+        k = burners[0]
+        miss = ("burn_%s is in %s, not %s" % (name, ruby[k]["path"], truth[name][0][1])
+                if ruby[k]["path"] != truth[name][0][1] else
+                ruby_mismatch(ruby[k + 1:], truth[name][1:]))
         if miss:
             bad.append("fiber %s: %s: %s" % (name, miss, text))
         checked[name] += 1
