@@ -56,6 +56,10 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 		if (offs[i] + 8 > end)
 			end = offs[i] + 8;
 	}
+	/* builtin_attrs (3.3+) comes with the rest when it is near. */
+	if (l->body_builtin_attrs != RBI_ABSENT && l->body_builtin_attrs + 4 <= sizeof(b) &&
+	    l->body_builtin_attrs + 4 > end)
+		end = l->body_builtin_attrs + 4;
 	if (end > sizeof(b))
 		return rbi_fail(RBI_LAYOUT, "iseq body layout too large (%u)", end);
 	if ((rc = rbi_vm_obj_flags(t, vm, addr, &flags)))
@@ -87,9 +91,8 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 	out->parent_iseq = rbi_get_u64(b, l->body_parent_iseq);
 	out->local_iseq = rbi_get_u64(b, l->body_local_iseq);
 	out->body = body;
-	if (l->body_builtin_attrs != RBI_ABSENT &&
-	    rbi_read(t, body + l->body_builtin_attrs, &out->builtin_attrs, 4))
-		out->builtin_attrs = 0;
+	if (l->body_builtin_attrs != RBI_ABSENT && l->body_builtin_attrs + 4 <= end)
+		out->builtin_attrs = rbi_get_u32(b, l->body_builtin_attrs);
 
 	if (out->type > RBI_ISEQ_PLAIN || out->iseq_size > ISEQ_SIZE_MAX ||
 	    out->insns_info_size > INSNS_INFO_MAX || (out->iseq_encoded & 7))
@@ -173,11 +176,17 @@ static int positions_lookup(struct rbi_target *t, const struct rbi_iseq *is,
 	return RBI_OK;
 }
 
+/* Whether PC is an instruction boundary of IS (or its end). */
+static bool pc_inside(const struct rbi_iseq *is, uint64_t pc)
+{
+	return pc >= is->iseq_encoded && (pc - is->iseq_encoded) % 8 == 0 &&
+	       (pc - is->iseq_encoded) / 8 <= is->iseq_size;
+}
+
 int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
 			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line)
 {
-	if (jit_return && (pc < is->iseq_encoded || (pc - is->iseq_encoded) % 8 ||
-			   (pc - is->iseq_encoded) / 8 > is->iseq_size)) {
+	if (jit_return && !pc_inside(is, pc)) {
 		*line = 0;
 		return RBI_OK;
 	}
@@ -193,8 +202,7 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 	int rc;
 
 	*line = 0;
-	if (pc < is->iseq_encoded || (pc - is->iseq_encoded) % 8 ||
-	    (pc - is->iseq_encoded) / 8 > is->iseq_size)
+	if (!pc_inside(is, pc))
 		return rbi_fail(RBI_CORRUPT, "pc 0x%" PRIx64 " is outside iseq 0x%"
 				PRIx64, pc, is->addr);
 	if (esize == RBI_ABSENT || esize < 4)
