@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # bench/profile.sh [RUBY]: what sampling costs, on one test Ruby (default: Debian's stripped
-# 3.3, as in production; any KIND-VERSION prefix of tools/test-rubies.sh --list).
+# 3.3, as in production; any KIND-VERSION prefix of tools/test-rubies.sh --list or
+# --list-variants, e.g. yjit-3.4).
 #   1. per-sample cost, warm, of a 50-frame stack (testdata/programs/hot.rb with
 #      RBI_HOT_DEPTH=42), sampled back to back by bench/sample-cost.c (public API only):
 #      median, mean, p99, and the highest rate one thread of rbinspect reaches;
 #   2. the target's slowdown: bench/cpu.rb (fib, 65 frames deep, ~3 s) run alone and run while
 #      `rbinspect record` samples it at 1 kHz, alternating, 5 runs each, medians;
 #   3. rbinspect's own CPU at 100 Hz: `record --rate 100 --duration 10` on hot.rb, CPU time
-#      (user + system) less that of a near-zero recording (opening the target), per second.
+#      (user + system) less that of a near-zero recording (opening the target), per second;
+#   4. how much of a moving stack survives: testdata/programs/recurse.rb's share of samples
+#      30+ frames deep, recorded without stopping it, against `record --pause` (every stack
+#      read whole) in the same run.  tests/integration/profile.sh only checks a floor.
 # Prints the figures and ratios.  Run by hand on a quiet machine; not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +23,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-line=$(bash "$here/tools/test-rubies.sh" --list | awk -v w="$want" 'index($1 "-" $2, w) == 1 { print; exit }')
+line=$({ bash "$here/tools/test-rubies.sh" --list; bash "$here/tools/test-rubies.sh" --list-variants; } | awk -v w="$want" 'index($1 "-" $2, w) == 1 { print; exit }')
 [ -n "$line" ] || { echo "bench/profile.sh: no test Ruby $want (tools/test-rubies.sh --list)" >&2; exit 1; }
 read -r kind ver root cmd <<<"$line"
 
@@ -85,3 +89,15 @@ base=$(cpu_of "$rbinspect" record -p "$pid" --duration 0.01 --format folded -o "
 run=$(cpu_of "$rbinspect" record -p "$pid" --rate 100 --duration 10 --format folded -o "$tmp/c1" -q)
 kill "$pid"
 awk -v b="$base" -v r="$run" 'BEGIN { printf "3. rbinspect at 100 Hz for 10 s: %.3f s CPU (%.3f s of it opening the target): %.3f%% of a core while sampling (goal <= 1%%)\n", r, b, 100 * (r - b) / 10 }'
+
+# 4. Deep stacks of a recursion kept, against a paused recording.
+deep_share() {
+	awk '{ n = gsub(/Object#r/, "&"); t += $NF; if (n >= 30) d += $NF }
+	     END { if (t) printf "%.1f\n", 100 * d / t; else print 0 }' "$1"
+}
+ruby_run "$tmp/rec.out" "$here/testdata/programs/recurse.rb"
+"$rbinspect" record -p "$pid" --duration 3 --rate 1000 --no-lines --format folded -o "$tmp/r1" -q
+"$rbinspect" record -p "$pid" --duration 3 --rate 200 --pause --no-lines --format folded -o "$tmp/r0" -q
+kill "$pid"
+awk -v s="$(deep_share "$tmp/r1")" -v p="$(deep_share "$tmp/r0")" 'BEGIN {
+	printf "4. recursion 30+ deep: %.1f%% of samples unpaused, %.1f%% paused: %.2fx the paused share (goal >= 0.5x)\n", s, p, p ? s / p : 0 }'

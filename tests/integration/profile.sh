@@ -313,12 +313,13 @@ while read -r kind ver root cmd; do
 		# taken while it grows, and keeps 13-22 %.  Up to 3.1, Integer#zero? is a C
 		# frame with its own self between the Object#r ones, so new frames above the
 		# first look's top rarely match what was read there and such stacks are still
-		# read again: 17-24 % (ASan build, under load: 11-19; CI once saw 11.2).  There the
-		# floor only has to tell a working sampler from one that keeps the ~1 % of stacks
-		# that held still: 6 %.
+		# read again: 17-24 % (ASan build, under load: 11-19; CI once saw 11.2; a YJIT
+		# build, whose calls are quicker, 15).  Shares move with the machine's load, so the
+		# floor only tells a working sampler from one that keeps the ~1 % of stacks that
+		# held still: 6 %.  bench/ measures the share itself.
 		deep=$(deep_share "$T/rec.folded")
 		total=$(sed -n 's/.*samples: \([0-9]*\) in.*/\1/p' "$T/stats")
-		case $ver in 2.*|3.0.*|3.1.*) want_deep=6 ;; *) want_deep=18 ;; esac
+		want_deep=6
 		if [ "${torn:-99999}" -le $(( ${total:-0} / 4 )) ] &&
 		   awk -v d="$deep" -v w="$want_deep" 'BEGIN { exit !(d >= w) }'; then
 			ok "$R: a recursion keeps its deep stacks: depth 30+ in $deep % of samples, $torn of $total torn"
@@ -399,12 +400,17 @@ while read -r kind ver root cmd; do
 	# ---- A process in its own mount and pid namespace (a container) -------------------------------
 	if [ "$kind" = deb ]; then
 		if ruby_start "$kind" "$root" "$cmd" gvl.rb ns; then
-			"$B" record -p "$RB_PID" --duration 1 --rate 200 --threads --idle --no-lines \
+			# Two seconds: a loaded machine may hand the GVL over only a few times in one.
+			"$B" record -p "$RB_PID" --duration 2 --rate 200 --threads --idle --no-lines \
 				--format folded -o "$T/ns.folded" -q 2>"$T/err"
-			check "$R: a process in another mount+pid namespace: stacks and thread states" \
-				sh -c "grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' '$T/ns.folded' &&
-				       grep -q 'Busy.left[^;]* [0-9]*$' '$T/ns.folded' &&
-				       grep -q '(main) tid 1;' '$T/ns.folded'"
+			if grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' "$T/ns.folded" &&
+			   grep -q 'Busy.left[^;]* [0-9]*$' "$T/ns.folded" &&
+			   grep -q '(main) tid 1;' "$T/ns.folded"; then
+				ok "$R: a process in another mount+pid namespace: stacks and thread states"
+			else
+				not_ok "$R: a process in another mount+pid namespace: stacks and thread states"
+				diag "$(cat "$T/ns.folded" "$T/err")"
+			fi
 			kill -9 "$RB_PID" 2>/dev/null
 		else
 			not_ok "$R: gvl.rb did not start in a namespace"
