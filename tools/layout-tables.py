@@ -241,10 +241,12 @@ def main():
             why = ("%s where the offsets from headers show no change" %
                    dw[-1])
         else:
-            why = dw[0] if dw else "offsets from headers"
+            why = dw[0] if dw else ("offsets from headers, never checked "
+                                    "against a real build")
         desc = "table %s (%s)" % (rng, why)
         out.write("static const struct rbi_layout %s = {\n" % name)
         out.write('\t.source = "%s",\n' % desc)
+        out.write("\t.checked = %s,\n" % ("true" if dw else "false"))
         out.write("\t.major = %d, .minor = %d, .min_teeny = %d,\n" %
                   (major, minor, teeny))
         for (g, f, st, path, kind), val in zip(fields, vals):

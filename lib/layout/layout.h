@@ -138,6 +138,9 @@
 struct rbi_layout {
 	/* Where the numbers came from: "dwarf" or a table description. */
 	const char *source;
+	/* A table's numbers were checked against DWARF of a real build in
+	   its range; the others were only derived from Ruby's headers. */
+	bool checked;
 	int major, minor, min_teeny;    /* what a table is for */
 	RBI_LAYOUT_FIELDS(RBI_LAYOUT_MEMBER_)
 };

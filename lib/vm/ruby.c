@@ -91,7 +91,7 @@ static void set_constants(struct rbi_vm *vm)
 	vm->pthread_tid_off = -2;
 }
 
-static int choose_layout(struct rbi_vm *vm)
+static int choose_layout(struct rbi_target *t, struct rbi_vm *vm)
 {
 	const struct rbi_ruby_info *info = &vm->info;
 	const struct rbi_layout *table =
@@ -129,6 +129,12 @@ static int choose_layout(struct rbi_vm *vm)
 	}
 	vm->layout = table;
 	snprintf(vm->layout_desc, sizeof(vm->layout_desc), "%s", table->source);
+	if (!table->checked)
+		rbi_diag_add(&t->diag, "Ruby %s: the struct offsets this rbinspect has "
+			     "for it come from Ruby's headers and were never checked "
+			     "against a real %s build; if frames or objects look wrong, "
+			     "give it the build's DWARF (its -dbgsym package, --debug-dir "
+			     "or DEBUGINFOD_URLS)", info->version, info->version);
 	return RBI_OK;
 }
 
@@ -364,7 +370,7 @@ static void locate_symbols(struct rbi_target *t, struct rbi_vm *vm)
 
 int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm)
 {
-	int rc = choose_layout(vm);
+	int rc = choose_layout(t, vm);
 
 	if (rc)
 		return rc;

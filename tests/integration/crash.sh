@@ -78,6 +78,18 @@ offline_core() {
 	else
 		not_ok "$name: frames differ from the truth"; diag "$out"; diag "$(cat "$j.err")"
 	fi
+	# A release whose table was only derived from headers: info says so plainly, in its
+	# layout line and in a warning that says how to do better.
+	local unchecked=""
+	case $ver in 3.3.*) unchecked=3.3.5 ;; 3.4.*) unchecked=3.4.2 ;; esac
+	if [ -n "$unchecked" ]; then
+		"$RBINSPECT" --ruby-version $unchecked --json "$core" info >"$j.unchecked" 2>/dev/null
+		is "$(jq -r '[(.layout | endswith("never checked against a real build)")),
+			      (.warnings | map(select(test("never checked against a real '"$unchecked"' build.*DWARF"))) | length)] | @tsv' "$j.unchecked")" \
+			"$(printf 'true\t1')" "$name: as Ruby $unchecked, whose offsets were never checked on a real build: info says so"
+		is "$(jq -r '[(.layout | test("never checked")), (.warnings | map(select(test("never checked"))) | length)] | @tsv' "$j.info")" \
+			"$(printf 'false\t0')" "$name: as its own version, checked offsets: no such warning"
+	fi
 	# A version of another generation: neighbours (2.6 and 2.7) share the VM's layout.
 	local wrong=3.4.1
 	[ "${ver%%.*}" = 3 ] && wrong=2.7.8

@@ -2,7 +2,8 @@
 #include "layout/layout.h"
 
 static const struct rbi_layout layout_2_6_0 = {
-	.source = "table 2.6.0-2.6.10 (offsets from headers)",
+	.source = "table 2.6.0-2.6.10 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 2, .minor = 6, .min_teeny = 0,
 	.vm_size = 1344,
 	.vm_gvl_owner = 8,
@@ -121,7 +122,8 @@ static const struct rbi_layout layout_2_6_0 = {
 };
 
 static const struct rbi_layout layout_2_7_0 = {
-	.source = "table 2.7.0-2.7.3 (offsets from headers)",
+	.source = "table 2.7.0-2.7.3 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 2, .minor = 7, .min_teeny = 0,
 	.vm_size = 1296,
 	.vm_gvl_owner = 8,
@@ -241,6 +243,7 @@ static const struct rbi_layout layout_2_7_0 = {
 
 static const struct rbi_layout layout_2_7_4 = {
 	.source = "table 2.7.4-2.7.8 (DWARF of a 2.7.4 build, carried forward where the offsets from headers show no change)",
+	.checked = true,
 	.major = 2, .minor = 7, .min_teeny = 4,
 	.vm_size = 1296,
 	.vm_gvl_owner = 8,
@@ -359,7 +362,8 @@ static const struct rbi_layout layout_2_7_4 = {
 };
 
 static const struct rbi_layout layout_3_0_0 = {
-	.source = "table 3.0.0 (offsets from headers)",
+	.source = "table 3.0.0 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 0, .min_teeny = 0,
 	.vm_size = 1240,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -478,7 +482,8 @@ static const struct rbi_layout layout_3_0_0 = {
 };
 
 static const struct rbi_layout layout_3_0_1 = {
-	.source = "table 3.0.1-3.0.7 (offsets from headers)",
+	.source = "table 3.0.1-3.0.7 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 0, .min_teeny = 1,
 	.vm_size = 9424,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -597,7 +602,8 @@ static const struct rbi_layout layout_3_0_1 = {
 };
 
 static const struct rbi_layout layout_3_1_0 = {
-	.source = "table 3.1.0-3.1.1 (offsets from headers)",
+	.source = "table 3.1.0-3.1.1 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 1, .min_teeny = 0,
 	.vm_size = 9440,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -717,6 +723,7 @@ static const struct rbi_layout layout_3_1_0 = {
 
 static const struct rbi_layout layout_3_1_2 = {
 	.source = "table 3.1.2-3.1.4 (DWARF of a 3.1.2 build, carried forward where the offsets from headers show no change)",
+	.checked = true,
 	.major = 3, .minor = 1, .min_teeny = 2,
 	.vm_size = 9440,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -836,6 +843,7 @@ static const struct rbi_layout layout_3_1_2 = {
 
 static const struct rbi_layout layout_3_1_5 = {
 	.source = "table 3.1.5-3.1.7 (DWARF of a 3.1.2 build, carried forward where the offsets from headers show no change)",
+	.checked = true,
 	.major = 3, .minor = 1, .min_teeny = 5,
 	.vm_size = 9448,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -954,7 +962,8 @@ static const struct rbi_layout layout_3_1_5 = {
 };
 
 static const struct rbi_layout layout_3_2_0 = {
-	.source = "table 3.2.0-3.2.2 (offsets from headers)",
+	.source = "table 3.2.0-3.2.2 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 2, .min_teeny = 0,
 	.vm_size = 9408,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1073,7 +1082,8 @@ static const struct rbi_layout layout_3_2_0 = {
 };
 
 static const struct rbi_layout layout_3_2_3 = {
-	.source = "table 3.2.3 (offsets from headers)",
+	.source = "table 3.2.3 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 2, .min_teeny = 3,
 	.vm_size = 9416,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1192,7 +1202,8 @@ static const struct rbi_layout layout_3_2_3 = {
 };
 
 static const struct rbi_layout layout_3_2_4 = {
-	.source = "table 3.2.4-3.2.6 (offsets from headers)",
+	.source = "table 3.2.4-3.2.6 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 2, .min_teeny = 4,
 	.vm_size = 9424,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1311,7 +1322,8 @@ static const struct rbi_layout layout_3_2_4 = {
 };
 
 static const struct rbi_layout layout_3_2_7 = {
-	.source = "table 3.2.7-3.2.11 (offsets from headers)",
+	.source = "table 3.2.7-3.2.11 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 2, .min_teeny = 7,
 	.vm_size = 9432,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1430,7 +1442,8 @@ static const struct rbi_layout layout_3_2_7 = {
 };
 
 static const struct rbi_layout layout_3_3_0 = {
-	.source = "table 3.3.0 (offsets from headers)",
+	.source = "table 3.3.0 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 3, .min_teeny = 0,
 	.vm_size = 9584,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1549,7 +1562,8 @@ static const struct rbi_layout layout_3_3_0 = {
 };
 
 static const struct rbi_layout layout_3_3_1 = {
-	.source = "table 3.3.1-3.3.6 (offsets from headers)",
+	.source = "table 3.3.1-3.3.6 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 3, .min_teeny = 1,
 	.vm_size = 9592,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1668,7 +1682,8 @@ static const struct rbi_layout layout_3_3_1 = {
 };
 
 static const struct rbi_layout layout_3_3_7 = {
-	.source = "table 3.3.7 (offsets from headers)",
+	.source = "table 3.3.7 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 3, .min_teeny = 7,
 	.vm_size = 9600,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1788,6 +1803,7 @@ static const struct rbi_layout layout_3_3_7 = {
 
 static const struct rbi_layout layout_3_3_8 = {
 	.source = "table 3.3.8-3.3.12 (DWARF of a 3.3.8 build, carried forward where the offsets from headers show no change)",
+	.checked = true,
 	.major = 3, .minor = 3, .min_teeny = 8,
 	.vm_size = 9600,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -1906,7 +1922,8 @@ static const struct rbi_layout layout_3_3_8 = {
 };
 
 static const struct rbi_layout layout_3_4_0 = {
-	.source = "table 3.4.0-3.4.4 (offsets from headers)",
+	.source = "table 3.4.0-3.4.4 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 3, .minor = 4, .min_teeny = 0,
 	.vm_size = 9600,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -2026,6 +2043,7 @@ static const struct rbi_layout layout_3_4_0 = {
 
 static const struct rbi_layout layout_3_4_5 = {
 	.source = "table 3.4.5-3.4.10 (DWARF of a 3.4.5 build, carried forward where the offsets from headers show no change)",
+	.checked = true,
 	.major = 3, .minor = 4, .min_teeny = 5,
 	.vm_size = 9600,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -2144,7 +2162,8 @@ static const struct rbi_layout layout_3_4_5 = {
 };
 
 static const struct rbi_layout layout_4_0_0 = {
-	.source = "table 4.0.0-4.0.5 (offsets from headers)",
+	.source = "table 4.0.0-4.0.5 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 4, .minor = 0, .min_teeny = 0,
 	.vm_size = 9552,
 	.vm_gvl_owner = RBI_ABSENT,
@@ -2263,7 +2282,8 @@ static const struct rbi_layout layout_4_0_0 = {
 };
 
 static const struct rbi_layout layout_4_0_6 = {
-	.source = "table 4.0.6 (offsets from headers)",
+	.source = "table 4.0.6 (offsets from headers, never checked against a real build)",
+	.checked = false,
 	.major = 4, .minor = 0, .min_teeny = 6,
 	.vm_size = 9560,
 	.vm_gvl_owner = RBI_ABSENT,
