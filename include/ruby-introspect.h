@@ -546,6 +546,11 @@ struct rbi_native_frame {
 				   without one, the call frame information; 0:
 				   unknown.  Every frame of one function has it,
 				   named or not: what a profile groups by */
+	int found_by_scan;      /* non-zero: the frame under it runs code
+				   without call frame information (musl's
+				   libc), and this one was found by searching
+				   the stack for a return address after a
+				   call; frames in between are not listed */
 };
 
 /* One line of a mixed stack: a native frame, a Ruby frame, or both (a C

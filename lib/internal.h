@@ -372,5 +372,8 @@ struct rbi_call_ref {
 /* Decode like rbi_code_rip_refs and list the direct calls and jumps. */
 int rbi_code_calls(struct rbi_target *t, uint64_t func, size_t max_insns,
 		   struct rbi_call_ref *out, size_t max, size_t *n);
+/* Whether a call instruction ends right before RET (then RET is a return
+   address: what a stack scan looks for). */
+bool rbi_code_call_ends_at(struct rbi_target *t, uint64_t ret);
 
 #endif

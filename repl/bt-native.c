@@ -67,6 +67,8 @@ static void native_text(struct session *s, const struct rbi_native_frame *n)
 		if (n->line)
 			fprintf(out, ":%d", n->line);
 	}
+	if (n->found_by_scan)
+		fputs(" [found by scanning the stack]", out);
 	fputc('\n', out);
 }
 
@@ -82,6 +84,7 @@ static void native_json(struct rbi_json *j, const struct rbi_native_frame *n)
 	rbi_json_key(j, "line"); rbi_json_int(j, n->line);
 	rbi_json_key(j, "inlined"); rbi_json_bool(j, n->inlined);
 	rbi_json_key(j, "signal_trampoline"); rbi_json_bool(j, n->signal_trampoline);
+	rbi_json_key(j, "found_by_scan"); rbi_json_bool(j, n->found_by_scan);
 	rbi_json_end_object(j);
 }
 

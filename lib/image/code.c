@@ -209,3 +209,33 @@ int rbi_code_calls(struct rbi_target *t, uint64_t func, size_t max_insns,
 	*n = a.n;
 	return rc;
 }
+
+/* ---- Return addresses ---------------------------------------------------- */
+
+bool rbi_code_call_ends_at(struct rbi_target *t, uint64_t ret)
+{
+	uint8_t bytes[X86_INSN_MAX];
+	ZydisDecoder dec;
+	ZydisDecodedInstruction d;
+	size_t got = 0;
+	int rc;
+
+	if (ret < sizeof(bytes))
+		return false;
+	rc = rbi_target_read_fn(t, ret - sizeof(bytes), bytes, sizeof(bytes), &got);
+	if ((rc != RBI_OK && rc != RBI_PARTIAL) || got != sizeof(bytes) ||
+	    !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+					   ZYDIS_STACK_WIDTH_64)))
+		return false;
+	/* x86 does not decode backwards: try each length a call can have
+	   (2: call *%rax; 5: call rel32; up to 7 with a SIB byte and disp32,
+	   more with prefixes) and ask for exactly one call of that length. */
+	for (size_t len = 2; len <= sizeof(bytes); len++) {
+		const uint8_t *at = bytes + sizeof(bytes) - len;
+
+		if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, at, len, &d)) &&
+		    d.length == len && d.mnemonic == ZYDIS_MNEMONIC_CALL)
+			return true;
+	}
+	return false;
+}

@@ -231,7 +231,9 @@ static int interleave(const struct rbi_native_stack *ns, const struct ruby_stack
 		snprintf(unmerged_reason, sizeof(unmerged_reason),
 			 "%zu Ruby frame%s below the last of the %zu interpreter frames "
 			 "found on the native stack%s", rs->n - r, rs->n - r == 1 ? " is" : "s are",
-			 loops, ns->cut ? " (which was cut short)" : "");
+			 loops, ns->cut ? " (which was cut short)" : ns->no_cfi ?
+			 " (which ends in code without call frame information: its "
+			 "file missing, or built without it)" : "");
 		return RBI_OK;
 	}
 	*fits = true;

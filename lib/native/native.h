@@ -17,6 +17,7 @@ struct native_raw {
 	uint64_t pc;
 	bool exact;             /* PC is the instruction, not a return address */
 	bool trampoline;        /* the signal trampoline */
+	bool scanned;           /* found by a stack scan (unwind.c) */
 };
 
 struct rbi_native_stack {
@@ -25,6 +26,9 @@ struct rbi_native_stack {
 	struct native_entry *v; /* rbi_native_name */
 	size_t n, cap;
 	bool cut;               /* ended at the frame bound, not the stack's end */
+	bool no_cfi;            /* ended at a frame in code without call frame
+				   information (its file missing, or built
+				   without it) */
 	char **owned;           /* strings made for it (names without a
 				   symbol version) */
 	size_t nowned, capowned;

@@ -20,11 +20,19 @@
 /* Calls inlined into one another at one address. */
 #define INLINE_DEPTH_MAX 64
 
+/* Stack words searched for a return address above a frame that has no
+   call frame information (see scan_resume). */
+#define SCAN_WORDS 2048u
+#define DWARF_X86_64_RSP 7
+
 /* The Dwfl's state (dwfl_attach_state's argument): the target, and the
-   registers of the thread being unwound. */
+   registers of the thread being unwound.  After a stack scan only the
+   stack pointer and pc the scan found are known (SCANNED). */
 struct unwind_state {
 	struct rbi_target *t;
 	struct rbi_registers regs;
+	bool scanned;
+	Dwarf_Word scan_sp, scan_pc;
 };
 
 /* One walk: where frames go. */
@@ -32,6 +40,7 @@ struct unwind_walk {
 	struct rbi_target *t;
 	struct rbi_image_list *images;
 	struct rbi_native_stack *out;
+	bool next_scanned;      /* the next frame was found by a stack scan */
 };
 
 /* ---- libdwfl's view of the target ---------------------------------------- */
@@ -50,15 +59,21 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
+/* A word of a stopped thread's stack: a live one moved since anything
+   cached was read. */
+static bool stack_word(struct rbi_target *t, uint64_t addr, uint64_t *v)
+{
+	return (t->live ? rbi_read_fresh(t, addr, v, sizeof(*v))
+			: rbi_read(t, addr, v, sizeof(*v))) == RBI_OK;
+}
+
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct unwind_state *st = arg;
 	uint64_t v;
 
 	(void)dwfl;
-	/* A live thread's stack moved since anything cached was read. */
-	if ((st->t->live ? rbi_read_fresh(st->t, addr, &v, sizeof(v))
-			 : rbi_read(st->t, addr, &v, sizeof(v))) != RBI_OK)
+	if (!stack_word(st->t, addr, &v))
 		return false;
 	*result = v;
 	return true;
@@ -68,6 +83,11 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct unwind_state *st = thread_arg;
 
+	/* The other registers are left undefined: a frame whose CFA needs one
+	   of them ends the stack instead of unwinding from a stale value. */
+	if (st->scanned)
+		return dwfl_thread_state_registers(thread, DWARF_X86_64_RSP, 1, &st->scan_sp) &&
+		       (dwfl_thread_state_register_pc(thread, st->scan_pc), true);
 	return dwfl_thread_state_registers(thread, 0, st->regs.count, st->regs.reg);
 }
 
@@ -272,7 +292,8 @@ static int name_frame(struct rbi_native_stack *s, struct rbi_image_list *images,
 	Dwfl_Module *mod = dwfl_addrmodule(images->dwfl, lookup);
 	struct rbi_image *img = rbi_images_at(images, lookup);
 	struct native_entry e = {
-		.f = { .pc = raw->pc, .signal_trampoline = raw->trampoline },
+		.f = { .pc = raw->pc, .signal_trampoline = raw->trampoline,
+		       .found_by_scan = raw->scanned },
 	};
 	Dwfl_Line *ln;
 	uint64_t start = 0;
@@ -294,6 +315,24 @@ static int name_frame(struct rbi_native_stack *s, struct rbi_image_list *images,
 	return push_with_inlines(s, mod, &e, lookup);
 }
 
+/* Whether call frame information (.eh_frame, else .debug_frame) covers ADDR. */
+static bool has_cfi(Dwfl *dwfl, uint64_t addr)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+	Dwarf_Frame *frame;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi;
+
+	for (int k = 0; mod && k < 2; k++) {
+		cfi = k ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
+		if (cfi && dwarf_cfi_addrframe(cfi, addr - bias, &frame) == 0) {
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Record the frame at PC: all the walk itself does, so that a live
    thread is held stopped no longer than unwinding takes (naming, with
    its DWARF, comes after).  A signal handler "returns" to the
@@ -313,6 +352,16 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		s->cut = true;
 		return DWARF_CB_ABORT;
 	}
+	/* libdwfl steps out of code without call frame information by the
+	   frame pointer, which -O2 code does not keep: a guess, not a frame. */
+	if (s->nraw && !w->next_scanned) {
+		const struct native_raw *prev = &s->raw[s->nraw - 1];
+
+		if (!has_cfi(w->images->dwfl, prev->exact ? prev->pc : prev->pc - 1)) {
+			s->no_cfi = true;
+			return DWARF_CB_ABORT;
+		}
+	}
 	if (!RBI_GROW(s->raw, s->capraw, s->nraw + 1, 32))
 		return DWARF_CB_ABORT;
 	exact = s->nraw == 0 || s->raw[s->nraw - 1].trampoline;
@@ -320,11 +369,47 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	s->raw[s->nraw++] = (struct native_raw){
 		.pc = pc, .exact = exact,
 		.trampoline = !exact && mod && signal_trampoline(mod, pc),
+		.scanned = w->next_scanned,
 	};
+	w->next_scanned = false;
 	return DWARF_CB_OK;
 }
 
 /* ---- the walk ------------------------------------------------------------ */
+
+/* The innermost frame runs code without call frame information (musl's
+   libc has none, so every thread blocked in a system call stops there):
+   find the first word up the stack that returns, right after a call, into
+   code that has it, and unwind on from there as that frame, flagged as
+   found by a scan (Breakpad's stack scanning; the frames of the code
+   without CFI in between are not listed).  Only the innermost frame is
+   scanned for: deeper down, a frame without CFI more likely means the
+   stack ends. */
+static int scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t tid)
+{
+	Dwfl *dwfl = w->images->dwfl;
+	uint64_t sp = st->regs.reg[DWARF_X86_64_RSP], v;
+
+	if (w->out->nraw != 1 || w->out->cut || st->regs.count <= DWARF_X86_64_RSP ||
+	    has_cfi(dwfl, w->out->raw[0].pc))
+		return RBI_OK;
+	w->out->no_cfi = true;
+	for (unsigned i = 0; i < SCAN_WORDS; i++, sp += 8) {
+		if (!stack_word(w->t, sp, &v))
+			break;
+		if (v < 2 || !has_cfi(dwfl, v - 1) || !rbi_code_call_ends_at(w->t, v))
+			continue;
+		w->out->no_cfi = false;
+		st->scanned = true;
+		st->scan_sp = sp + 8;
+		st->scan_pc = v;
+		w->next_scanned = true;
+		dwfl_getthread_frames(dwfl, tid, frame_cb, w);
+		st->scanned = false;
+		break;
+	}
+	return RBI_OK;
+}
 
 /* T's images and libdwfl state, ready to unwind. */
 static int unwind_ready(struct rbi_target *t, struct rbi_image_list **images,
@@ -368,7 +453,7 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 	if (dwfl_getthread_frames(w.images->dwfl, tid, frame_cb, &w) != 0 && out->nraw == 0)
 		return rbi_fail(RBI_CORRUPT, "unwinding thread %d: %s", (int)tid,
 				dwfl_errmsg(-1));
-	return RBI_OK;
+	return scan_resume(&w, st, tid);
 }
 
 int rbi_native_name(struct rbi_target *t, struct rbi_native_stack *s)
