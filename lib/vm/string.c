@@ -10,7 +10,8 @@
 
 #include "vm/vm.h"
 
-#define FL_USER1 (1ull << (RBI_FL_USHIFT + 1))
+#define FL_USER1 (1ull << (RBI_FL_USHIFT + 1))     /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG */
+#define FL_USER2 (1ull << (RBI_FL_USHIFT + 2))     /* STR_SHARED, ELTS_SHARED */
 /* <= 3.1: RSTRING_EMBED_LEN_MASK = FL_USER2..FL_USER6. */
 #define RSTRING_EMBED_LEN_SHIFT (RBI_FL_USHIFT + 2)
 #define RSTRING_EMBED_LEN_MASK 0x1f
@@ -47,52 +48,83 @@ static int typed_flags(struct rbi_target *t, const struct rbi_vm *vm,
    claiming more than this is garbage. */
 #define RBI_VALUE_STRING_MAX (1ull << 40)
 
+/* The first bytes of object V (every slot has at least RBI_OBJ_HEAD), of
+   type TYPE. */
+static int object_head(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		       unsigned type, const char *what, uint8_t head[RBI_OBJ_HEAD])
+{
+	uint64_t flags;
+	int rc = typed_flags(t, vm, v, type, what, &flags);
+
+	if (rc || (rc = rbi_read(t, v, head, RBI_OBJ_HEAD)))
+		return rc;
+	/* A slot changing under us: as if read before the flags. */
+	if ((rbi_get_u64(head, 0) & RBI_T_MASK) != type)
+		return rbi_fail(RBI_CORRUPT, "object 0x%" PRIx64 " changed while read", v);
+	return RBI_OK;
+}
+
+int rbi_vm_string_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *slot,
+			   size_t size, size_t slot_size, struct rbi_contents *out)
+{
+	const struct rbi_layout *l = vm->layout;
+	uint64_t flags = rbi_get_u64(slot, 0);
+	uint32_t len_off, ptr_off;
+
+	/* Up to 3.1 an embedded String's length is in FL_USER2..6. */
+	*out = (struct rbi_contents){ .embedded = !(flags & FL_USER1),
+				      .shared = (flags & FL_USER1) && (flags & FL_USER2) };
+	if (!out->embedded) {
+		len_off = l->rstring_len != RBI_ABSENT ? l->rstring_len : l->rstring_heap_len;
+		ptr_off = l->rstring_heap_ptr;
+		if (len_off == RBI_ABSENT || ptr_off == RBI_ABSENT ||
+		    len_off + 8 > size || ptr_off + 8 > size)
+			return rbi_fail(RBI_LAYOUT, "no RString layout");
+		out->len = rbi_get_u64(slot, len_off);
+		out->ptr = rbi_get_u64(slot, ptr_off);
+	} else {
+		ptr_off = l->rstring_embed_ary != RBI_ABSENT ? l->rstring_embed_ary
+							     : l->rstring_ary;
+		if (ptr_off == RBI_ABSENT || ptr_off > size)
+			return rbi_fail(RBI_LAYOUT, "no RString layout");
+		out->ptr = v + ptr_off;
+		len_off = l->rstring_len != RBI_ABSENT ? l->rstring_len : l->rstring_embed_len;
+		if (len_off == RBI_ABSENT)
+			out->len = (flags >> RSTRING_EMBED_LEN_SHIFT) & RSTRING_EMBED_LEN_MASK;
+		else if (len_off + 8 <= size)
+			out->len = rbi_get_u64(slot, len_off);
+		else
+			return rbi_fail(RBI_LAYOUT, "no RString layout");
+		/* Embedded bytes end with the slot. */
+		if (slot_size && out->len > slot_size - ptr_off)
+			return rbi_fail(RBI_CORRUPT, "embedded String 0x%" PRIx64 " claims %"
+					PRIu64 " bytes", v, out->len);
+	}
+	return RBI_OK;
+}
+
 static int string_read(struct rbi_target *t, const struct rbi_vm *vm,
 		       uint64_t v, char *buf, size_t cap, size_t *len,
 		       uint64_t *full, uint64_t max)
 {
-	const struct rbi_layout *l = vm->layout;
-	uint64_t flags, n, ptr;
+	uint8_t head[RBI_OBJ_HEAD];
+	struct rbi_contents c;
+	uint64_t n;
 	int rc;
 
 	buf[0] = '\0';
 	*full = 0;
 	if (len)
 		*len = 0;
-	if ((rc = typed_flags(t, vm, v, RBI_T_STRING, "String", &flags)))
+	if ((rc = object_head(t, vm, v, RBI_T_STRING, "String", head)) ||
+	    (rc = rbi_vm_string_contents(vm, v, head, sizeof(head), 0, &c)))
 		return rc;
-	if (flags & FL_USER1) {
-		uint32_t len_off = l->rstring_len != RBI_ABSENT ? l->rstring_len
-								: l->rstring_heap_len;
-
-		if (len_off == RBI_ABSENT || l->rstring_heap_ptr == RBI_ABSENT)
-			return rbi_fail(RBI_LAYOUT, "no RString layout");
-		if ((rc = rbi_read_u64(t, v + len_off, &n)) ||
-		    (rc = rbi_read_u64(t, v + l->rstring_heap_ptr, &ptr)))
-			return rc;
-	} else {
-		uint32_t ary = l->rstring_embed_ary != RBI_ABSENT ? l->rstring_embed_ary
-								  : l->rstring_ary;
-
-		if (ary == RBI_ABSENT)
-			return rbi_fail(RBI_LAYOUT, "no RString layout");
-		ptr = v + ary;
-		if (l->rstring_len != RBI_ABSENT)
-			rc = rbi_read_u64(t, v + l->rstring_len, &n);
-		else if (l->rstring_embed_len != RBI_ABSENT)
-			rc = rbi_read_u64(t, v + l->rstring_embed_len, &n);
-		else
-			n = (flags >> RSTRING_EMBED_LEN_SHIFT) & RSTRING_EMBED_LEN_MASK;
-		if (rc)
-			return rc;
-	}
-	if (n > max)
+	if (c.len > max)
 		return rbi_fail(RBI_CORRUPT, "String 0x%" PRIx64 " claims %" PRIu64
-				" bytes", v, n);
-	*full = n;
-	if (n > cap - 1)
-		n = cap - 1;
-	if (n && (rc = rbi_read(t, ptr, buf, n)))
+				" bytes", v, c.len);
+	*full = c.len;
+	n = c.len > cap - 1 ? cap - 1 : c.len;
+	if (n && (rc = rbi_read(t, c.ptr, buf, n)))
 		return rbi_fail_context(rc, "reading String 0x%" PRIx64 ": ", v);
 	buf[n] = '\0';
 	if (len)
@@ -115,29 +147,46 @@ int rbi_vm_string_full(struct rbi_target *t, const struct rbi_vm *vm,
 	return string_read(t, vm, v, buf, cap, len, full, RBI_VALUE_STRING_MAX);
 }
 
+int rbi_vm_array_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *slot,
+			  size_t size, size_t slot_size, struct rbi_contents *out)
+{
+	const struct rbi_layout *l = vm->layout;
+	uint64_t flags = rbi_get_u64(slot, 0);
+
+	*out = (struct rbi_contents){ .embedded = (flags & FL_USER1) != 0,
+				      .shared = !(flags & FL_USER1) && (flags & FL_USER2) };
+	if (l->rarray_ary == RBI_ABSENT || l->rarray_heap_len == RBI_ABSENT ||
+	    l->rarray_heap_ptr == RBI_ABSENT || l->rarray_heap_len + 8 > size ||
+	    l->rarray_heap_ptr + 8 > size)
+		return rbi_fail(RBI_LAYOUT, "no RArray layout");
+	if (out->embedded) {            /* RARRAY_EMBED_FLAG */
+		out->len = (flags >> RARRAY_EMBED_LEN_SHIFT) & vm->k.rarray_embed_len_mask;
+		out->ptr = v + l->rarray_ary;
+		if (slot_size && l->rarray_ary + 8 * out->len > slot_size)
+			return rbi_fail(RBI_CORRUPT, "embedded Array 0x%" PRIx64 " claims %"
+					PRIu64 " elements", v, out->len);
+		return RBI_OK;
+	}
+	out->len = rbi_get_u64(slot, l->rarray_heap_len);
+	out->ptr = rbi_get_u64(slot, l->rarray_heap_ptr);
+	if (out->len > RBI_ARRAY_MAX || (out->len && (out->ptr == 0 || (out->ptr & 7))))
+		return rbi_fail(RBI_CORRUPT, "Array 0x%" PRIx64 " has length %"
+				PRIu64 " at 0x%" PRIx64, v, out->len, out->ptr);
+	return RBI_OK;
+}
+
 int rbi_vm_array(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 		 uint64_t *len, uint64_t *elems)
 {
-	const struct rbi_layout *l = vm->layout;
-	uint64_t flags;
+	uint8_t head[RBI_OBJ_HEAD];
+	struct rbi_contents c;
 	int rc;
 
-	if ((rc = typed_flags(t, vm, v, RBI_T_ARRAY, "Array", &flags)))
+	if ((rc = object_head(t, vm, v, RBI_T_ARRAY, "Array", head)) ||
+	    (rc = rbi_vm_array_contents(vm, v, head, sizeof(head), 0, &c)))
 		return rc;
-	if (l->rarray_ary == RBI_ABSENT || l->rarray_heap_len == RBI_ABSENT ||
-	    l->rarray_heap_ptr == RBI_ABSENT)
-		return rbi_fail(RBI_LAYOUT, "no RArray layout");
-	if (flags & FL_USER1) {         /* RARRAY_EMBED_FLAG */
-		*len = (flags >> RARRAY_EMBED_LEN_SHIFT) & vm->k.rarray_embed_len_mask;
-		*elems = v + l->rarray_ary;
-		return RBI_OK;
-	}
-	if ((rc = rbi_read_u64(t, v + l->rarray_heap_len, len)) ||
-	    (rc = rbi_read_u64(t, v + l->rarray_heap_ptr, elems)))
-		return rc;
-	if (*len > RBI_ARRAY_MAX || (*len && (*elems == 0 || (*elems & 7))))
-		return rbi_fail(RBI_CORRUPT, "Array 0x%" PRIx64 " has length %"
-				PRIu64 " at 0x%" PRIx64, v, *len, *elems);
+	*len = c.len;
+	*elems = c.ptr;
 	return RBI_OK;
 }
 

@@ -128,6 +128,24 @@ int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 int rbi_vm_string_full(struct rbi_target *t, const struct rbi_vm *vm,
 		       uint64_t v, char *buf, size_t cap, size_t *len,
 		       uint64_t *full);
+/* Bytes every heap slot has (sizeof(RVALUE) up to 3.1, the smallest size
+   pool's slot from 3.2). */
+#define RBI_OBJ_HEAD 40
+/* Where a String's bytes or an Array's elements are. */
+struct rbi_contents {
+	uint64_t len;           /* bytes; elements */
+	uint64_t ptr;           /* the first one, in the target */
+	bool embedded;          /* inside the object's slot */
+	bool shared;            /* another object's (STR_SHARED, ELTS_SHARED) */
+};
+/* The contents of String or Array V from SLOT, its first SIZE bytes as
+   read (flags included, SIZE >= RBI_OBJ_HEAD): no read of the target.
+   SLOT_SIZE (0: unknown) bounds embedded contents.  RBI_CORRUPT for
+   lengths that cannot be. */
+int rbi_vm_string_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *slot,
+			   size_t size, size_t slot_size, struct rbi_contents *out);
+int rbi_vm_array_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *slot,
+			  size_t size, size_t slot_size, struct rbi_contents *out);
 /* Array V: its length and the address of its first element. */
 int rbi_vm_array(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 		 uint64_t *len, uint64_t *elems);
