@@ -50,7 +50,8 @@
 #   var-3.4-musl    what an Alpine image runs: CC=musl-gcc (Debian's musl-tools), static
 #                   libruby; no YJIT (Debian's rustc targets glibc) and no extension that
 #                   needs a library musl-gcc cannot link (openssl, zlib, readline, yaml,
-#                   ffi, gdbm); -Wl,--build-id, which musl-gcc's link spec drops.
+#                   ffi, gdbm); -Wl,--build-id and -Wl,--eh-frame-hdr, which musl-gcc's
+#                   link spec drops and Alpine's own gcc passes.
 #                     musl             bin/ruby
 #                     musl-stripped    bin/ruby-stripped
 # The wrappers exec the interpreter, so the pid a test starts is the Ruby's.
@@ -374,7 +375,7 @@ do_variants() {
 	if [[ ! -s $RBI_RUBIES/var-3.4-musl/$STAMP ]]; then
 		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
 		variant_one var-3.4-musl 3.4 "$mirror" --disable-shared --disable-yjit CC=musl-gcc \
-			LDFLAGS=-Wl,--build-id \
+			LDFLAGS="-Wl,--build-id -Wl,--eh-frame-hdr" \
 			--with-out-ext=openssl,zlib,readline,psych,fiddle,gdbm,dbm,nkf &
 		wait $! || failed+=(var-3.4-musl)
 	fi

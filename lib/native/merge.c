@@ -186,6 +186,21 @@ static long cfunc_at(const struct ruby_stack *rs, size_t r, const struct native_
 	return -1;
 }
 
+/* Why the native stack ended early, if it did (for UNMERGED_REASON). */
+static const char *stack_end_why(const struct rbi_native_stack *ns)
+{
+	if (ns->cut)
+		return " (which was cut short)";
+	if (!ns->no_cfi)
+		return "";
+	/* No image maps it: code a JIT compiler wrote (YJIT). */
+	if (ns->n && !ns->v[ns->n - 1].f.module)
+		return " (which ends in JIT-compiled code: no call frame information "
+		       "to unwind it by)";
+	return " (which ends in code without call frame information: its file "
+	       "missing, or built without it)";
+}
+
 /* Interleave; false with UNMERGED_REASON set when they do not fit. */
 static int interleave(const struct rbi_native_stack *ns, const struct ruby_stack *rs,
 		      const struct loop_funcs *lf, struct merge *m, bool *fits)
@@ -231,9 +246,7 @@ static int interleave(const struct rbi_native_stack *ns, const struct ruby_stack
 		snprintf(unmerged_reason, sizeof(unmerged_reason),
 			 "%zu Ruby frame%s below the last of the %zu interpreter frames "
 			 "found on the native stack%s", rs->n - r, rs->n - r == 1 ? " is" : "s are",
-			 loops, ns->cut ? " (which was cut short)" : ns->no_cfi ?
-			 " (which ends in code without call frame information: its "
-			 "file missing, or built without it)" : "");
+			 loops, stack_end_why(ns));
 		return RBI_OK;
 	}
 	*fits = true;

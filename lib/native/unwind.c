@@ -129,6 +129,13 @@ static int unwind_state(struct rbi_target *t, struct rbi_image_list *l,
 	return RBI_OK;
 }
 
+/* The address a frame's code is looked up by: a return address is past
+   the call, maybe past the end of the calling function. */
+static uint64_t raw_lookup(const struct native_raw *r)
+{
+	return r->exact || r->trampoline ? r->pc : r->pc - 1;
+}
+
 /* ---- naming a frame ---------------------------------------------------- */
 
 /* NAME without a symbol version ("pthread_cond_wait@@GLIBC_2.3.2"), kept
@@ -288,7 +295,7 @@ static int push_with_inlines(struct rbi_native_stack *s, Dwfl_Module *mod,
 static int name_frame(struct rbi_native_stack *s, struct rbi_image_list *images,
 		      const struct native_raw *raw)
 {
-	uint64_t lookup = raw->exact || raw->trampoline ? raw->pc : raw->pc - 1;
+	uint64_t lookup = raw_lookup(raw);
 	Dwfl_Module *mod = dwfl_addrmodule(images->dwfl, lookup);
 	struct rbi_image *img = rbi_images_at(images, lookup);
 	struct native_entry e = {
@@ -357,10 +364,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	if (s->nraw && !w->next_scanned) {
 		const struct native_raw *prev = &s->raw[s->nraw - 1];
 
-		if (!has_cfi(w->images->dwfl, prev->exact ? prev->pc : prev->pc - 1)) {
-			s->no_cfi = true;
+		if (!has_cfi(w->images->dwfl, raw_lookup(prev)))
 			return DWARF_CB_ABORT;
-		}
 	}
 	if (!RBI_GROW(s->raw, s->capraw, s->nraw + 1, 32))
 		return DWARF_CB_ABORT;
@@ -385,21 +390,19 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
    without CFI in between are not listed).  Only the innermost frame is
    scanned for: deeper down, a frame without CFI more likely means the
    stack ends. */
-static int scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t tid)
+static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t tid)
 {
 	Dwfl *dwfl = w->images->dwfl;
 	uint64_t sp = st->regs.reg[DWARF_X86_64_RSP], v;
 
 	if (w->out->nraw != 1 || w->out->cut || st->regs.count <= DWARF_X86_64_RSP ||
 	    has_cfi(dwfl, w->out->raw[0].pc))
-		return RBI_OK;
-	w->out->no_cfi = true;
+		return;
 	for (unsigned i = 0; i < SCAN_WORDS; i++, sp += 8) {
 		if (!stack_word(w->t, sp, &v))
 			break;
 		if (v < 2 || !has_cfi(dwfl, v - 1) || !rbi_code_call_ends_at(w->t, v))
 			continue;
-		w->out->no_cfi = false;
 		st->scanned = true;
 		st->scan_sp = sp + 8;
 		st->scan_pc = v;
@@ -408,7 +411,6 @@ static int scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t tid
 		st->scanned = false;
 		break;
 	}
-	return RBI_OK;
 }
 
 /* T's images and libdwfl state, ready to unwind. */
@@ -453,7 +455,10 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 	if (dwfl_getthread_frames(w.images->dwfl, tid, frame_cb, &w) != 0 && out->nraw == 0)
 		return rbi_fail(RBI_CORRUPT, "unwinding thread %d: %s", (int)tid,
 				dwfl_errmsg(-1));
-	return scan_resume(&w, st, tid);
+	scan_resume(&w, st, tid);
+	out->no_cfi = out->nraw && !out->cut &&
+		      !has_cfi(w.images->dwfl, raw_lookup(&out->raw[out->nraw - 1]));
+	return RBI_OK;
 }
 
 int rbi_native_name(struct rbi_target *t, struct rbi_native_stack *s)

@@ -2,7 +2,9 @@
 # binaries and DWARF builds), live and from a core, against the target's
 # own Thread#backtrace_locations (testdata/programs/threads.rb with a
 # 10,000-frame thread; tests/bt-check.py compares).  Also: --max-frames,
-# one thread by number, text output, and a thread spinning with the GVL.
+# one thread by number, text output, a thread spinning with the GVL, and the
+# native frames merged with the Ruby ones (bt --native; tests/integration/native.sh
+# checks the native frames themselves against gdb's).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -18,6 +20,39 @@ compare() {
 	fi
 }
 
+# native LABEL RBINSPECT-ARGS...: bt --native: the Ruby frames of the merged stacks are the
+# target's own backtraces, and every thread's two stacks were merged (on musl, whose C
+# library has no call frame information, past a blocked thread's first frame by a stack
+# scan).
+native() {
+	local label=$1 j=$RB_TMP/native.json
+	shift
+	"$RBINSPECT" --json "$@" bt --native >"$j" 2>"$RB_TMP/native.err"
+	jq '.threads[] |= (.frames = [.frames[] | .ruby | select(. != null)])' "$j" >"$j.ruby"
+	compare "$label bt --native" "$j.ruby"
+	case $label in
+	yjit*)
+		# Ruby frames YJIT compiled run in its code, which has no CFI: stacks that
+		# pass through it end there, and are not merged (man: bt --native).
+		is "$(jq -r '[.threads[] | select(.merged | not) | .unmerged_reason |
+			select(test("ends in JIT-compiled code") | not)] | join("; ")' "$j")" "" \
+			"$label bt --native: a stack is merged, or says it ends in JIT-compiled code" ;;
+	*)
+		local unmerged
+		unmerged=$(jq -r '[.threads[] | select(.merged | not) | "\(.name): \(.unmerged_reason)"] | join("; ")' "$j")
+		# gdb's gcore writes the thread stacks of Debian's 3.4.11 (mapped stack-like,
+		# VmFlags gu) as zeros: then gdb cannot unwind those threads either.
+		if [ -n "$unmerged" ] && [ "$1" = "${1#-}" ] &&
+		   [ "$(timeout 300 gdb -nx -batch -ex 'thread apply all bt' "$exe" "$1" 2>/dev/null |
+			grep -c '^#[0-9]* *0x0000000000000000 in ?? ()$')" -ge \
+		     "$(jq '[.threads[] | select(.merged | not)] | length' "$j")" ]; then
+			skip "$label bt --native: gdb's gcore left the unmerged threads' stacks empty (gdb cannot unwind them either)"
+		else
+			is "$unmerged" "" "$label bt --native: every thread's native and Ruby frames merged"
+		fi ;;
+	esac
+}
+
 while read -r kind ver root cmd; do
 	if ! DEPTH=10000 ruby_start "$kind" "$root" "$cmd" threads.rb; then
 		not_ok "$kind $ver: program did not start"; continue
@@ -28,6 +63,7 @@ while read -r kind ver root cmd; do
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
 	compare "$kind $ver live" "$RB_TMP/live.json"
 	check "$kind $ver live: 10,000-frame stack in ${ms} ms (< 5 s)" test "$ms" -lt 5000
+	native "$kind $ver live" -p "$RB_PID"
 
 	"$RBINSPECT" --json -p "$RB_PID" threads >"$RB_TMP/threads.json"
 	is "$(jq '.threads | length' "$RB_TMP/threads.json")" \
@@ -48,6 +84,8 @@ while read -r kind ver root cmd; do
 	core=$(core_of "$RB_PID")
 	"$RBINSPECT" --json "$core" bt >"$RB_TMP/core.json"
 	compare "$kind $ver core" "$RB_TMP/core.json"
+	exe=$(ruby_exe "$kind" "$root" "$cmd")
+	native "$kind $ver core" "$core"
 	rm -f "$core"
 	kill -9 "$RB_PID"
 
