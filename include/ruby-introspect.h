@@ -1110,6 +1110,54 @@ int rbi_heap_iter_count_classes(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUN
 void rbi_heap_iter_classes(rbi_heap_iter *it, const struct rbi_heap_class **v, size_t *n,
 			   struct rbi_heap_class *internal, struct rbi_heap_class *unknown);
 
+/* One used slot decoded as ObjectSpace.dump_all writes it (the fields of
+   its JSON line that can be read from outside).  Borrowed from the
+   iterator: valid until the next call on it. */
+struct rbi_heap_object {
+	const char *type_name;  /* dump_all's "type": "STRING", "IMEMO"... */
+	uint64_t klass;         /* dump_all's "class": RBasic.klass as it is
+				   (singleton classes included); 0: none
+				   (hidden objects, T_IMEMO, T_NODE) */
+	int frozen;
+	int embedded;           /* STRING, ARRAY: contents inside the slot */
+	int shared;             /* STRING, ARRAY: contents shared with another
+				   object (a STRING's LENGTH is then -1) */
+	int fstring;            /* STRING: interned */
+	int64_t length;         /* STRING: bytesize; ARRAY: length; else -1 */
+	int encoding_index;     /* STRING: Ruby's encoding index; else -1 */
+	const char *encoding;   /* STRING: the name of ASCII-8BIT, UTF-8 and
+				   US-ASCII (indexes 0-2, the same in every
+				   Ruby); NULL for other encodings */
+	const char *coderange;  /* STRING: "unknown", "7bit", "valid",
+				   "broken"; else NULL */
+	const char *value;      /* STRING: its bytes when asked for (VALUE_MAX)
+				   and, as dump_all, only 7-bit ones in those
+				   three encodings; NULL otherwise */
+	size_t value_len;
+	int value_cut;          /* the String is longer than VALUE_LEN */
+	const char *name;       /* CLASS, MODULE: the permanent name; NULL:
+				   anonymous, or unknown (3.2) */
+	int singleton;          /* CLASS: a singleton class */
+	uint64_t real_class;    /* CLASS, MODULE: rb_class_real of it (itself
+				   unless a singleton class); 0: unreadable */
+	const char *real_class_name;    /* the permanent name of REAL_CLASS
+				   when that is another class; else NULL */
+	int refs_known;         /* non-zero: REFS are all of the object's
+				   references (ARRAY); zero: not read */
+	const uint64_t *refs;   /* the heap objects it references, as dump_all
+				   lists them: in marking order, repeats kept,
+				   its class left out */
+	size_t nrefs;
+};
+
+/* Decode used slot S of IT's walk (from rbi_heap_iter_next) into *OUT.
+   VALUE_MAX: the most bytes of a String's value to read (0: none).
+   Reads the target only for a String's value and a heap Array's
+   elements.  Errors: RBI_INVAL (a free slot), RBI_CORRUPT (lengths that
+   cannot be: a live heap moving), RBI_NOMEM, read errors. */
+int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 size_t value_max, struct rbi_heap_object *out);
+
 /* NULL-safe.  Frees the iterator and everything it holds. */
 void rbi_heap_iter_fini(rbi_heap_iter *it);
 

@@ -22,12 +22,6 @@
 #define USAGE "objects [--by-class] [--top N] [--pause]"
 /* Default classes listed by --by-class. */
 #define TOP_DEFAULT 20
-/* Retries of --pause when the process stopped in the middle of a GC. */
-#define PAUSE_TRIES 50
-#define PAUSE_RETRY_NS 5000000L
-/* Show a progress line on a terminal after this long, this often. */
-#define PROGRESS_AFTER 0.5
-#define PROGRESS_EVERY 0.1
 #define CLASS_NAME_MAX 512
 
 struct class_count {
@@ -37,7 +31,8 @@ struct class_count {
 
 struct objects {
 	struct session *s;
-	bool by_class, pause;
+	bool by_class;
+	struct heap_walk w;
 	unsigned long top;      /* classes listed, 0: all */
 	uint64_t types[RBI_TYPE_COUNT];
 	struct rbi_heap_stats st;
@@ -46,55 +41,9 @@ struct objects {
 	struct rbi_heap_class internal;
 	struct rbi_heap_class unknown;  /* class chain unreadable */
 	double secs;
-	bool paused;            /* stopped (and to be resumed) by us */
-	bool progress_shown;
 };
 
-static int pause_target(struct objects *o)
-{
-	int stopped = 0;
-	int rc;
-
-	if (!o->pause)
-		return RBI_OK;
-	if ((rc = rbi_target_pause(o->s->target, &stopped)))
-		return rc;
-	o->paused = stopped;
-	return RBI_OK;
-}
-
-/* Resume (if we paused) and keep the first error. */
-static int resume_target(struct objects *o, int rc)
-{
-	int r = rbi_target_resume(o->s->target);
-
-	o->paused = false;
-	return rc ? rc : r;
-}
-
 /* ---- Counting ------------------------------------------------------------ */
-
-/* Seconds on the monotonic clock. */
-static double now(void)
-{
-	return (double)rbi_now_ns() / 1e9;
-}
-
-static void progress(struct objects *o, rbi_heap_iter *it, double start)
-{
-	struct rbi_heap_stats st;
-	static double last;
-	double t = now();
-
-	if (t - start < PROGRESS_AFTER || t - last < PROGRESS_EVERY)
-		return;
-	last = t;
-	rbi_heap_iter_stats(it, &st);
-	fprintf(stderr, "\rrbinspect: objects: %" PRIu64 " of %" PRIu64 " heap pages (%d%%)",
-		st.pages_done, st.pages, st.pages ? (int)(100 * st.pages_done / st.pages) : 0);
-	fflush(stderr);
-	o->progress_shown = true;
-}
 
 /* The walk's tally by class into O (before the walk ends: borrowed). */
 static int take_classes(struct objects *o, rbi_heap_iter *it)
@@ -113,30 +62,24 @@ static int take_classes(struct objects *o, rbi_heap_iter *it)
 
 /* One walk of the heap into O, a batch of pages at a time, never slot by
    slot: the library counts on the threads that read. */
-static int walk(struct objects *o, rbi_heap_iter *it)
+static int walk(struct objects *o)
 {
 	int (*count_batch)(rbi_heap_iter *, uint64_t *) =
 		o->by_class ? rbi_heap_iter_count_classes : rbi_heap_iter_count;
-	bool tty = isatty(STDERR_FILENO);
-	double start = now();
+	rbi_heap_iter *it = o->w.it;
 	int rc;
 
 	while ((rc = count_batch(it, o->types)) == RBI_OK) {
 		if (stop_requested || interrupted())
 			return EXIT_INTERRUPTED;
-		if (tty)
-			progress(o, it, start);
-	}
-	if (o->progress_shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
+		heap_walk_progress(&o->w);
 	}
 	if (rc != RBI_ITER_END)
 		return rc;
 	if (o->by_class && (rc = take_classes(o, it)))
 		return rc;
 	rbi_heap_iter_stats(it, &o->st);
-	o->secs = now() - start;
+	o->secs = (double)(rbi_now_ns() - o->w.start_ns) / 1e9;
 	return RBI_OK;
 }
 
@@ -167,33 +110,18 @@ static int name_classes(struct objects *o)
 	return RBI_OK;
 }
 
-/* Walk the heap; with --pause, stopped, and again if it stopped mid-GC. */
+/* Walk the heap (stopped with --pause) and name the classes while a
+   paused target is still stopped. */
 static int count(struct objects *o)
 {
-	rbi_heap_iter *it = NULL;
-	int rc = RBI_OK;
+	int rc = heap_walk_begin(&o->w);
 
-	for (int try = 0; try < PAUSE_TRIES; try++) {
-		if ((rc = pause_target(o)))
-			return rc;
-		if (stop_requested)
-			return resume_target(o, EXIT_INTERRUPTED);
-		if ((rc = rbi_heap_iter_init(o->s->target, 0, &it)))
-			return resume_target(o, rc);
-		rbi_heap_iter_stats(it, &o->st);
-		if (!o->paused || !o->st.moved || try + 1 == PAUSE_TRIES)
-			break;
-		/* Stopped in the middle of a GC: let it finish. */
-		rbi_heap_iter_fini(it);
-		it = NULL;
-		resume_target(o, RBI_OK);
-		nanosleep(&(struct timespec){ 0, PAUSE_RETRY_NS }, NULL);
-	}
-	rc = walk(o, it);
+	if (rc)
+		return rc;
+	rc = walk(o);
 	if (!rc && o->by_class)
 		rc = name_classes(o);
-	rbi_heap_iter_fini(it);
-	return resume_target(o, rc);
+	return heap_walk_end(&o->w, rc);
 }
 
 /* ---- Output -------------------------------------------------------------- */
@@ -344,7 +272,8 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 
 int cmd_objects(struct session *s, int argc, char **argv)
 {
-	struct objects o = { .s = s, .top = TOP_DEFAULT };
+	struct objects o = { .s = s, .top = TOP_DEFAULT,
+			     .w = { .s = s, .command = "objects" } };
 	struct stop_guard guard;
 	const struct rbi_ruby_info *ri = NULL;
 	bool paused;
@@ -356,7 +285,7 @@ int cmd_objects(struct session *s, int argc, char **argv)
 		if (!strcmp(a, "--by-class")) {
 			o.by_class = true;
 		} else if (!strcmp(a, "--pause")) {
-			o.pause = true;
+			o.w.pause = true;
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 			val = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!val || parse_count(val, ULONG_MAX, &o.top)) {
@@ -372,12 +301,10 @@ int cmd_objects(struct session *s, int argc, char **argv)
 	}
 	if (target_gone(s, "objects"))
 		return EXIT_GONE;
-	/* A core is a snapshot already. */
-	o.pause = o.pause && s->live;
 	stop_guard_begin(&guard, STOP_ON_ALL);
 	rc = count(&o);
 	stop_guard_end(&guard);
-	paused = o.pause;
+	paused = o.w.pause;
 	if (rc == EXIT_INTERRUPTED || stop_requested) {
 		fputs("rbinspect: objects: interrupted\n", stderr);
 		rc = EXIT_INTERRUPTED;

@@ -32,6 +32,8 @@ static const char *const c_set[] = { "color=on|off|auto", "max-frames=", "native
 				      "json=on|off", NULL };
 static const char *const c_help[] = { "%command", NULL };
 static const char *const c_objects[] = { "--by-class", "--top", "--pause", "--json", NULL };
+static const char *const c_heap_dump[] = { "--output=", "--pause", "--strings", "--strings=",
+					    NULL };
 static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--raw=", "--subprocesses",
 	"--threads", "--fibers", "--idle", "--gvl", "--no-lines", "--pause", "--native",
@@ -55,6 +57,9 @@ const struct command commands[] = {
 	  cmd_fibers, c_fibers },
 	{ "objects", "[--by-class] [--top N] [--pause]",
 	  "heap objects by type (ObjectSpace.count_objects) or by class", cmd_objects, c_objects },
+	{ "heap-dump", "[-o FILE] [--pause] [--strings[=N]]",
+	  "every heap object, one JSON line each, in ObjectSpace.dump_all's format "
+	  "(FILE.gz: gzip)", cmd_heap_dump, c_heap_dump },
 	{ "thread", "[N]", "select thread N for \"frame\" (default: the main thread)", cmd_thread,
 	  c_thread },
 	{ "fiber", "[N]", "select fiber N (as \"fibers\" numbers them) for \"frame\"",

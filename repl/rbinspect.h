@@ -101,6 +101,31 @@ int cmd_info(struct session *s, int argc, char **argv);
 int cmd_threads(struct session *s, int argc, char **argv);
 int cmd_bt(struct session *s, int argc, char **argv);
 int cmd_objects(struct session *s, int argc, char **argv);
+int cmd_heap_dump(struct session *s, int argc, char **argv);
+
+/* A heap walk for a command (heap-walk.c).  Set S, COMMAND and PAUSE
+   (stop a live target for the walk), then heap_walk_begin: IT is the
+   walk; heap_walk_end frees it and resumes the target, returning RC or
+   the first error after it. */
+struct heap_walk {
+	struct session *s;
+	const char *command;
+	bool pause;
+	bool paused;            /* stopped by us, to be resumed */
+	rbi_heap_iter *it;
+	uint64_t start_ns, progress_ns;
+	bool progress_shown;
+};
+int heap_walk_begin(struct heap_walk *w);
+/* A progress line on a terminal, now and then. */
+void heap_walk_progress(struct heap_walk *w);
+int heap_walk_end(struct heap_walk *w, int rc);
+
+/* -o FILE (outfile.c): "-" is standard output; FILE.gz is gzip.  NULL
+   with errno set when it cannot be created.  outfile_close: -1 if any
+   write or the close failed. */
+FILE *outfile_open(const char *path);
+int outfile_close(FILE *f);
 /* Sampling (cmd-record.c, cmd-top.c).  With no session target (run as
    `rbinspect record ...`) they take -p PID or -- COMMAND themselves. */
 int cmd_record(struct session *s, int argc, char **argv);

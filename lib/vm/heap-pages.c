@@ -266,7 +266,8 @@ void heap_page_count(const struct heap_page *p, uint32_t from,
 static void count_batch(struct heap_reader *r, struct heap_batch *b, int who,
 			enum heap_count_mode mode)
 {
-	const struct heap_tally_ruby rb = { .l = r->g.l, .fl_singleton = r->g.fl_singleton };
+	const struct heap_tally_ruby rb = { .l = r->g.l, .fl_singleton = r->g.fl_singleton,
+					    .elts_shared = r->g.elts_shared };
 	struct heap_tally_index *ix = &r->tally_ix[who];
 	bool classes = mode == HEAP_COUNT_CLASSES;
 

@@ -62,6 +62,7 @@ struct heap_geometry {
 	uint64_t npages;
 	uint32_t align;         /* HEAP_PAGE_ALIGN */
 	uint64_t fl_singleton;  /* for tallies by class */
+	uint64_t elts_shared;   /* for bytes owned */
 };
 
 /* A read error that ends a walk: the process is gone, may not be read,

@@ -15,9 +15,10 @@
 /* Index slots: twice the most slots a batch can have (16-byte slots). */
 #define HEAP_TALLY_SLOTS (2 * HEAP_BATCH_BYTES / 16)
 
-/* FL_USER1: RSTRING_NOEMBED, RARRAY_EMBED_FLAG; FL_USER2: STR_SHARED,
-   ELTS_SHARED; FL_USER18: STR_NOFREE (a literal's static bytes): the same
-   bits in 2.6-3.4 (string.c, internal/string.h, internal/array.h). */
+/* FL_USER1: RSTRING_NOEMBED, RARRAY_EMBED_FLAG; FL_USER18: STR_NOFREE (a
+   literal's static bytes): the same bits in 2.6-3.4 (string.c,
+   internal/string.h, internal/array.h).  STR_SHARED = ELTS_SHARED moved
+   (vm->k.elts_shared). */
 #define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* A capacity beyond this is garbage (a slot changing under the walk). */
 #define OWNED_MAX (1ull << 40)
@@ -33,21 +34,22 @@ bool heap_type_internal(unsigned type)
 	}
 }
 
-uint64_t heap_owned_bytes(const struct rbi_layout *l, uint64_t flags, unsigned type,
+uint64_t heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, unsigned type,
 			  const uint8_t *bytes, uint32_t size)
 {
+	const struct rbi_layout *l = rb->l;
 	uint64_t capa;
 
 	switch (type) {
 	case RBI_T_STRING:
 		if (l->rstring_heap_capa == RBI_ABSENT || l->rstring_heap_capa + 8 > size ||
-		    !(flags & FL_USER(1)) || (flags & (FL_USER(2) | FL_USER(18))))
+		    !(flags & FL_USER(1)) || (flags & (rb->elts_shared | FL_USER(18))))
 			return 0;
 		capa = rbi_get_u64(bytes, l->rstring_heap_capa);
 		break;
 	case RBI_T_ARRAY:
 		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > size ||
-		    (flags & (FL_USER(1) | FL_USER(2))))
+		    (flags & (FL_USER(1) | rb->elts_shared)))
 			return 0;
 		capa = rbi_get_u64(bytes, l->rarray_heap_capa) * 8;
 		break;
@@ -115,7 +117,7 @@ int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
 			continue;
 		}
 		counts[type]++;
-		owned = heap_owned_bytes(rb->l, flags, type, b, p->slot_size);
+		owned = heap_owned_bytes(rb, flags, type, b, p->slot_size);
 		if (heap_type_internal(type) || !klass) {
 			t->internal.count++;
 			t->internal.slot_bytes += p->slot_size;

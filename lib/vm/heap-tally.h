@@ -43,6 +43,7 @@ struct heap_tally_index {
 struct heap_tally_ruby {
 	const struct rbi_layout *l;
 	uint64_t fl_singleton;
+	uint64_t elts_shared;
 };
 
 /* Is a used slot of TYPE internal to Ruby: never yielded by
@@ -50,7 +51,7 @@ struct heap_tally_ruby {
 bool heap_type_internal(unsigned type);
 /* The bytes a String's or Array's slot says it owns outside the heap
    (its capacity), 0 for other objects. */
-uint64_t heap_owned_bytes(const struct rbi_layout *l, uint64_t flags, unsigned type,
+uint64_t heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, unsigned type,
 			  const uint8_t *bytes, uint32_t size);
 
 int heap_tally_index_init(struct heap_tally_index *ix);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "util/table.h"
+#include "vm/heap-object.h"
 #include "vm/heap-pages.h"
 
 /* More pages than this (256 GiB of 16 KiB pages) is a corrupt count. */
@@ -102,7 +103,24 @@ struct rbi_heap_iter {
 	struct rbi_map cls_index;       /* klass -> its index in CLS */
 	size_t last;                    /* the entry found last: neighbouring
 					   objects mostly share a class */
+	struct heap_object_scratch scratch;     /* rbi_heap_object_read */
+	struct heap_tally_ruby rb;      /* for heap_owned_bytes */
 };
+
+struct heap_object_scratch *heap_iter_scratch(struct rbi_heap_iter *it)
+{
+	return &it->scratch;
+}
+
+struct rbi_target *heap_iter_target(struct rbi_heap_iter *it)
+{
+	return it->t;
+}
+
+const struct rbi_vm *heap_iter_vm(struct rbi_heap_iter *it)
+{
+	return it->vm;
+}
 
 static void moved(struct rbi_heap_iter *it, const char *why)
 {
@@ -342,6 +360,8 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	it->t = t;
 	it->vm = vm;
 	it->l = vm->layout;
+	it->rb = (struct heap_tally_ruby){ .l = it->l, .fl_singleton = vm->k.fl_singleton,
+					   .elts_shared = vm->k.elts_shared };
 	it->flags = flags;
 	it->st.moved_why = "";
 	/* Objspace fields are read fresh; drop what the cache holds of a
@@ -359,7 +379,7 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	if (!rc) {
 		struct heap_geometry g = { .l = it->l, .list = it->list,
 			.npages = it->npages, .align = vm->k.heap_page_align,
-			.fl_singleton = vm->k.fl_singleton };
+			.fl_singleton = vm->k.fl_singleton, .elts_shared = vm->k.elts_shared };
 
 		rc = heap_reader_open(t, &g, &it->reader);
 		it->nbatches = it->reader ? heap_reader_batches(it->reader) : 0;
@@ -439,7 +459,7 @@ static bool next_in_batch(struct rbi_heap_iter *it, struct rbi_heap_slot *out)
 		*out = (struct rbi_heap_slot){
 			.addr = p->body + off, .flags = flags, .klass = rbi_get_u64(b, 8),
 			.type = type, .size = p->slot_size, .bytes = b,
-			.owned = heap_owned_bytes(it->l, flags, type, b, p->slot_size),
+			.owned = heap_owned_bytes(&it->rb, flags, type, b, p->slot_size),
 		};
 		return true;
 	}
@@ -551,6 +571,7 @@ RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 	rbi_map_free(&it->cls_index);
 	free(it->totals);
 	rbi_map_free(&it->totals_index);
+	heap_object_scratch_free(&it->scratch);
 	free(it);
 }
 
@@ -625,6 +646,19 @@ static int class_entry_of(struct rbi_heap_iter *it, uint64_t klass, struct class
 	}
 	it->last = i;
 	*out = &it->cls[i];
+	return RBI_OK;
+}
+
+int heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real)
+{
+	struct class_entry *e;
+	int rc = class_entry_of(it, klass, &e);
+
+	if (rc)
+		return rc;
+	if (e->status == RBI_CORRUPT)
+		return rbi_fail(RBI_CORRUPT, "class 0x%" PRIx64 " has no real class", klass);
+	*real = e->real;
 	return RBI_OK;
 }
 

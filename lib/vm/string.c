@@ -11,7 +11,6 @@
 #include "vm/vm.h"
 
 #define FL_USER1 (1ull << (RBI_FL_USHIFT + 1))     /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG */
-#define FL_USER2 (1ull << (RBI_FL_USHIFT + 2))     /* STR_SHARED, ELTS_SHARED */
 /* <= 3.1: RSTRING_EMBED_LEN_MASK = FL_USER2..FL_USER6. */
 #define RSTRING_EMBED_LEN_SHIFT (RBI_FL_USHIFT + 2)
 #define RSTRING_EMBED_LEN_MASK 0x1f
@@ -73,7 +72,7 @@ int rbi_vm_string_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *s
 
 	/* Up to 3.1 an embedded String's length is in FL_USER2..6. */
 	*out = (struct rbi_contents){ .embedded = !(flags & FL_USER1),
-				      .shared = (flags & FL_USER1) && (flags & FL_USER2) };
+				      .shared = (flags & FL_USER1) && (flags & vm->k.elts_shared) };
 	if (!out->embedded) {
 		len_off = l->rstring_len != RBI_ABSENT ? l->rstring_len : l->rstring_heap_len;
 		ptr_off = l->rstring_heap_ptr;
@@ -154,7 +153,7 @@ int rbi_vm_array_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *sl
 	uint64_t flags = rbi_get_u64(slot, 0);
 
 	*out = (struct rbi_contents){ .embedded = (flags & FL_USER1) != 0,
-				      .shared = !(flags & FL_USER1) && (flags & FL_USER2) };
+				      .shared = !(flags & FL_USER1) && (flags & vm->k.elts_shared) };
 	if (l->rarray_ary == RBI_ABSENT || l->rarray_heap_len == RBI_ABSENT ||
 	    l->rarray_heap_ptr == RBI_ABSENT || l->rarray_heap_len + 8 > size ||
 	    l->rarray_heap_ptr + 8 > size)

@@ -17,6 +17,8 @@ struct rbi_vm_consts {
 	uint64_t qnil;                  /* 0x08 (<= 3.1), 0x04 (3.2+) */
 	uint64_t qundef;                /* 0x34 (<= 3.1), 0x24 (3.2+) */
 	uint64_t fl_singleton;          /* FL_USER0 (<= 3.3), FL_USER1 (3.4+) */
+	uint64_t elts_shared;           /* ELTS_SHARED = STR_SHARED: FL_USER2
+					   (<= 3.3), FL_USER0 (3.4+) */
 	uint32_t tlast_op_id;           /* last operator ID (enum ruby_method_ids) */
 	uint32_t rarray_embed_len_mask; /* after >> 15: 0x3 (<= 3.1), 0x7f (3.2+) */
 	bool first_lineno_fixnum;       /* location.first_lineno is a Fixnum (<= 3.1) */

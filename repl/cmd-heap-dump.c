@@ -1,0 +1,267 @@
+/* cmd-heap-dump.c: `heap-dump [-o FILE] [--pause] [--strings[=N]]`: every
+ * object of the heap, one JSON object per line, in the format of the
+ * target's own ObjectSpace.dump_all, so that the tools made for it read
+ * it.  The walk streams: what it holds does not grow with the heap.
+ *
+ * Written per object (rbi_heap_object_read): address, type, slot_size
+ * (3.2+), class, frozen; a String's embedded, fstring, shared, bytesize,
+ * encoding (of the three Ruby numbers alike), coderange and, with
+ * --strings, value; an Array's length, shared, embedded; a class's or
+ * module's name; an Array's references. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+
+#include "internal.h"
+#include "out/out.h"
+#include "rbinspect.h"
+
+#define USAGE "heap-dump [-o FILE] [--pause] [--strings[=N]]"
+/* --strings without N: the most bytes of one String's value. */
+#define STRINGS_DEFAULT 65536ul
+#define STRINGS_MAX (1ul << 30)
+
+/* Where dump_all's lines differ between Ruby versions (seen in the
+   dumps of Debian's 2.7, 3.1, 3.3 and 3.4; 3.2 is taken to be 3.3's). */
+struct dump_format {
+	bool slot_size;         /* "slot_size" (3.2+: variable width slots) */
+	bool array_embedded;    /* an empty Array's "embedded" too (3.2+) */
+	bool imemo_class;       /* an IMEMO's klass word as its "class" (<= 3.1) */
+	bool empty_value;       /* "value":"" for an empty String (<= 3.1) */
+	bool class_path;        /* a class's "name" is rb_class_path of its real
+				   class, anonymous ones too (<= 3.0); else its
+				   own permanent name, "real_class_name" and
+				   "singleton" */
+};
+
+static struct dump_format format_for(const struct rbi_ruby_info *ri)
+{
+	bool v31 = ri->major > 3 || (ri->major == 3 && ri->minor >= 1);
+	bool v32 = ri->major > 3 || (ri->major == 3 && ri->minor >= 2);
+
+	return (struct dump_format){ .slot_size = v32, .array_embedded = v32,
+				     .imemo_class = !v32, .empty_value = !v32,
+				     .class_path = !v31 };
+}
+
+struct heap_dump {
+	struct session *s;
+	struct heap_walk w;
+	const char *path;
+	unsigned long value_max;
+	struct dump_format fmt;
+	FILE *f;
+	uint64_t objects, unreadable;
+};
+
+/* rb_class_path of an anonymous class or module. */
+static void anonymous_path(struct rbi_json *j, const struct rbi_heap_object *o, uint64_t k)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "#<%s:0x%016" PRIx64 ">",
+		 strcmp(o->type_name, "MODULE") ? "Class" : "Module", k);
+	rbi_json_cstr(j, buf);
+}
+
+static void class_name(struct heap_dump *d, struct rbi_json *j, const struct rbi_heap_slot *s,
+		       const struct rbi_heap_object *o)
+{
+	if (strcmp(o->type_name, "CLASS") && strcmp(o->type_name, "MODULE"))
+		return;
+	if (!o->klass)
+		return;         /* dump_all names only classes with a class */
+	if (d->fmt.class_path) {
+		if (!o->real_class)
+			return;
+		rbi_json_key(j, "name");
+		if (o->real_class != s->addr && o->real_class_name)
+			rbi_json_cstr(j, o->real_class_name);
+		else if (o->real_class == s->addr && o->name)
+			rbi_json_cstr(j, o->name);
+		else
+			anonymous_path(j, o, o->real_class);
+		return;
+	}
+	if (o->name) {
+		rbi_json_key(j, "name"); rbi_json_cstr(j, o->name);
+	} else if (o->real_class_name) {
+		rbi_json_key(j, "real_class_name"); rbi_json_cstr(j, o->real_class_name);
+	}
+	if (o->singleton) {
+		rbi_json_key(j, "singleton"); rbi_json_bool(j, true);
+	}
+}
+
+static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
+			const struct rbi_heap_object *o)
+{
+	struct rbi_json j;
+
+	rbi_json_init(&j, d->f);
+	rbi_json_object(&j);
+	rbi_json_key(&j, "address"); rbi_json_addr(&j, s->addr);
+	rbi_json_key(&j, "type"); rbi_json_cstr(&j, o->type_name);
+	uint64_t klass = o->klass;
+
+	if (d->fmt.imemo_class && !strcmp(o->type_name, "IMEMO"))
+		klass = s->klass;
+	if (d->fmt.slot_size) {
+		rbi_json_key(&j, "slot_size"); rbi_json_int(&j, s->size);
+	}
+	if (klass) {
+		rbi_json_key(&j, "class"); rbi_json_addr(&j, klass);
+	}
+	if (o->frozen) {
+		rbi_json_key(&j, "frozen"); rbi_json_bool(&j, true);
+	}
+	if (o->embedded && (o->coderange || d->fmt.array_embedded || o->length > 0)) {
+		rbi_json_key(&j, "embedded"); rbi_json_bool(&j, true);
+	}
+	if (o->fstring) {
+		rbi_json_key(&j, "fstring"); rbi_json_bool(&j, true);
+	}
+	if (o->shared) {
+		rbi_json_key(&j, "shared"); rbi_json_bool(&j, true);
+	}
+	if (o->length >= 0) {
+		rbi_json_key(&j, o->coderange ? "bytesize" : "length");
+		rbi_json_int(&j, o->length);
+	}
+	if (o->value || (d->fmt.empty_value && d->value_max && o->length == 0 && o->coderange)) {
+		rbi_json_key(&j, "value"); rbi_json_str(&j, o->value ? o->value : "", o->value_len);
+		if (o->value_cut) {
+			rbi_json_key(&j, "value_cut"); rbi_json_bool(&j, true);
+		}
+	}
+	/* dump_all leaves ASCII-8BIT out. */
+	if (o->encoding && o->encoding_index != 0) {
+		rbi_json_key(&j, "encoding"); rbi_json_cstr(&j, o->encoding);
+	}
+	if (o->coderange) {
+		rbi_json_key(&j, "coderange"); rbi_json_cstr(&j, o->coderange);
+	}
+	class_name(d, &j, s, o);
+	if (o->nrefs) {
+		rbi_json_key(&j, "references");
+		rbi_json_array(&j);
+		for (size_t i = 0; i < o->nrefs; i++)
+			rbi_json_addr(&j, o->refs[i]);
+		rbi_json_end_array(&j);
+	}
+	rbi_json_end_object(&j);     /* and the line's end */
+}
+
+static int dump(struct heap_dump *d)
+{
+	const struct rbi_heap_slot *s;
+	struct rbi_heap_object o;
+	int rc;
+
+	while ((rc = rbi_heap_iter_next(d->w.it, &s)) == RBI_OK) {
+		if (stop_requested || interrupted())
+			return EXIT_INTERRUPTED;
+		rc = rbi_heap_object_read(d->w.it, s, d->value_max, &o);
+		if (rc == RBI_CORRUPT && d->s->live && !d->w.paused) {
+			d->unreadable++;        /* changed under the walk */
+			continue;
+		}
+		if (rc)
+			return rc;
+		object_line(d, s, &o);
+		d->objects++;
+		if ((d->objects & 0xffff) == 0)
+			heap_walk_progress(&d->w);
+	}
+	return rc == RBI_ITER_END ? RBI_OK : rc;
+}
+
+static int parse_args(struct heap_dump *d, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--pause")) {
+			d->w.pause = true;
+		} else if (!strcmp(a, "--strings")) {
+			d->value_max = STRINGS_DEFAULT;
+		} else if (!strncmp(a, "--strings=", 10)) {
+			if (parse_count(a + 10, STRINGS_MAX, &d->value_max) || !d->value_max) {
+				fprintf(stderr, "rbinspect: heap-dump: --strings=N needs a "
+					"number of bytes from 1 to %lu\n", STRINGS_MAX);
+				return EXIT_USAGE;
+			}
+		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+			d->path = argv[++i];
+		} else if (!strncmp(a, "--output=", 9)) {
+			d->path = a + 9;
+		} else {
+			fputs("rbinspect: heap-dump: unknown argument \"", stderr);
+			rbi_out_text_cstr(stderr, a);
+			fputs("\" (usage: " USAGE ")\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	return EXIT_OK;
+}
+
+/* Where it went and how true it is, on standard error: the file is the
+   format's own. */
+static void summary(struct heap_dump *d)
+{
+	struct rbi_heap_stats st;
+
+	rbi_heap_iter_stats(d->w.it, &st);
+	fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects written to ", d->objects);
+	rbi_out_text_cstr(stderr, strcmp(d->path, "-") ? d->path : "standard output");
+	fprintf(stderr, " (%s)\n", !d->s->live ? "core" : d->w.paused ? "paused" : "running");
+	if (st.moved || d->unreadable)
+		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
+			" objects changed while read were left out%s\n",
+			st.moved ? st.moved_why : "", st.moved ? "; " : "", d->unreadable,
+			d->s->live && !d->w.paused ? " (--pause stops the process for an "
+			"exact dump)" : "");
+}
+
+int cmd_heap_dump(struct session *s, int argc, char **argv)
+{
+	struct heap_dump d = { .s = s, .path = "-", .w = { .s = s, .command = "heap-dump" } };
+	const struct rbi_ruby_info *ri;
+	struct stop_guard guard;
+	int rc;
+
+	if ((rc = parse_args(&d, argc, argv)))
+		return rc;
+	if (target_gone(s, "heap-dump"))
+		return EXIT_GONE;
+	if ((rc = rbi_ruby_info(s->target, &ri)))
+		return session_failure(s, rc);
+	d.fmt = format_for(ri);
+	/* Before the walk: a file that cannot be made stops nothing. */
+	if (!(d.f = outfile_open(d.path))) {
+		fputs("rbinspect: heap-dump: cannot create ", stderr);
+		rbi_out_text_cstr(stderr, d.path);
+		fprintf(stderr, ": %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	stop_guard_begin(&guard, STOP_ON_ALL);
+	if (!(rc = heap_walk_begin(&d.w))) {
+		rc = dump(&d);
+		if (!rc)
+			summary(&d);
+		rc = heap_walk_end(&d.w, rc);
+	}
+	stop_guard_end(&guard);
+	if (outfile_close(d.f) && !rc) {
+		fputs("rbinspect: heap-dump: writing ", stderr);
+		rbi_out_text_cstr(stderr, d.path);
+		fprintf(stderr, " failed: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	if (rc == EXIT_INTERRUPTED || stop_requested) {
+		fputs("rbinspect: heap-dump: interrupted (the file is cut short)\n", stderr);
+		return EXIT_INTERRUPTED;
+	}
+	return rc ? session_failure(s, rc) : EXIT_OK;
+}

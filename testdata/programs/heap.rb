@@ -1,0 +1,56 @@
+# heap.rb — a heap to dump, and the target's own ObjectSpace.dump_all of it as the truth.
+# Arrays that hold objects (nested, repeated, a cycle, one sharing another's elements, a
+# large one), Strings with control, escape, bidirectional-control and non-ASCII bytes, a
+# long one, a binary one, named classes and modules and an anonymous one.  After a full GC
+# (and with GC off, so nothing dumped is freed) it writes ObjectSpace.dump_all to
+# ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it allocates afterwards is only
+# what printing READY takes.  Ruby 2.7 to 3.4, no gems.
+#
+# RBI_HEAP_OBJECTS=N (bench/heap-dump.sh) adds N small Strings, in Arrays of 1000, and
+# prints "DUMP_ALL_US <microseconds>": how long the program's own dump_all took.
+require "objspace"
+$stdout.sync = true
+
+module RbiHeap
+  class Leaf
+    def initialize(n)
+      @n = n
+    end
+  end
+
+  class Holder
+    attr_reader :items
+
+    def initialize(items)
+      @items = items
+    end
+  end
+
+  module Named; end
+end
+
+leaves = Array.new(50) { |i| RbiHeap::Leaf.new(i) }
+nested = [leaves[0], [leaves[1], [leaves[2], leaves[2]]], leaves[0]]
+cycle = [leaves[3]]
+cycle << cycle
+big = Array.new(3000) { |i| "item #{i}" }
+shared = big[100, 2000]
+strings = [
+  "plain", "tab\there\nnewline", "\e[31mred\e[0m", "bidi \u202Eevil\u202C end",
+  "caf\u00e9", "bin\xff\x00\x01".b, "x" * 5000, "ascii but binary".b,
+]
+anonymous = Class.new
+$rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous,
+             RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named]
+
+bulk = Integer(ENV.fetch("RBI_HEAP_OBJECTS", "0"))
+$rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{j}" } }
+
+GC.start
+GC.disable
+t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+File.open(ENV.fetch("RBI_TRUTH"), "w") { |f| ObjectSpace.dump_all(output: f) }
+t1 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
+$stdout.write("DUMP_ALL_US #{t1 - t0}\n") if bulk > 0
+$stdout.write("READY #{Process.pid}\n")
+sleep

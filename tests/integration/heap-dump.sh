@@ -1,0 +1,64 @@
+# heap-dump.sh: `rbinspect heap-dump` on every test Ruby, live (--pause) and from a core,
+# against the target's own ObjectSpace.dump_all of the same heap (testdata/programs/heap.rb
+# writes it at a quiet moment, with GC off, then parks): every object it wrote at its
+# address with its type and class, Strings, Arrays, classes and modules with the fields
+# dump_all gives them, Arrays' references (tests/heap-check.py; ROOT and SHAPE lines are
+# not dumped yet).  Also: gzip output (FILE.gz), standard output, the process runs on
+# untraced after --pause, and bad arguments and unwritable files get one line.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+check_py=$here/tests/heap-check.py
+
+# compare LABEL DUMP: DUMP against the truth the program wrote.
+compare() {
+	local out
+	if out=$(python3 "$check_py" --values "$RB_TRUTH" "$2" 2>&1); then
+		ok "$1: every object dump_all wrote, as it wrote it ($(tail -n 1 <<<"$out"))"
+	else
+		not_ok "$1: objects differ from the target's own dump_all"; diag "$out"
+	fi
+}
+
+first=1
+while read -r kind ver root cmd; do
+	R="$kind $ver"
+	if ! ruby_start "$kind" "$root" "$cmd" heap.rb; then
+		not_ok "$R: heap.rb did not start"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$R: not every task sleeps"
+	"$RBINSPECT" -p "$RB_PID" heap-dump --pause --strings -o "$RB_TMP/live.json.gz" \
+		2>"$RB_TMP/err"
+	is "$?" 0 "$R live: heap-dump --pause exits 0"
+	if gzip -t "$RB_TMP/live.json.gz" 2>/dev/null; then
+		ok "$R live: -o FILE.gz is gzip"
+	else
+		not_ok "$R live: -o FILE.gz is gzip"
+	fi
+	compare "$R live --pause" "$RB_TMP/live.json.gz"
+	is "$(grep -c "objects written to .*live.json.gz (paused)$" "$RB_TMP/err")" 1 \
+		"$R live: says how many objects went where, and that the process was paused"
+	wait_parked "$RB_PID"
+	is "$(task_states "$RB_PID") $(awk '/^TracerPid/ { print $2 }' "/proc/$RB_PID/status")" "S 0" \
+		"$R live: afterwards the process sleeps where it slept, untraced"
+
+	core=$(core_of "$RB_PID")
+	"$RBINSPECT" "$core" heap-dump --strings >"$RB_TMP/core.json" 2>"$RB_TMP/err"
+	is "$?" 0 "$R core: heap-dump to standard output exits 0"
+	compare "$R core" "$RB_TMP/core.json"
+	rm -f "$core"
+
+	if [ "$first" = 1 ]; then
+		"$RBINSPECT" -p "$RB_PID" heap-dump -o /nonexistent/dir/x.json >/dev/null 2>"$RB_TMP/err"
+		rc=$?
+		is "$rc $(grep -c . "$RB_TMP/err") $(grep -c 'cannot create /nonexistent/dir/x.json: No such file' "$RB_TMP/err")" \
+			"1 1 1" "$R: an unwritable -o FILE: one line, exit 1"
+		"$RBINSPECT" -p "$RB_PID" heap-dump --strings=0 >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "$R: --strings=0: one line, exit 2"
+		"$RBINSPECT" -p "$RB_PID" heap-dump --bogus >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "$R: an unknown argument: one line, exit 2"
+		first=0
+	fi
+	kill -9 "$RB_PID" 2>/dev/null
+done < <(rubies_list)
+tap_done
