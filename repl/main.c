@@ -209,10 +209,13 @@ static int open_target(struct cli *c, int argc, char **argv, int *i, char *what,
 }
 
 /* Commands that need no target when none is given first. */
-static bool targetless(const char *name)
+static bool targetless(int argc, char **argv)
 {
+	const char *name = argv[0];
+
 	return !strcmp(name, "record") || !strcmp(name, "report") || !strcmp(name, "top") ||
-	       !strcmp(name, "help");
+	       !strcmp(name, "help") ||
+	       (!strcmp(name, "heap") && argc > 1 && !strcmp(argv[1], "diff"));
 }
 
 static struct cli cli;
@@ -232,9 +235,10 @@ int main(int argc, char **argv)
 	style_resolve(&cli.s);
 	if (cli.gdb)
 		return gdb_main(&cli.s, &cli.opts, argc - i, argv + i);
-	/* record, report, top and help find their own process (-p, --
-	   COMMAND) or file, or need none, when no target was given first. */
-	if (!cli.pid && !cli.nbatch && i < argc && targetless(argv[i])) {
+	/* record, report, top, heap diff and help find their own process
+	   (-p, -- COMMAND) or files, or need none, when no target was given
+	   first. */
+	if (!cli.pid && !cli.nbatch && i < argc && targetless(argc - i, argv + i)) {
 		rc = run_command(&cli.s, argc - i, argv + i);
 		free(cli.batch);
 		return rc;

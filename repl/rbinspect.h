@@ -102,6 +102,8 @@ int cmd_threads(struct session *s, int argc, char **argv);
 int cmd_bt(struct session *s, int argc, char **argv);
 int cmd_objects(struct session *s, int argc, char **argv);
 int cmd_heap_dump(struct session *s, int argc, char **argv);
+/* `heap dump` and `heap diff` (cmd-heap.c): diff needs no target. */
+int cmd_heap(struct session *s, int argc, char **argv);
 
 /* A heap walk for a command (heap-walk.c).  Set S, COMMAND and PAUSE
    (stop a live target for the walk), then heap_walk_begin: IT is the

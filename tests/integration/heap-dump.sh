@@ -4,7 +4,9 @@
 # address with its type and class, Strings, Arrays, classes and modules with the fields
 # dump_all gives them, Arrays' references (tests/heap-check.py; ROOT and SHAPE lines are
 # not dumped yet).  Also: gzip output (FILE.gz), standard output, the process runs on
-# untraced after --pause, and bad arguments and unwritable files get one line.
+# untraced after --pause, and bad arguments and unwritable files get one line.  `heap diff`
+# of three dumps of testdata/programs/leak.rb, which keeps 1000 objects of its own class a
+# step: the new ones between two dumps, the retained ones of three.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -36,6 +38,9 @@ while read -r kind ver root cmd; do
 		not_ok "$R live: -o FILE.gz is gzip"
 	fi
 	compare "$R live --pause" "$RB_TMP/live.json.gz"
+	"$RBINSPECT" --json heap diff "$RB_TRUTH" "$RB_TMP/live.json.gz" >"$RB_TMP/self.json" 2>&1
+	is "$(jq -r '[([.gone[].count] | add // 0), ([.new[].count] | add // 0) < 100] | @tsv' "$RB_TMP/self.json")" \
+		"$(printf '0\ttrue')" "$R: heap diff of the target's own dump_all and ours: none gone, a few new (printing READY)"
 	is "$(grep -c "objects written to .*live.json.gz (paused)$" "$RB_TMP/err")" 1 \
 		"$R live: says how many objects went where, and that the process was paused"
 	wait_parked "$RB_PID"
@@ -57,8 +62,45 @@ while read -r kind ver root cmd; do
 		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "$R: --strings=0: one line, exit 2"
 		"$RBINSPECT" -p "$RB_PID" heap-dump --bogus >/dev/null 2>"$RB_TMP/err"
 		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "$R: an unknown argument: one line, exit 2"
+		"$RBINSPECT" heap diff /nonexistent.json "$RB_TMP/core.json" >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c . "$RB_TMP/err") $(grep -c 'nonexistent.json: No such file' "$RB_TMP/err")" \
+			"1 1 1" "heap diff of a file that is not there: one line, exit 1"
+		echo 'not json' >"$RB_TMP/bad.json"
+		"$RBINSPECT" heap diff "$RB_TMP/bad.json" "$RB_TMP/core.json" >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c . "$RB_TMP/err") $(grep -c 'bad.json:1: not a JSON object: not a heap dump' "$RB_TMP/err")" \
+			"1 1 1" "heap diff of a file that is no heap dump: one line, exit 1"
+		"$RBINSPECT" heap diff "$RB_TMP/core.json" >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "heap diff of one dump: one line, exit 2"
 		first=0
 	fi
 	kill -9 "$RB_PID" 2>/dev/null
+
+	# heap diff: leak.rb keeps 1000 RbiLeak::Item a step and drops 3000 Strings.
+	if ruby_start "$kind" "$root" "$cmd" leak.rb; then
+		for i in 0 1 2; do
+			if [ "$i" -gt 0 ]; then
+				kill -USR1 "$RB_PID"
+				for _ in $(seq 1 100); do
+					[ "$(cat "$RB_TRUTH.ack" 2>/dev/null)" = "$i" ] && break
+					sleep 0.1
+				done
+			fi
+			wait_parked "$RB_PID"
+			"$RBINSPECT" -p "$RB_PID" heap dump --pause -o "$RB_TMP/leak$i.json.gz" 2>/dev/null
+		done
+		"$RBINSPECT" --json heap diff "$RB_TMP/leak0.json.gz" "$RB_TMP/leak1.json.gz" \
+			>"$RB_TMP/diff2.json" 2>"$RB_TMP/err"
+		is "$? $(jq -r '[.new[] | select(.class_name == "RbiLeak::Item" and .type == "OBJECT") | .count] | add' "$RB_TMP/diff2.json")" \
+			"0 1000" "$R: heap diff A B: the step's 1000 RbiLeak::Item are new"
+		"$RBINSPECT" --json heap diff "$RB_TMP/leak0.json.gz" "$RB_TMP/leak1.json.gz" \
+			"$RB_TMP/leak2.json.gz" >"$RB_TMP/diff3.json" 2>"$RB_TMP/err"
+		is "$? $(jq -r '[.retained[] | select(.class_name == "RbiLeak::Item" and .type == "OBJECT") | .count] | add' "$RB_TMP/diff3.json") $(jq '.objects | length' "$RB_TMP/diff3.json")" \
+			"0 1000 3" "$R: heap diff A B C: the 1000 made between A and B are retained in C"
+		is "$(jq -r '[.retained[] | select(.type == "STRING") | .count] | add // 0 | . < 100' "$RB_TMP/diff3.json")" \
+			true "$R: heap diff A B C: the dropped Strings are not retained"
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: leak.rb did not start"
+	fi
 done < <(rubies_list)
 tap_done
