@@ -62,6 +62,7 @@ set -euo pipefail
 
 RBI_RUBIES=${RBI_RUBIES:-$HOME/.cache/rbinspect/rubies}
 STAMP=.rbi-stamp
+RECIPE=.rbi-recipe
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # Which Debian suites carry each Ruby. 3.4 lives in experimental only, and its libruby needs
@@ -314,10 +315,18 @@ yjit_wrapper() {
 		die "$(basename "$1"): YJIT is not enabled by --yjit"
 }
 
-# Build variant $1 (var-VERSION-WHAT) of Ruby $2 with configure arguments $3...
+# variant_current NAME REVISION: variant NAME was built, by revision REVISION of its recipe
+# (bumped when its configure arguments change, so that a cached build is made again;
+# builds before revisions were kept are revision 1).
+variant_current() {
+	[[ -s $RBI_RUBIES/$1/$STAMP && $(cat "$RBI_RUBIES/$1/$RECIPE" 2> /dev/null || echo 1) == "$2" ]]
+}
+
+# Build variant $1 (var-VERSION-WHAT) of Ruby $2, recipe revision $4, with configure
+# arguments $5...
 variant_one() {
-	local name=$1 v=$2 mirror=$3 prefix src ver lib
-	shift 3
+	local name=$1 v=$2 mirror=$3 rev=$4 prefix src ver lib
+	shift 4
 	prefix=$RBI_RUBIES/$name
 	log "$name: fetching source ${SRC_SPEC[$v]}"
 	src=$(fetch_source "$v" "$mirror" "$name")
@@ -346,6 +355,7 @@ variant_one() {
 	esac
 	[[ $name == *-musl ]] || yjit_wrapper "$prefix"
 	echo "$ver" > "$prefix/$STAMP"
+	echo "$rev" > "$prefix/$RECIPE"
 	rm -rf "$RBI_RUBIES/.build/$name" "$RBI_RUBIES/.src/$name"
 	log "$name: ruby $ver ready in $prefix (${SECONDS}s, $(du -sh "$prefix" | cut -f1))"
 }
@@ -361,20 +371,22 @@ do_variants() {
 		DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends \
 			"${missing[@]}" > /dev/null
 	fi
-	if [[ ! -s $RBI_RUBIES/var-3.4-static/$STAMP ]]; then
+	if ! variant_current var-3.4-static 1; then
 		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
-		variant_one var-3.4-static 3.4 "$mirror" --disable-shared --enable-yjit &
+		variant_one var-3.4-static 3.4 "$mirror" 1 --disable-shared --enable-yjit &
 		wait $! || failed+=(var-3.4-static)
 	fi
-	if [[ ! -s $RBI_RUBIES/var-3.3-clang/$STAMP ]]; then
+	if ! variant_current var-3.3-clang 1; then
 		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
-		variant_one var-3.3-clang 3.3 "$mirror" --enable-shared --with-jemalloc \
+		variant_one var-3.3-clang 3.3 "$mirror" 1 --enable-shared --with-jemalloc \
 			--enable-yjit CC=clang &
 		wait $! || failed+=(var-3.3-clang)
 	fi
-	if [[ ! -s $RBI_RUBIES/var-3.4-musl/$STAMP ]]; then
+	# Revision 2: --eh-frame-hdr.
+	if ! variant_current var-3.4-musl 2; then
+		rm -rf "$RBI_RUBIES/var-3.4-musl"
 		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
-		variant_one var-3.4-musl 3.4 "$mirror" --disable-shared --disable-yjit CC=musl-gcc \
+		variant_one var-3.4-musl 3.4 "$mirror" 2 --disable-shared --disable-yjit CC=musl-gcc \
 			LDFLAGS="-Wl,--build-id -Wl,--eh-frame-hdr" \
 			--with-out-ext=openssl,zlib,readline,psych,fiddle,gdbm,dbm,nkf &
 		wait $! || failed+=(var-3.4-musl)
