@@ -239,7 +239,8 @@ static void finish_rows(struct heapdiff_state *st, struct heapdiff_row *v, size_
 		if (v[i].klass && rbi_map_get(&st->names, v[i].klass, 0, (uint64_t)dump + 1, &name))
 			v[i].class_name = (const char *)(uintptr_t)name;
 	}
-	qsort(v, n, sizeof(*v), cmp_row);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_row);
 }
 
 int heapdiff_run(const char *const *paths, size_t n, struct heapdiff *out)
