@@ -20,7 +20,7 @@ set -u
 cache=${RBI_CACHE:-$HOME/.cache/rbinspect}
 B=$RBINSPECT
 T=$RB_TMP
-TOL=5           # percentage points
+TOL=5           # percentage points (10 on YJIT: see the loop)
 
 # ---- Consumers -------------------------------------------------------------------------
 
@@ -124,6 +124,9 @@ while read -r kind ver root cmd; do
 	R="$kind $ver"
 	# RBI_ONLY=dwarf-3.3 (a prefix of KIND-VERSION): one Ruby, while working on this.
 	case "$kind-$ver" in "${RBI_ONLY:-}"*) ;; *) continue ;; esac
+	# hot.rb's 4:1 is the interpreter's: YJIT compiles Hot#spin and Cold#walk apart, and
+	# on two loaded CPUs their split has been seen from 74.7 to 85.8 (CI).
+	case $kind in yjit*) TOL=10 ;; *) TOL=5 ;; esac
 	# ---- hot.rb: the split, and every format in its consumer ------------------------
 	if ! ruby_start "$kind" "$root" "$cmd" hot.rb; then
 		not_ok "$R: hot.rb did not start"; continue
