@@ -35,20 +35,13 @@ static const char *const fixed_encodings[] = { "ASCII-8BIT", "UTF-8", "US-ASCII"
 
 static const char *const coderanges[] = { "unknown", "7bit", "valid", "broken" };
 
-/* ObjectSpace.dump's name of each T_xxx (objspace_dump.c, obj_type). */
+/* ObjectSpace.dump's name of each T_xxx (objspace_dump.c, obj_type): the
+   constant's name without its "T_". */
 static const char *dump_type_name(unsigned type)
 {
-	static const char *const names[RBI_T_MASK + 1] = {
-		[0x00] = "NONE", [0x01] = "OBJECT", [0x02] = "CLASS", [0x03] = "MODULE",
-		[0x04] = "FLOAT", [0x05] = "STRING", [0x06] = "REGEXP", [0x07] = "ARRAY",
-		[0x08] = "HASH", [0x09] = "STRUCT", [0x0a] = "BIGNUM", [0x0b] = "FILE",
-		[0x0c] = "DATA", [0x0d] = "MATCH", [0x0e] = "COMPLEX", [0x0f] = "RATIONAL",
-		[0x11] = "NIL", [0x12] = "TRUE", [0x13] = "FALSE", [0x14] = "SYMBOL",
-		[0x15] = "FIXNUM", [0x16] = "UNDEF", [0x1a] = "IMEMO", [0x1b] = "NODE",
-		[0x1c] = "ICLASS", [0x1d] = "ZOMBIE", [0x1e] = "MOVED",
-	};
+	const char *name = rbi_value_type_name(type);
 
-	return type <= RBI_T_MASK && names[type] ? names[type] : "UNKNOWN";
+	return name ? name + 2 : "UNKNOWN";
 }
 
 void heap_object_scratch_free(struct heap_object_scratch *sc)
