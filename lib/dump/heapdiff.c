@@ -1,26 +1,21 @@
 /* heapdiff.c: heap dumps compared (see heapdiff.h).
  *
- * A dump is read as it streams (zlib reads a plain file as it is), one
- * line at a time, each parsed by json-c.  Of a dump that is only looked up
+ * A dump is read as it streams (dump/dumpfile.c).  Of a dump that is only looked up
  * just its addresses are kept; the dump whose objects are counted is
  * tallied by type and class as it is read, and its classes' names are
  * taken from its own CLASS and MODULE lines.  Memory grows with the
  * objects of the dumps looked up (a hash entry each), never with their
  * lines. */
-#include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "dump/dumpfile.h"
 #include "dump/heapdiff.h"
 #include "internal.h"
 #include "util/table.h"
 
-/* A longer line is no heap dump's (a 10M-element Array's is ~200 MB). */
-#define LINE_MAX_BYTES (1ull << 30)
-#define LINE_CHUNK 65536
 /* Bytes of an object whose dump gives neither memsize nor slot_size. */
 #define SLOT_BYTES_OLD 40
 
@@ -40,25 +35,11 @@ struct line {
 
 typedef int (*line_fn)(const struct line *l, void *arg);
 
-static uint64_t hex_field(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-	const char *s;
-
-	if (!json_object_object_get_ex(o, key, &v) || !(s = json_object_get_string(v)))
-		return 0;
-	return strtoull(s, NULL, 16);
-}
-
 static const char *str_field(struct heapdiff_state *st, struct json_object *o, const char *key)
 {
-	struct json_object *v;
-	const char *s;
+	const char *s = dumpfile_str(o, key);
 
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string) ||
-	    !(s = json_object_get_string(v)))
-		return NULL;
-	return rbi_strtab_intern(&st->strings, s, strlen(s));
+	return s ? rbi_strtab_intern(&st->strings, s, strlen(s)) : NULL;
 }
 
 static uint64_t bytes_field(struct json_object *o)
@@ -71,77 +52,37 @@ static uint64_t bytes_field(struct json_object *o)
 	return SLOT_BYTES_OLD;
 }
 
-/* Parse one line into *L; RBI_ITER_END for a line that is no object (ROOT,
-   SHAPE: no address of the heap). */
-static int parse_line(struct heapdiff_state *st, const char *path, uint64_t lineno,
-		      const char *text, struct line *l)
-{
-	struct json_object *o = json_tokener_parse(text);
-	int rc = RBI_OK;
+struct each_object {
+	struct heapdiff_state *st;
+	const char *path;
+	line_fn fn;
+	void *arg;
+};
 
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return rbi_fail(RBI_CORRUPT, "%s:%" PRIu64 ": not a JSON object: not a heap dump",
-				path, lineno);
-	}
-	*l = (struct line){ .addr = hex_field(o, "address"), .klass = hex_field(o, "class"),
-			    .bytes = bytes_field(o), .type = str_field(st, o, "type") };
-	if (!l->type || !strcmp(l->type, "ROOT") || !strcmp(l->type, "SHAPE"))
-		rc = RBI_ITER_END;
-	else if (!l->addr)
-		rc = rbi_fail(RBI_CORRUPT, "%s:%" PRIu64 ": an object without an address",
-			      path, lineno);
-	else if (!strcmp(l->type, "CLASS") || !strcmp(l->type, "MODULE"))
-		l->name = str_field(st, o, "name");
-	json_object_put(o);
-	return rc;
+/* One line of the dump: FN for an object, nothing for a line that is no
+   object (ROOT, SHAPE: no address of the heap). */
+static int object_line(struct json_object *o, uint64_t lineno, void *arg)
+{
+	struct each_object *e = arg;
+	struct line l = { .addr = dumpfile_hex(o, "address"), .klass = dumpfile_hex(o, "class"),
+			  .bytes = bytes_field(o), .type = str_field(e->st, o, "type") };
+
+	if (!l.type || !strcmp(l.type, "ROOT") || !strcmp(l.type, "SHAPE"))
+		return RBI_OK;
+	if (!l.addr)
+		return rbi_fail(RBI_CORRUPT, "%s:%" PRIu64 ": an object without an address",
+				e->path, lineno);
+	if (!strcmp(l.type, "CLASS") || !strcmp(l.type, "MODULE"))
+		l.name = str_field(e->st, o, "name");
+	return e->fn(&l, e->arg);
 }
 
 /* Call FN for every object line of the dump at PATH. */
 static int each_object(struct heapdiff_state *st, const char *path, line_fn fn, void *arg)
 {
-	gzFile gz = gzopen(path, "rbe");
-	char *buf = NULL;
-	size_t cap = 0, len;
-	uint64_t lineno = 0;
-	int rc = RBI_OK;
+	struct each_object e = { .st = st, .path = path, .fn = fn, .arg = arg };
 
-	if (!gz)
-		return rbi_fail(RBI_SYSTEM, "%s: %s", path, strerror(errno ? errno : ENOMEM));
-	while (rc == RBI_OK) {
-		struct line l;
-
-		len = 0;
-		do {    /* one whole line, however long */
-			if (cap - len < LINE_CHUNK && (len + LINE_CHUNK > LINE_MAX_BYTES ||
-			    !RBI_GROW(buf, cap, len + LINE_CHUNK, LINE_CHUNK))) {
-				rc = rbi_fail(RBI_NOMEM, "%s: a line longer than we read", path);
-				break;
-			}
-			if (!gzgets(gz, buf + len, (int)(cap - len)))
-				break;
-			len += strlen(buf + len);
-		} while (len && buf[len - 1] != '\n');
-		if (rc || !len)
-			break;
-		lineno++;
-		if (len == 1)
-			continue;       /* an empty line */
-		rc = parse_line(st, path, lineno, buf, &l);
-		if (rc == RBI_ITER_END)
-			rc = RBI_OK;
-		else if (rc == RBI_OK)
-			rc = fn(&l, arg);
-	}
-	if (rc == RBI_OK && !gzeof(gz)) {
-		int zerr;
-		const char *msg = gzerror(gz, &zerr);
-
-		rc = rbi_fail(RBI_CORRUPT, "%s: %s", path, zerr == Z_ERRNO ? strerror(errno) : msg);
-	}
-	free(buf);
-	gzclose(gz);
-	return rc;
+	return dumpfile_each(path, object_line, &e);
 }
 
 /* ---- what each pass does ------------------------------------------------- */
