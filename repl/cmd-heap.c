@@ -1,19 +1,23 @@
-/* cmd-heap.c: `heap dump ...` (cmd-heap-dump.c) and `heap diff A B [C]`:
+/* cmd-heap.c: `heap dump ...` (cmd-heap-dump.c), `heap diff A B [C]`:
  * heap dumps compared by type and class (dump/heapdiff.c): with two, the
  * objects that appeared and those that died between them; with three,
  * the classic leak view: what was made between the first two and is still
- * there in the third. */
+ * there in the third; and `heap retainers DUMP ADDR`: the references
+ * that keep an object alive (dump/retainers.c). */
 #include <limits.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "dump/heapdiff.h"
+#include "dump/retainers.h"
 #include "internal.h"
 #include "out/out.h"
 #include "rbinspect.h"
 
 #define DIFF_USAGE "heap diff A.json B.json [C.json] [--top N]"
+#define RETAINERS_USAGE "heap retainers DUMP ADDRESS [--max-paths N]"
 #define TOP_DEFAULT 20
+#define PATHS_DEFAULT 5
 
 static void row_class(FILE *f, const struct heapdiff_row *r)
 {
@@ -157,13 +161,174 @@ static int cmd_heap_diff(struct session *s, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- heap retainers ------------------------------------------------------ */
+
+static void step_text(FILE *f, const struct retainers_step *st)
+{
+	if (st->root) {
+		fputs("ROOT ", f);
+		rbi_out_text_cstr(f, st->root);
+		return;
+	}
+	fprintf(f, "0x%" PRIx64 " ", st->addr);
+	rbi_out_text_cstr(f, st->type);
+	if (st->class_name) {
+		fputc(' ', f);
+		rbi_out_text_cstr(f, st->class_name);
+	} else if (st->klass) {
+		fprintf(f, " (class 0x%" PRIx64 ")", st->klass);
+	}
+}
+
+static void retainers_text(struct session *s, const struct retainers *r)
+{
+	FILE *f = s->out;
+
+	step_text(f, &r->target);
+	fprintf(f, ": %zu retainer%s", r->retainers, r->retainers == 1 ? "" : "s");
+	if (r->unreached)
+		fprintf(f, " (%zu of them not reachable from the %s)", r->unreached,
+			r->has_roots ? "roots" : "start points");
+	fputc('\n', f);
+	if (!r->has_roots)
+		fputs("This dump has no ROOT lines (rbinspect heap-dump writes none yet): paths "
+		      "start at objects nothing in it refers to.\n", f);
+	if (r->dangling)
+		fprintf(f, "%" PRIu64 " of its %" PRIu64 " references name no object of the dump.\n",
+			r->dangling, r->references);
+	for (size_t i = 0; i < r->npaths; i++) {
+		fprintf(f, "\npath %zu (%zu references):\n", i + 1, r->paths[i].n - 1);
+		for (size_t k = 0; k < r->paths[i].n; k++) {
+			fputs(k ? "  -> " : "     ", f);
+			step_text(f, &r->paths[i].steps[k]);
+			fputc('\n', f);
+		}
+	}
+	if (r->more)
+		fprintf(f, "\n(%zu more retainers: --max-paths 0 shows a path through each)\n",
+			r->more);
+}
+
+static void step_json(struct rbi_json *j, const struct retainers_step *st)
+{
+	rbi_json_object(j);
+	if (st->root) {
+		rbi_json_key(j, "root"); rbi_json_cstr(j, st->root);
+	} else {
+		rbi_json_key(j, "address"); rbi_json_addr(j, st->addr);
+		rbi_json_key(j, "type"); rbi_json_cstr(j, st->type);
+		rbi_json_key(j, "class");
+		if (st->klass)
+			rbi_json_addr(j, st->klass);
+		else
+			rbi_json_null(j);
+		rbi_json_key(j, "class_name"); rbi_json_cstr(j, st->class_name);
+	}
+	rbi_json_end_object(j);
+}
+
+static void retainers_json(struct session *s, const struct retainers *r)
+{
+	struct rbi_json j;
+
+	rbi_json_init(&j, s->out);
+	rbi_json_object(&j);
+	rbi_json_key(&j, "target"); step_json(&j, &r->target);
+	rbi_json_key(&j, "has_roots"); rbi_json_bool(&j, r->has_roots);
+	rbi_json_key(&j, "objects"); rbi_json_int(&j, (int64_t)r->objects);
+	rbi_json_key(&j, "references"); rbi_json_int(&j, (int64_t)r->references);
+	rbi_json_key(&j, "dangling"); rbi_json_int(&j, (int64_t)r->dangling);
+	rbi_json_key(&j, "retainers"); rbi_json_int(&j, (int64_t)r->retainers);
+	rbi_json_key(&j, "unreached"); rbi_json_int(&j, (int64_t)r->unreached);
+	rbi_json_key(&j, "more"); rbi_json_int(&j, (int64_t)r->more);
+	rbi_json_key(&j, "paths");
+	rbi_json_array(&j);
+	for (size_t i = 0; i < r->npaths; i++) {
+		rbi_json_array(&j);
+		for (size_t k = 0; k < r->paths[i].n; k++)
+			step_json(&j, &r->paths[i].steps[k]);
+		rbi_json_end_array(&j);
+	}
+	rbi_json_end_array(&j);
+	rbi_json_end_object(&j);
+}
+
+/* An address as dump_all writes it (0x...), or plain hex. */
+static int parse_address(const char *a, uint64_t *out)
+{
+	char *end;
+
+	if (a[0] == '0' && (a[1] == 'x' || a[1] == 'X'))
+		a += 2;
+	if (!*a || strspn(a, "0123456789abcdefABCDEF") != strlen(a) || strlen(a) > 16)
+		return -1;
+	*out = strtoull(a, &end, 16);
+	return *out ? 0 : -1;
+}
+
+static int cmd_heap_retainers(struct session *s, int argc, char **argv)
+{
+	unsigned long max_paths = PATHS_DEFAULT;
+	const char *dump = NULL, *addr = NULL, *val;
+	struct retainers r;
+	uint64_t target;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--max-paths") || !strncmp(a, "--max-paths=", 12)) {
+			val = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val || parse_count(val, ULONG_MAX, &max_paths)) {
+				fputs("rbinspect: heap retainers: --max-paths needs a number\n", stderr);
+				return EXIT_USAGE;
+			}
+		} else if ((a[0] == '-' && a[1]) || (dump && addr)) {
+			fputs("rbinspect: heap retainers: unexpected \"", stderr);
+			rbi_out_text_cstr(stderr, a);
+			fputs("\" (usage: " RETAINERS_USAGE ")\n", stderr);
+			return EXIT_USAGE;
+		} else if (!dump) {
+			dump = a;
+		} else {
+			addr = a;
+		}
+	}
+	if (!addr) {
+		fputs("rbinspect: heap retainers: a dump and an address (usage: " RETAINERS_USAGE
+		      ")\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (parse_address(addr, &target)) {
+		fputs("rbinspect: heap retainers: \"", stderr);
+		rbi_out_text_cstr(stderr, addr);
+		fputs("\" is not an address (0x7f...)\n", stderr);
+		return EXIT_USAGE;
+	}
+	if ((rc = retainers_find(dump, target, max_paths ? max_paths : SIZE_MAX, &r))) {
+		fputs("rbinspect: heap retainers: ", stderr);
+		rbi_out_text_cstr(stderr, rbi_errmsg());
+		fputc('\n', stderr);
+		retainers_free(&r);
+		return EXIT_ERROR;
+	}
+	if (s->json)
+		retainers_json(s, &r);
+	else
+		retainers_text(s, &r);
+	retainers_free(&r);
+	return EXIT_OK;
+}
+
 int cmd_heap(struct session *s, int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "diff"))
 		return cmd_heap_diff(s, argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "dump"))
 		return cmd_heap_dump(s, argc - 1, argv + 1);
-	fputs("rbinspect: heap: diff or dump (usage: heap dump [-o FILE] [--pause] "
-	      "[--strings[=N]], " DIFF_USAGE ")\n", stderr);
+	if (argc >= 2 && !strcmp(argv[1], "retainers"))
+		return cmd_heap_retainers(s, argc - 1, argv + 1);
+	fputs("rbinspect: heap: dump, diff or retainers (usage: heap dump [-o FILE] [--pause] "
+	      "[--strings[=N]], " DIFF_USAGE ", " RETAINERS_USAGE ")\n", stderr);
 	return EXIT_USAGE;
 }
