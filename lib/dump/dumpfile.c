@@ -14,12 +14,24 @@
 /* A longer line is no heap dump's (a 10M-element Array's is ~200 MB). */
 #define LINE_MAX_BYTES (1ull << 30)
 #define LINE_CHUNK 65536
+/* Bytes of an object whose dump gives neither memsize nor slot_size. */
+#define SLOT_BYTES_OLD 40
 
 uint64_t dumpfile_hex(struct json_object *o, const char *key)
 {
 	const char *s = dumpfile_str(o, key);
 
 	return s ? strtoull(s, NULL, 16) : 0;
+}
+
+uint64_t dumpfile_bytes(struct json_object *o)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, "memsize", &v) ||
+	    json_object_object_get_ex(o, "slot_size", &v))
+		return (uint64_t)json_object_get_int64(v);
+	return SLOT_BYTES_OLD;
 }
 
 const char *dumpfile_str(struct json_object *o, const char *key)

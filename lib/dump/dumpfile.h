@@ -22,6 +22,10 @@ int dumpfile_each(const char *path, dumpfile_line_fn fn, void *arg);
    addresses; 0 when absent or not a string. */
 uint64_t dumpfile_hex(struct json_object *o, const char *key);
 
+/* An object's bytes: its "memsize" where the dump has it, else its
+   "slot_size", else 40 (the slot of the Rubies that write neither). */
+uint64_t dumpfile_bytes(struct json_object *o);
+
 /* A string field; NULL when absent or not a string.  Borrowed from O. */
 const char *dumpfile_str(struct json_object *o, const char *key);
 

@@ -16,9 +16,6 @@
 #include "internal.h"
 #include "util/table.h"
 
-/* Bytes of an object whose dump gives neither memsize nor slot_size. */
-#define SLOT_BYTES_OLD 40
-
 struct heapdiff_state {
 	struct rbi_strtab strings;      /* type and class names */
 	struct rbi_map seen;            /* (address, 0, dump + 1) -> 1 */
@@ -42,16 +39,6 @@ static const char *str_field(struct heapdiff_state *st, struct json_object *o, c
 	return s ? rbi_strtab_intern(&st->strings, s, strlen(s)) : NULL;
 }
 
-static uint64_t bytes_field(struct json_object *o)
-{
-	struct json_object *v;
-
-	if (json_object_object_get_ex(o, "memsize", &v) ||
-	    json_object_object_get_ex(o, "slot_size", &v))
-		return (uint64_t)json_object_get_int64(v);
-	return SLOT_BYTES_OLD;
-}
-
 struct each_object {
 	struct heapdiff_state *st;
 	const char *path;
@@ -65,7 +52,7 @@ static int object_line(struct json_object *o, uint64_t lineno, void *arg)
 {
 	struct each_object *e = arg;
 	struct line l = { .addr = dumpfile_hex(o, "address"), .klass = dumpfile_hex(o, "class"),
-			  .bytes = bytes_field(o), .type = str_field(e->st, o, "type") };
+			  .bytes = dumpfile_bytes(o), .type = str_field(e->st, o, "type") };
 
 	if (!l.type || !strcmp(l.type, "ROOT") || !strcmp(l.type, "SHAPE"))
 		return RBI_OK;

@@ -48,7 +48,7 @@ struct retainers {
 
 /* Read the dump at PATH (gzip or plain) and find the paths to the object
    at TARGET.  Memory grows with the dump's objects and references (about
-   40 bytes an object and 12 a reference), never with its lines.  Errors
+   60 bytes an object and 16 a reference), never with its lines.  Errors
    (RBI_*, message set): a file that cannot be read or is no dump,
    RBI_INVAL for a TARGET that is no object of the dump, RBI_NOMEM. */
 int retainers_find(const char *path, uint64_t target, size_t max_paths, struct retainers *out);
