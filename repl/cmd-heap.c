@@ -2,13 +2,15 @@
  * heap dumps compared by type and class (dump/heapdiff.c): with two, the
  * objects that appeared and those that died between them; with three,
  * the classic leak view: what was made between the first two and is still
- * there in the third; and `heap retainers DUMP ADDR`: the references
- * that keep an object alive (dump/retainers.c). */
+ * there in the third; `heap retainers DUMP ADDR`: the references that
+ * keep an object alive (dump/retainers.c); and `heap top DUMP`: the bytes
+ * each type and class keeps alive (dump/retained.c). */
 #include <limits.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "dump/heapdiff.h"
+#include "dump/retained.h"
 #include "dump/retainers.h"
 #include "internal.h"
 #include "out/out.h"
@@ -16,6 +18,7 @@
 
 #define DIFF_USAGE "heap diff A.json B.json [C.json] [--top N]"
 #define RETAINERS_USAGE "heap retainers DUMP ADDRESS [--max-paths N]"
+#define TOP_USAGE "heap top DUMP [--by retained|shallow|count] [--top N]"
 #define TOP_DEFAULT 20
 #define PATHS_DEFAULT 5
 
@@ -320,6 +323,139 @@ static int cmd_heap_retainers(struct session *s, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- heap top ------------------------------------------------------------- */
+
+static void retained_text(struct session *s, const struct retained *r, unsigned long top)
+{
+	FILE *f = s->out;
+	size_t shown = top && top < r->nrows ? top : r->nrows;
+
+	fprintf(f, "%" PRIu64 " objects, %" PRIu64 " bytes", r->objects, r->bytes);
+	if (r->unreached)
+		fprintf(f, "; %" PRIu64 " objects (%" PRIu64 " bytes) no %s reaches, in no row",
+			r->unreached, r->unreached_bytes, r->has_roots ? "root" : "start point");
+	fputc('\n', f);
+	if (!r->has_roots)
+		fputs("This dump has no ROOT lines (rbinspect heap-dump writes none yet) and Arrays' "
+		      "references only: objects nothing in it refers to stand for the roots.\n", f);
+	fprintf(f, "%14s %14s %10s  %-10s %s\n", "RETAINED", "SHALLOW", "COUNT", "TYPE", "CLASS");
+	for (size_t i = 0; i < shown; i++) {
+		const struct retained_row *w = &r->rows[i];
+
+		fprintf(f, "%14" PRIu64 " %14" PRIu64 " %10" PRIu64 "  %-10s ", w->retained, w->shallow,
+			w->count, w->type);
+		if (w->itself && !w->class_name)
+			fprintf(f, "(anonymous 0x%" PRIx64 ")", w->klass);
+		else
+			row_class(f, &(struct heapdiff_row){ .class_name = w->class_name,
+							     .klass = w->klass });
+		fputc('\n', f);
+	}
+	if (shown < r->nrows)
+		fprintf(f, "%14s %14s %10s  (%zu more rows: --top 0 lists all)\n", "", "", "",
+			r->nrows - shown);
+}
+
+static void retained_json(struct session *s, const struct retained *r, unsigned long top)
+{
+	size_t shown = top && top < r->nrows ? top : r->nrows;
+	struct rbi_json j;
+
+	rbi_json_init(&j, s->out);
+	rbi_json_object(&j);
+	rbi_json_key(&j, "has_roots"); rbi_json_bool(&j, r->has_roots);
+	rbi_json_key(&j, "objects"); rbi_json_int(&j, (int64_t)r->objects);
+	rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)r->bytes);
+	rbi_json_key(&j, "unreached"); rbi_json_int(&j, (int64_t)r->unreached);
+	rbi_json_key(&j, "unreached_bytes"); rbi_json_int(&j, (int64_t)r->unreached_bytes);
+	rbi_json_key(&j, "rows");
+	rbi_json_array(&j);
+	for (size_t i = 0; i < shown; i++) {
+		const struct retained_row *w = &r->rows[i];
+
+		rbi_json_object(&j);
+		rbi_json_key(&j, "type"); rbi_json_cstr(&j, w->type);
+		rbi_json_key(&j, "class");
+		if (w->klass)
+			rbi_json_addr(&j, w->klass);
+		else
+			rbi_json_null(&j);
+		rbi_json_key(&j, "class_name"); rbi_json_cstr(&j, w->class_name);
+		rbi_json_key(&j, "itself"); rbi_json_bool(&j, w->itself);
+		rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)w->count);
+		rbi_json_key(&j, "shallow"); rbi_json_int(&j, (int64_t)w->shallow);
+		rbi_json_key(&j, "retained"); rbi_json_int(&j, (int64_t)w->retained);
+		rbi_json_end_object(&j);
+	}
+	rbi_json_end_array(&j);
+	rbi_json_end_object(&j);
+}
+
+static int parse_sort(const char *val, enum retained_sort *by)
+{
+	static const char *const names[] = { [RETAINED_BY_RETAINED] = "retained",
+					      [RETAINED_BY_SHALLOW] = "shallow",
+					      [RETAINED_BY_COUNT] = "count" };
+
+	for (size_t i = 0; val && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(val, names[i])) {
+			*by = (enum retained_sort)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int cmd_heap_top(struct session *s, int argc, char **argv)
+{
+	unsigned long top = TOP_DEFAULT;
+	enum retained_sort by = RETAINED_BY_RETAINED;
+	const char *dump = NULL, *val;
+	struct retained r;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
+			val = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val || parse_count(val, ULONG_MAX, &top)) {
+				fputs("rbinspect: heap top: --top needs a number\n", stderr);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--by") || !strncmp(a, "--by=", 5)) {
+			val = a[4] == '=' ? a + 5 : (i + 1 < argc ? argv[++i] : NULL);
+			if (parse_sort(val, &by)) {
+				fputs("rbinspect: heap top: --by retained, shallow or count\n", stderr);
+				return EXIT_USAGE;
+			}
+		} else if ((a[0] == '-' && a[1]) || dump) {
+			fputs("rbinspect: heap top: unexpected \"", stderr);
+			rbi_out_text_cstr(stderr, a);
+			fputs("\" (usage: " TOP_USAGE ")\n", stderr);
+			return EXIT_USAGE;
+		} else {
+			dump = a;
+		}
+	}
+	if (!dump) {
+		fputs("rbinspect: heap top: a dump (usage: " TOP_USAGE ")\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (retained_compute(dump, &r)) {
+		fputs("rbinspect: heap top: ", stderr);
+		rbi_out_text_cstr(stderr, rbi_errmsg());
+		fputc('\n', stderr);
+		retained_free(&r);
+		return EXIT_ERROR;
+	}
+	retained_sort(&r, by);
+	if (s->json)
+		retained_json(s, &r, top);
+	else
+		retained_text(s, &r, top);
+	retained_free(&r);
+	return EXIT_OK;
+}
+
 int cmd_heap(struct session *s, int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "diff"))
@@ -328,7 +464,10 @@ int cmd_heap(struct session *s, int argc, char **argv)
 		return cmd_heap_dump(s, argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "retainers"))
 		return cmd_heap_retainers(s, argc - 1, argv + 1);
-	fputs("rbinspect: heap: dump, diff or retainers (usage: heap dump [-o FILE] [--pause] "
-	      "[--strings[=N]], " DIFF_USAGE ", " RETAINERS_USAGE ")\n", stderr);
+	if (argc >= 2 && !strcmp(argv[1], "top"))
+		return cmd_heap_top(s, argc - 1, argv + 1);
+	fputs("rbinspect: heap: dump, diff, retainers or top (usage: heap dump [-o FILE] "
+	      "[--pause] [--strings[=N]], " DIFF_USAGE ", " RETAINERS_USAGE ", " TOP_USAGE ")\n",
+	      stderr);
 	return EXIT_USAGE;
 }

@@ -216,7 +216,8 @@ static bool targetless(int argc, char **argv)
 	return !strcmp(name, "record") || !strcmp(name, "report") || !strcmp(name, "top") ||
 	       !strcmp(name, "help") ||
 	       (!strcmp(name, "heap") && argc > 1 &&
-		(!strcmp(argv[1], "diff") || !strcmp(argv[1], "retainers")));
+		(!strcmp(argv[1], "diff") || !strcmp(argv[1], "retainers") ||
+		 !strcmp(argv[1], "top")));
 }
 
 static struct cli cli;
@@ -236,7 +237,7 @@ int main(int argc, char **argv)
 	style_resolve(&cli.s);
 	if (cli.gdb)
 		return gdb_main(&cli.s, &cli.opts, argc - i, argv + i);
-	/* record, report, top, heap diff/retainers and help find their own process
+	/* record, report, top, heap diff/retainers/top and help find their own process
 	   (-p, -- COMMAND) or files, or need none, when no target was given
 	   first. */
 	if (!cli.pid && !cli.nbatch && i < argc && targetless(argc - i, argv + i)) {

@@ -102,8 +102,8 @@ int cmd_threads(struct session *s, int argc, char **argv);
 int cmd_bt(struct session *s, int argc, char **argv);
 int cmd_objects(struct session *s, int argc, char **argv);
 int cmd_heap_dump(struct session *s, int argc, char **argv);
-/* `heap dump`, `heap diff` and `heap retainers` (cmd-heap.c): diff and
-   retainers read dumps and need no target. */
+/* `heap dump`, `heap diff`, `heap retainers` and `heap top` (cmd-heap.c):
+   all but dump read dumps and need no target. */
 int cmd_heap(struct session *s, int argc, char **argv);
 
 /* A heap walk for a command (heap-walk.c).  Set S, COMMAND and PAUSE

@@ -1,10 +1,15 @@
-# retain.rb — objects kept alive through known chains of references, for `heap retainers`.
-# A Leaf held by a Box's instance variable, in an Array, in a Hash, in a global variable;
-# and an Array held only through three nested Arrays in another global.  Writes the
-# chains' addresses (ObjectSpace.dump's) to ENV["RBI_TRUTH"], one "name 0x..." a line,
+# retain.rb — objects kept alive through known chains of references, for `heap retainers`
+# and `heap top`.  A Leaf held by a Box's instance variable, in an Array, in a Hash, in a
+# global variable; an Array held only through three nested Arrays in another global; a
+# Big holding an Array of 100 Strings of its own, and a list of 50 Links, each the only
+# reference to the next.  Writes the chains' addresses (ObjectSpace.dump's) to
+# ENV["RBI_TRUTH"], one "name 0x..." a line, and what the Links retain, the sum of their
+# ObjectSpace.memsize_of ("links_retained N"),
 # then the program's own ObjectSpace.dump_all to ENV["RBI_TRUTH"].dump (with its ROOT
-# lines), prints "READY <pid>" and sleeps with GC off.  Everything is built in methods
-# and held by globals only, so no local variable keeps a shorter path.  Ruby 2.7 to 3.4.
+# lines), prints "READY <pid>" and sleeps with GC off.  Everything is built by a thread
+# that then ends and held by globals only, and the truth is taken by a forked child, so
+# no stack, the machine stack Ruby scans conservatively included, keeps another path to
+# any of it.  Ruby 2.7 to 3.4.
 require "objspace"
 require "json"
 $stdout.sync = true
@@ -17,6 +22,22 @@ module RbiRetain
       @item = item
     end
   end
+
+  class Big
+    attr_reader :items
+
+    def initialize(items)
+      @items = items
+    end
+  end
+
+  class Link
+    attr_reader :after
+
+    def initialize(after)
+      @after = after
+    end
+  end
 end
 
 def rbi_address(obj)
@@ -26,6 +47,19 @@ end
 def rbi_build
   $rbi_retain = { "chain" => [RbiRetain::Box.new(RbiRetain::Leaf.new)] }
   $rbi_nested = [[[["array leaf"]]]]
+  $rbi_big = RbiRetain::Big.new(Array.new(100) { |i| "x" * 1000 + i.to_s })
+  $rbi_links = nil
+  50.times { $rbi_links = RbiRetain::Link.new($rbi_links) }
+end
+
+def rbi_links_size
+  size = 0
+  link = $rbi_links
+  while link
+    size += ObjectSpace.memsize_of(link)
+    link = link.after
+  end
+  size
 end
 
 def rbi_truth(path)
@@ -41,13 +75,15 @@ def rbi_truth(path)
     f.puts "middle #{rbi_address(n1[0])}"
     f.puts "inner #{rbi_address(n1[0][0])}"
     f.puts "aleaf #{rbi_address(n1[0][0][0])}"
+    f.puts "big #{rbi_address($rbi_big)}"
+    f.puts "links_retained #{rbi_links_size}"
   end
 end
 
-rbi_build
+Thread.new { rbi_build }.join
 GC.start
 GC.disable
-rbi_truth(ENV.fetch("RBI_TRUTH"))
+Process.wait(fork { rbi_truth(ENV.fetch("RBI_TRUTH")) })
 File.open(ENV.fetch("RBI_TRUTH") + ".dump", "w") { |f| ObjectSpace.dump_all(output: f) }
 $stdout.write("READY #{Process.pid}\n")
 sleep

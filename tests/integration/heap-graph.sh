@@ -1,15 +1,46 @@
-# heap-retainers.sh: `rbinspect heap retainers DUMP ADDRESS` on every test Ruby, against
-# chains of references testdata/programs/retain.rb built and wrote down itself: in the
+# heap-graph.sh: `rbinspect heap retainers DUMP ADDRESS` and `heap top DUMP` on every test
+# Ruby, against chains of references testdata/programs/retain.rb built and wrote down
+# itself.  heap retainers: in the
 # target's own ObjectSpace.dump_all (references of every type, ROOT lines), the Leaf is
 # kept from the global_tbl root through its Hash, Array and Box; in rbinspect's own
 # heap-dump (live --pause and from a core: Array references only, no ROOT lines yet) the
 # innermost of four nested Arrays is kept from the outermost, which nothing in the dump
-# refers to, and the output says so.  Also --json, --max-paths, and bad input.
+# refers to, and the output says so.  heap top on the target's own dump: what a Big
+# retains is itself, its Array and those of the Array's Strings nothing else in the dump
+# refers to (a stale word on a stack Ruby scans conservatively may hold one), by the
+# dump's memsize; what a list of 50 Links retains (each Link counted once, not once per
+# Link above it) is the sum of ObjectSpace.memsize_of the program took.  Also --json, --max-paths, --by, and bad input.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 
 addr() { awk -v k="$1" '$1 == k { print $2 }' "$RB_TRUTH"; }
+
+# row CLASS: "count<TAB>retained" of the OBJECT row of CLASS in heap top's JSON.
+row() {
+	jq -r --arg c "$1" '.rows[] | select(.type == "OBJECT" and .class_name == $c) | [.count, .retained] | @tsv' \
+		"$RB_TMP/top.json"
+}
+
+# big_retained DUMP BIG: the bytes of the Big at BIG, of its one Array, and of the Array's
+# elements that nothing else in DUMP refers to.
+big_retained() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+objs, refs = {}, {}
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if "address" in o:
+        objs[o["address"]] = o
+    for r in o.get("references", []):
+        refs[r] = refs.get(r, 0) + 1
+big = objs[sys.argv[2]]
+items = objs[big["references"][0]]
+total = big["memsize"] + items["memsize"]
+total += sum(objs[a]["memsize"] for a in set(items["references"]) if refs[a] == 1)
+print(total)
+PY
+}
 
 # has_path LABEL JSON WANT: a path in JSON (heap retainers --json) whose objects are
 # the addresses WANT (space separated), with or without a root before them.
@@ -42,6 +73,16 @@ while read -r kind ver root cmd; do
 	like "$out" "^$(addr box) OBJECT RbiRetain::Box: 1 retainer$" "$R own dump_all: text names the Box and its one retainer"
 	like "$out" "^  -> $(addr array) ARRAY Array$" "$R own dump_all: text lists the Array on the path"
 
+	"$RBINSPECT" --json heap top "$own" --top 0 >"$RB_TMP/top.json" 2>"$RB_TMP/err"
+	is "$?" 0 "$R own dump_all: heap top exits 0"
+	big=$(big_retained "$own" "$(addr big)")
+	is "$(row RbiRetain::Big)" "$(printf '1\t%s' "$big")" \
+		"$R own dump_all: heap top: the Big retains its Array and the Strings only it holds"
+	is "$(row RbiRetain::Link)" "$(printf '50\t%s' "$(addr links_retained)")" \
+		"$R own dump_all: heap top: the 50 Links retain themselves once"
+	like "$("$RBINSPECT" heap top "$own" --top 0)" "^ +$big +[0-9]+ +1  OBJECT +RbiRetain::Big$" \
+		"$R own dump_all: heap top text has the Big's row"
+
 	wait_parked "$RB_PID" || diag "$R: not every task sleeps"
 	"$RBINSPECT" -p "$RB_PID" heap-dump --pause -o "$RB_TMP/live.json.gz" 2>/dev/null
 	"$RBINSPECT" --json heap retainers "$RB_TMP/live.json.gz" "$(addr aleaf)" >"$RB_TMP/live.json" 2>"$RB_TMP/err"
@@ -72,10 +113,18 @@ while read -r kind ver root cmd; do
 		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "a word that is no address: one line, exit 2"
 		"$RBINSPECT" heap retainers "$own" >/dev/null 2>"$RB_TMP/err"
 		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "no address: one line, exit 2"
+		"$RBINSPECT" --json heap top "$own" --by count --top 3 >"$RB_TMP/bycount.json"
+		is "$(jq '[.rows[].count] | (length == 3 and .[0] >= .[1] and .[1] >= .[2])' "$RB_TMP/bycount.json")" true \
+			"heap top --by count --top 3: three rows, by count"
+		"$RBINSPECT" heap top "$own" --by size >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "heap top --by with an unknown column: one line, exit 2"
 		echo 'not json' >"$RB_TMP/bad.json"
 		"$RBINSPECT" heap retainers "$RB_TMP/bad.json" 0x10 >/dev/null 2>"$RB_TMP/err"
 		is "$? $(grep -c 'bad.json:1: not a JSON object: not a heap dump' "$RB_TMP/err")" "1 1" \
 			"a file that is no heap dump: one line, exit 1"
+		"$RBINSPECT" heap top "$RB_TMP/bad.json" >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c 'bad.json:1: not a JSON object: not a heap dump' "$RB_TMP/err")" "1 1" \
+			"heap top of a file that is no heap dump: one line, exit 1"
 		first=0
 	fi
 	kill -9 "$RB_PID" 2>/dev/null
