@@ -15,9 +15,29 @@ trap rubies_cleanup EXIT
 
 # Lines "KIND VERSION ROOT RUBYCMD", one per ready Ruby: the main eight, or with
 # RBI_TEST_RUBIES=variants the Rubies as users build them (tests/run runs the cheap
-# checks on those; see tools/test-rubies.sh).
+# checks on those; see tools/test-rubies.sh).  Any other RBI_TEST_RUBIES is a comma
+# list picking from both: a KIND (deb, dwarf, yjit, musl-stripped...), KIND-X.Y or
+# KIND-X.Y.Z (deb-3.4), a version (3.3, 2.7.4), "main" (deb and dwarf) or
+# "variants", e.g. RBI_TEST_RUBIES=deb-3.4,dwarf-2.7 to run a test in seconds.
 rubies_list() {
-	bash "$here/tools/test-rubies.sh" --list${RBI_TEST_RUBIES:+-$RBI_TEST_RUBIES}
+	local f=${RBI_TEST_RUBIES:-} out
+	case $f in
+	''|variants) bash "$here/tools/test-rubies.sh" --list${f:+-$f}; return ;;
+	esac
+	out=$({ bash "$here/tools/test-rubies.sh" --list
+		bash "$here/tools/test-rubies.sh" --list-variants; } | awk -v f="$f" '
+		BEGIN { n = split(f, want, ",") }
+		{
+			split($2, v, "."); xy = v[1] "." v[2]
+			main = $1 == "deb" || $1 == "dwarf"
+			for (i = 1; i <= n; i++)
+				if (want[i] == $1 || want[i] == $1 "-" xy || want[i] == $1 "-" $2 ||
+				    want[i] == xy || want[i] == $2 || (want[i] == "main" && main) ||
+				    (want[i] == "variants" && !main)) { print; next }
+		}')
+	# Said on stderr (stdout is the list): the test then reports no Ruby checks.
+	[ -n "$out" ] || echo "# RBI_TEST_RUBIES=$f: no ready Ruby matches (tools/test-rubies.sh --list)" >&2
+	[ -z "$out" ] || printf '%s\n' "$out"
 }
 
 # ruby_dwarf KIND: whether a Ruby of KIND has DWARF and .symtab (dwarf builds and the
