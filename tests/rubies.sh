@@ -125,3 +125,29 @@ wait_parked() {
 	done
 	return 1
 }
+
+# no_ns: why this machine cannot run a program in its own mount+pid namespace
+# (tools/run-in-ns.sh, ruby_start's MODE "ns"); nothing and status 1 when it can.
+# A test then says SKIP with this reason instead of failing.
+no_ns() {
+	local err
+	if [ "$(id -u)" != 0 ]; then echo "mount and pid namespaces need root"; return 0; fi
+	if ! command -v unshare >/dev/null; then echo "no unshare (util-linux)"; return 0; fi
+	if ! err=$(unshare --mount --pid --fork true 2>&1); then
+		echo "this environment gives no mount+pid namespace (unshare: ${err:-failed})"
+		return 0
+	fi
+	return 1
+}
+
+# no_pty: why no pseudo-terminal can be opened here (a sandbox without
+# /dev/pts); nothing and status 1 when one can.
+no_pty() {
+	local err
+	if ! err=$(python3 -c 'import os, pty; m, s = pty.openpty(); os.close(m); os.close(s)' 2>&1)
+	then
+		echo "no pseudo-terminal can be opened here (${err##*$'\n'})"
+		return 0
+	fi
+	return 1
+}

@@ -68,6 +68,8 @@ done < <(rubies_list)
 read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
 if [ -z "$kind" ]; then
 	skip "container: no Debian Ruby in this list (${RBI_TEST_RUBIES:-main})"
+elif why=$(no_ns); then
+	skip "container: $why"
 elif ruby_start "$kind" "$root" "$cmd" simple.rb ns; then
 	"$RBINSPECT" --json -p "$RB_PID" info >"$RB_TMP/ns.json"
 	is "$(jq -r .version "$RB_TMP/ns.json")" "$ver" "container live: version"

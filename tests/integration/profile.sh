@@ -404,7 +404,9 @@ while read -r kind ver root cmd; do
 
 	# ---- A process in its own mount and pid namespace (a container) -------------------------------
 	if [ "$kind" = deb ]; then
-		if ruby_start "$kind" "$root" "$cmd" gvl.rb ns; then
+		if why=$(no_ns); then
+			skip "$R: a process in another mount+pid namespace: $why"
+		elif ruby_start "$kind" "$root" "$cmd" gvl.rb ns; then
 			# Two seconds: a loaded machine may hand the GVL over only a few times in one.
 			"$B" record -p "$RB_PID" --duration 2 --rate 200 --threads --idle --no-lines \
 				--format folded -o "$T/ns.folded" -q 2>"$T/err"

@@ -66,7 +66,9 @@ while read -r kind ver root cmd; do
 	kill -9 "$RB_PID" 2>/dev/null
 	if [ "$kind" = deb ] && [ "$ns_done" = 0 ]; then
 		ns_done=1
-		if ruby_start "$kind" "$root" "$cmd" squeeze.rb ns; then
+		if why=$(no_ns); then
+			skip "$name in a pid namespace: $why"
+		elif ruby_start "$kind" "$root" "$cmd" squeeze.rb ns; then
 			record_checks "$name in a pid namespace"
 			kill -9 "$RB_PID" 2>/dev/null
 		else

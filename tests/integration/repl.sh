@@ -13,6 +13,11 @@ if ! command -v tmux >/dev/null; then
 	tap_done
 	exit
 fi
+if why=$(no_pty); then
+	skip "$why: the session needs a terminal"
+	tap_done
+	exit
+fi
 TMUX_SOCK=rbi-test-$$
 tm() { tmux -L "$TMUX_SOCK" "$@"; }
 trap 'tm kill-server 2>/dev/null; rubies_cleanup' EXIT

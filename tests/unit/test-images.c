@@ -571,7 +571,7 @@ static void test_core(const struct ruby *rb, const struct found *live)
 	struct found f = { 0 };
 
 	if (system("command -v gcore >/dev/null 2>&1") != 0 || !src_tool("make-core.sh")) {
-		diag("%s: no gcore: core tests skipped", rb->name);
+		skip("no gdb gcore or tools/make-core.sh", rb->name);
 		return;
 	}
 	if (!mkdtemp(dir))
@@ -622,7 +622,11 @@ static void test_container(const char *dir, const char *name, const struct found
 	char tag[64], prefix[64];
 
 	if (!ruby_start(dir, &rb)) {
-		diag("%s: cannot start in a namespace (tools/run-in-ns.sh, root): skipped", name);
+		char what[96];
+
+		snprintf(what, sizeof(what), "%s container", name);
+		skip("cannot start it in a namespace (tools/run-in-ns.sh needs root and "
+		     "unshare)", what);
 		return;
 	}
 	snprintf(tag, sizeof(tag), "%s container", name);
@@ -662,7 +666,7 @@ static void test_ruby(const char *dir, const char *name)
 	char tag[64];
 
 	if (!ruby_start(dir, &rb)) {
-		diag("%s: cannot start (not installed?)", name);
+		skip("not installed (tools/test-rubies.sh), or cannot start", name);
 		return;
 	}
 	diag("%s: pid %d, Ruby %s", name, (int)rb.pid, rb.version);
@@ -790,7 +794,7 @@ static void test_self(void)
 		Dwarf *dw = rbi_image_dwarf(img, &bias);
 		ok(dw && bias == img->bias, "self: DWARF of the test itself");
 	} else {
-		diag("self: built without -g: DWARF check skipped");
+		skip("built without -g", "self: DWARF of the test itself");
 	}
 	rbi_target_close(t);
 }
@@ -1029,7 +1033,7 @@ static void test_mutated_images(void)
 	FILE *f;
 
 	if (!self_mapped_file("libdw", path, sizeof(path)) || !(f = fopen(path, "rb"))) {
-		diag("mutated: libdw not found in our own maps: skipped");
+		skip("libdw not found in our own maps", "mutated images");
 		return;
 	}
 	orig = malloc(4u << 20);
@@ -1117,14 +1121,14 @@ int main(void)
 		int before = tap_n;
 
 		if (!strncmp(names[i], "deb-", 4) && geteuid() != 0) {
-			diag("%s: skipped (chroot needs root)", names[i]);
+			skip("chroot needs root", names[i]);
 			continue;
 		}
 		test_ruby(dir, names[i]);
 		started += tap_n > before;
 	}
 	if (!started)
-		diag("no Ruby under %s: only the code tests ran", dir);
+		diag("no Ruby under %s: only the code tests ran (each is a SKIP above)", dir);
 	ok(count_fds() == fds, "no file descriptor leaked (%d open)", fds);
 	return tap_plan();
 }
