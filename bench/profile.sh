@@ -52,7 +52,7 @@ print("%.4f" % (r.ru_utime + r.ru_stime))' "$@"
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "Ruby: $kind $ver; machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-cc -O2 -o "$tmp/sample-cost" "$here/bench/sample-cost.c" -I"$here/include" \
+cc -O2 -o "$tmp/sample-cost" "$here/bench/sample-cost.c" -I"$here/include" -I"$build/include" \
 	-L"$build" -lruby-introspect -Wl,-rpath,"$build"
 
 # 1. Per-sample cost.

@@ -20,9 +20,19 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "ruby-introspect-version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- Version ------------------------------------------------------------- */
+
+/* The version of the library running (RBI_VERSION_* are the header's, which
+   a program was built with): "0.1.0", and its numbers through each non-NULL
+   pointer.  A program built against a newer header than the library it runs
+   with can tell, and not call what the library lacks. */
+const char *rbi_version(int *major, int *minor, int *patch);
 
 /* ---- Errors -------------------------------------------------------------- */
 
