@@ -308,7 +308,8 @@ struct rbi_ruby_info {
 	const char *symbols_via;
 	const char *layout;     /* where struct layouts came from, e.g.
 				   "dwarf", "table 3.3 (dwarf of 3.3.8)" */
-	unsigned thread_count;  /* Ruby threads in all ractors */
+	unsigned thread_count;  /* Ruby threads in all ractors; counted again
+				   at every rbi_ruby_info() of a live target */
 	unsigned ractor_count;
 	const char *version_via; /* where VERSION came from: "ruby_version"
 				   (the target's own string), "file name

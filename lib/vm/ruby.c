@@ -169,12 +169,26 @@ static int count_ractor(struct rbi_target *t, uint64_t r, void *arg)
 			     RBI_THREADS_MAX, count_thread, c);
 }
 
+/* Count the threads and ractors of the VM at VMADDR into *C: validate_vm's
+   walk, and rbi_ruby_info's again on a live target. */
+static int count_vm(struct rbi_target *t, const struct rbi_layout *l, uint64_t vmaddr,
+		    struct count *c)
+{
+	*c = (struct count){ .vm = vmaddr, .l = l };
+	if (l->vm_ractor_main_thread != RBI_ABSENT)
+		return rbi_list_walk(t, vmaddr + l->vm_ractor_set, l->ractor_vmlr_node,
+				     RBI_RACTORS_MAX, count_ractor, c);
+	c->ractors = 1;
+	return rbi_list_walk(t, vmaddr + l->vm_living_threads, l->thread_vmlt_node,
+			     RBI_THREADS_MAX, count_thread, c);
+}
+
 /* Is VMADDR a live rb_vm_t?  Its main thread must point back at it, and
    its ractor and thread lists must close.  Counts threads on the way. */
 static int validate_vm(struct rbi_target *t, struct rbi_vm *vm, uint64_t vmaddr)
 {
 	const struct rbi_layout *l = vm->layout;
-	struct count c = { .vm = vmaddr, .l = l };
+	struct count c;
 	uint64_t main_th, th_vm, main_r = 0;
 	int rc;
 
@@ -200,14 +214,8 @@ static int validate_vm(struct rbi_target *t, struct rbi_vm *vm, uint64_t vmaddr)
 		if (th_r != main_r || r_main != main_th)
 			return rbi_fail(RBI_NO_VM, "VM 0x%" PRIx64 ": main ractor and "
 					"main thread disagree", vmaddr);
-		rc = rbi_list_walk(t, vmaddr + l->vm_ractor_set, l->ractor_vmlr_node,
-				   RBI_RACTORS_MAX, count_ractor, &c);
-	} else {
-		c.ractors = 1;
-		rc = rbi_list_walk(t, vmaddr + l->vm_living_threads,
-				   l->thread_vmlt_node, RBI_THREADS_MAX,
-				   count_thread, &c);
 	}
+	rc = count_vm(t, l, vmaddr, &c);
 	if (rc)
 		return rc;
 	if (c.threads == 0)
@@ -450,6 +458,17 @@ RBI_EXPORT int rbi_ruby_info(rbi_target *t, const struct rbi_ruby_info **out)
 	rc = rbi_vm_get(t, &vm);
 	if (rc)
 		return rc;
+	/* Threads and ractors come and go in a live process: count them at
+	   every call, not once at attach.  A list changing too fast to walk
+	   (after list.c's retries) leaves the last count, not an error. */
+	if (t->live && vm->layout) {
+		struct count c;
+
+		if (count_vm(t, vm->layout, vm->info.vm, &c) == RBI_OK && c.threads) {
+			vm->info.thread_count = c.threads;
+			vm->info.ractor_count = c.ractors;
+		}
+	}
 	*out = &vm->info;
 	return RBI_OK;
 }
