@@ -1,0 +1,448 @@
+/* test-fuzz.c: the library on memory and core files that lie.
+ *
+ * "Never trust target memory" (ARCHITECTURE.md): a torn or garbage read
+ * gives an error for that item, never a crash, a hang or an unbounded
+ * walk.  Two fuzzers, on the bundled core (testdata/cores/ruby-3.1-threads.core.xz, Debian's
+ * Ruby 3.1 with threads):
+ *
+ *  - vm: the core's own backend wrapped by one that corrupts reads (flips a
+ *    bit, replaces a word with 0, ~0, a random value or a pointer back into
+ *    the same read, cuts a read short, or fails it), then ruby info, every
+ *    thread's frames (bt), the locals of the first frames, and a heap walk
+ *    with each object's class, class name and dump_all fields (objects,
+ *    classes).  Most runs corrupt only what is read after the VM was found
+ *    (so the walkers, not attach, meet the garbage); some from the start.
+ *  - core: the core file with bytes of its ELF header, program headers and
+ *    notes mutated, or cut short, opened and walked the same way.
+ *
+ * Every run is a child process with an alarm (a hang fails) whose exit
+ * status is checked (a crash, or a sanitizer's report: exit 99, fails);
+ * the seed of a failing run is printed, and RBI_FUZZ_SEED=S replays it.
+ * RBI_FUZZ_RUNS (default 100 of each) and RBI_FUZZ_SEED (default: from the
+ * time) make longer runs (bench/fuzz.sh).  TAP output; exit 1 on failure. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tap.h"
+
+#ifndef RBI_SRCDIR
+#define RBI_SRCDIR "."
+#endif
+#define CORE_XZ RBI_SRCDIR "/testdata/cores/ruby-3.1-threads.core.xz"
+
+/* xorshift64*: the same seed, the same run. */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* ---- The lying backend ----------------------------------------------------- */
+
+struct liar {
+	const struct rbi_mem_ops *ops;  /* the core's own */
+	void *be;
+	uint64_t seed;
+	unsigned rate;                  /* about one read in RATE lies */
+	bool on;
+	unsigned lies;
+};
+
+static int liar_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nread)
+{
+	struct liar *l = be;
+	int rc = l->ops->read(l->be, addr, buf, len, nread);
+	uint8_t *b = buf;
+
+	if (!l->on || rc != RBI_OK || !len || rnd(&l->seed) % l->rate)
+		return rc;
+	l->lies++;
+	uint64_t r = rnd(&l->seed);
+	size_t at = (size_t)(r >> 8) % len, w = at & ~(size_t)7;
+	uint64_t v;
+
+	switch (r % 8) {
+	case 0:         /* one bit */
+		b[at] ^= (uint8_t)(1u << ((r >> 4) & 7));
+		break;
+	case 1:         /* a word of zeros, of ones, of noise */
+	case 2:
+	case 3:
+		if (w + 8 > len)
+			w = 0;
+		v = r % 8 == 1 ? 0 : r % 8 == 2 ? ~0ull : rnd(&l->seed);
+		memcpy(b + w, &v, len - w < 8 ? len - w : 8);
+		break;
+	case 4:         /* a pointer back into this read: lists that loop */
+		if (w + 8 > len)
+			w = 0;
+		v = addr + (rnd(&l->seed) % len & ~7ull);
+		memcpy(b + w, &v, len - w < 8 ? len - w : 8);
+		break;
+	case 5:         /* a length or count gone huge */
+		if (w + 8 > len)
+			w = 0;
+		v = 1ull << (32 + r % 31);
+		memcpy(b + w, &v, len - w < 8 ? len - w : 8);
+		break;
+	case 6:         /* a short read */
+		*nread = at;
+		return at ? RBI_PARTIAL : RBI_UNMAPPED;
+	default:        /* no read at all */
+		*nread = 0;
+		return RBI_UNMAPPED;
+	}
+	return RBI_OK;
+}
+
+static int liar_region(void *be, size_t i, struct rbi_region *out)
+{
+	struct liar *l = be;
+	return l->ops->region(l->be, i, out);
+}
+
+static int liar_thread(void *be, size_t i, struct rbi_thread_regs *out)
+{
+	struct liar *l = be;
+	return l->ops->thread ? l->ops->thread(l->be, i, out) : RBI_ITER_END;
+}
+
+static int liar_open_file(void *be, const char *path)
+{
+	struct liar *l = be;
+	return l->ops->open_file ? l->ops->open_file(l->be, path) : open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static int liar_signal(void *be, struct rbi_signal *out)
+{
+	struct liar *l = be;
+	return l->ops->signal ? l->ops->signal(l->be, out) : RBI_ITER_END;
+}
+
+static int liar_registers(void *be, int32_t tid, struct rbi_registers *out)
+{
+	struct liar *l = be;
+	return l->ops->registers ? l->ops->registers(l->be, tid, out) : RBI_ITER_END;
+}
+
+/* ---- What a user asks of a target ---------------------------------------- */
+
+/* What the runs reached, summed over the children (that the fuzzers get
+   past attach into the walkers, and lie on the way). */
+static struct reach {
+	uint64_t runs, attached, threads, frames, locals, objects, lies;
+} reach;
+
+struct walk {
+	rbi_target *t;
+	unsigned frames, locals;
+};
+
+static int on_local(const struct rbi_local *lv, void *arg)
+{
+	struct walk *w = arg;
+
+	w->locals++;
+	reach.locals++;
+	(void)lv;
+	return 0;
+}
+
+static int on_frame(const struct rbi_frame *f, void *arg)
+{
+	struct walk *w = arg;
+
+	reach.frames++;
+	if (w->frames++ < 40)
+		rbi_local_foreach(w->t, f, 64, on_local, w);
+	return 0;
+}
+
+static int on_thread(const struct rbi_thread *th, void *arg)
+{
+	struct walk *w = arg;
+
+	reach.threads++;
+	if (th->error == RBI_OK)
+		rbi_frame_foreach(w->t, th, 2000, on_frame, w);
+	return 0;
+}
+
+/* info, bt, locals, objects with classes: errors are fine, crashes not. */
+static void exercise(rbi_target *t, struct liar *l)
+{
+	const struct rbi_ruby_info *info;
+	struct walk w = { .t = t };
+	rbi_heap_iter *it = NULL;
+	const struct rbi_heap_slot *s;
+	char name[256];
+
+	if (rbi_ruby_info(t, &info) != RBI_OK)
+		return;
+	reach.attached++;
+	if (l)
+		l->on = true;
+	rbi_thread_foreach(t, on_thread, &w);
+	if (rbi_heap_iter_init(t, 0, &it) != RBI_OK)
+		return;
+	for (unsigned n = 0; n < 50000 && rbi_heap_iter_next(it, &s) == RBI_OK; n++) {
+		struct rbi_heap_object o;
+		uint64_t k;
+
+		reach.objects++;
+		if (n % 7 == 0 && rbi_heap_object_class(it, s, &k) == RBI_OK)
+			rbi_class_name(t, k, name, sizeof(name));
+		if (n % 3 == 0)
+			rbi_heap_object_read(it, s, 64, &o);
+	}
+	rbi_heap_iter_fini(it);
+	if (rbi_heap_iter_init(t, 0, &it) == RBI_OK) {
+		uint64_t counts[RBI_TYPE_COUNT] = { 0 };
+		for (unsigned n = 0; n < 1000 && rbi_heap_iter_count_classes(it, counts) == RBI_OK; n++)
+			;
+		rbi_heap_iter_fini(it);
+	}
+}
+
+/* ---- Runs ----------------------------------------------------------------- */
+
+/* Run FN(SEED, ARG) in a child; true if it ended with exit 0 within the
+   time.  A failure says how, with the seed to replay. */
+static bool run_child(const char *what, uint64_t seed, void (*fn)(uint64_t, void *), void *arg)
+{
+	int st, fds[2];
+	pid_t pid;
+	struct reach r = { 0 };
+
+	fflush(stdout);
+	if (pipe(fds))
+		return false;
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		close(fds[0]);
+		alarm(60);
+		memset(&reach, 0, sizeof(reach));
+		fn(seed, arg);
+		reach.runs = 1;
+		if (write(fds[1], &reach, sizeof(reach)) != (ssize_t)sizeof(reach))
+			exit(4);
+		exit(0);        /* exit, not _exit: LeakSanitizer checks at exit */
+	}
+	close(fds[1]);
+	if (read(fds[0], &r, sizeof(r)) == (ssize_t)sizeof(r)) {
+		reach.runs += r.runs, reach.attached += r.attached, reach.threads += r.threads;
+		reach.frames += r.frames, reach.locals += r.locals, reach.objects += r.objects;
+		reach.lies += r.lies;
+	}
+	close(fds[0]);
+	if (waitpid(pid, &st, 0) != pid)
+		return false;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return true;
+	if (WIFSIGNALED(st))
+		diag("%s: seed %" PRIu64 ": killed by signal %d%s (replay: RBI_FUZZ_SEED=%" PRIu64
+		     " RBI_FUZZ_RUNS=1)", what, seed, WTERMSIG(st),
+		     WTERMSIG(st) == SIGALRM ? " (a hang: 60 s)" : "", seed);
+	else
+		diag("%s: seed %" PRIu64 ": exit %d (replay: RBI_FUZZ_SEED=%" PRIu64
+		     " RBI_FUZZ_RUNS=1)", what, seed, WEXITSTATUS(st), seed);
+	return false;
+}
+
+static rbi_target *core0;       /* the bundled core, opened once */
+
+static void vm_run(uint64_t seed, void *arg)
+{
+	struct liar l = { .ops = core0->ops, .be = core0->be, .seed = seed | 1,
+			  .rate = 4 + (unsigned)(seed % 60) };
+	struct rbi_mem_ops ops = {
+		.version = core0->ops->version,
+		/* Not concurrent: the liar's generator is one sequence. */
+		.flags = core0->ops->flags & ~RBI_MEM_CONCURRENT,
+		.read = liar_read, .region = liar_region, .thread = liar_thread,
+		.open_file = liar_open_file, .signal = liar_signal,
+		.registers = liar_registers,
+	};
+	struct rbi_open_opts o = { .size = sizeof(o) };
+	rbi_target *t = NULL;
+
+	(void)arg;
+	/* One run in four lies from the first read (images, the VM's search). */
+	l.on = seed % 4 == 0;
+	if (rbi_target_open_ops(&ops, &l, &o, &t) == RBI_OK)
+		exercise(t, &l);
+	rbi_target_close(t);
+	reach.lies += l.lies;
+}
+
+struct corefile {
+	const char *path;       /* the decompressed core; its first HEAD
+				   bytes are mutated in place and restored */
+	const char *work;       /* a copy cut short */
+	off_t size;
+	uint8_t head[65536];
+};
+
+/* Copy LEN bytes of file IN to OUT (made anew). */
+static bool copy_prefix(const char *in, const char *out, off_t len)
+{
+	int a = open(in, O_RDONLY | O_CLOEXEC), b = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bool ok_ = a >= 0 && b >= 0;
+	off_t left = len;
+
+	while (ok_ && left > 0) {
+		ssize_t n = copy_file_range(a, NULL, b, NULL, (size_t)left, 0);
+		if (n <= 0)
+			ok_ = false;
+		else
+			left -= n;
+	}
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	return ok_;
+}
+
+static void core_run(uint64_t seed, void *arg)
+{
+	struct corefile *c = arg;
+	uint64_t s = seed | 1;
+	rbi_target *t = NULL;
+	int fd;
+
+	/* Cut short within its first 16 MiB (one run in four: the headers,
+	   the notes, the first segments), else mutate 1-16 bytes of the first
+	   64 KiB (the ELF header, the program headers and the notes) in place:
+	   the parent puts them back (restore_head). */
+	const char *open_path = c->path;
+
+	if (seed % 4 == 0) {
+		off_t cut = (off_t)(rnd(&s) % (uint64_t)(c->size < (16 << 20) ? c->size : 16 << 20));
+		if (!copy_prefix(c->path, c->work, cut))
+			exit(3);
+		open_path = c->work;
+	} else {
+		fd = open(c->path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			exit(3);
+		for (unsigned n = 1 + rnd(&s) % 16; n; n--) {
+			uint64_t r = rnd(&s);
+			off_t at = (off_t)(r % 65536);
+			uint8_t b = (uint8_t)(r >> 32);
+
+			if (r % 3 == 0)
+				b = (r >> 40) & 1 ? 0xff : 0;
+			if (pwrite(fd, &b, 1, at) != 1)
+				exit(3);
+		}
+		close(fd);
+	}
+	if (rbi_target_open_core(open_path, NULL, &t) == RBI_OK)
+		exercise(t, NULL);
+	rbi_target_close(t);
+}
+
+/* Undo core_run's mutations of C's first bytes. */
+static bool restore_head(const struct corefile *c)
+{
+	int fd = open(c->path, O_WRONLY | O_CLOEXEC);
+	bool ok_ = fd >= 0 && pwrite(fd, c->head, sizeof(c->head), 0) == (ssize_t)sizeof(c->head);
+
+	if (fd >= 0)
+		close(fd);
+	return ok_;
+}
+
+static unsigned env_uint(const char *name, unsigned dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? (unsigned)strtoul(v, NULL, 10) : dflt;
+}
+
+int main(void)
+{
+	unsigned runs = env_uint("RBI_FUZZ_RUNS", 100), bad;
+	const char *seed_env = getenv("RBI_FUZZ_SEED");
+	uint64_t seed0 = seed_env && *seed_env ? strtoull(seed_env, NULL, 10)
+					       : (uint64_t)time(NULL);
+	char dir[] = "/tmp/rbi-fuzz-XXXXXX", path[64], work[64], cmd[4352];
+	struct stat st;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	diag("seeds from %" PRIu64 ", %u runs each (RBI_FUZZ_SEED, RBI_FUZZ_RUNS)", seed0, runs);
+	if (access(CORE_XZ, R_OK) != 0) {
+		skip("no bundled core " CORE_XZ, "fuzzers");
+		return tap_plan();
+	}
+	if (!ok(mkdtemp(dir) != NULL, "a work directory"))
+		return tap_plan();
+	snprintf(path, sizeof(path), "%s/core", dir);
+	snprintf(work, sizeof(work), "%s/mutated", dir);
+	snprintf(cmd, sizeof(cmd), "xz -dc '%s' >'%s'", CORE_XZ, path);
+	if (!ok(system(cmd) == 0 && stat(path, &st) == 0, "the bundled core decompressed")) {
+		rmdir(dir);
+		return tap_plan();
+	}
+	if (check(rbi_target_open_core(path, NULL, &core0) == RBI_OK, "the bundled core opens")) {
+		bad = 0;
+		for (unsigned i = 0; i < runs; i++)
+			bad += !run_child("vm", seed0 + i, vm_run, NULL);
+		diag("vm: %" PRIu64 " runs attached, %" PRIu64 " threads, %" PRIu64 " frames, %"
+		     PRIu64 " locals, %" PRIu64 " objects, %" PRIu64 " reads lied", reach.attached,
+		     reach.threads, reach.frames, reach.locals, reach.objects, reach.lies);
+		ok(!runs || (reach.frames && reach.objects && reach.lies),
+		   "vm: the runs reach frames and objects, and reads lie");
+		ok(bad == 0, "vm: %u runs of info, bt, locals, objects and classes on corrupted "
+		   "reads: no crash, no hang, no sanitizer report (%u failed)", runs, bad);
+		rbi_target_close(core0);
+	}
+
+	static struct corefile c;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	c.path = path, c.work = work, c.size = st.st_size;
+	if (!ok(fd >= 0 && st.st_size >= (off_t)sizeof(c.head) &&
+		pread(fd, c.head, sizeof(c.head), 0) == (ssize_t)sizeof(c.head),
+		"the core's first 64 KiB kept")) {
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+		rmdir(dir);
+		return tap_plan();
+	}
+	close(fd);
+	bad = 0;
+	memset(&reach, 0, sizeof(reach));
+	for (unsigned i = 0; i < runs; i++) {
+		bad += !run_child("core", seed0 + i, core_run, &c);
+		if (!restore_head(&c)) {
+			bad++;
+			break;
+		}
+	}
+	diag("core: %" PRIu64 " of %u runs opened and attached, %" PRIu64 " frames, %" PRIu64
+	     " objects", reach.attached, runs, reach.frames, reach.objects);
+	ok(bad == 0, "core: %u runs on the core with mutated headers and notes, or cut short: "
+	   "no crash, no hang, no sanitizer report (%u failed)", runs, bad);
+	unlink(work);
+	unlink(path);
+	rmdir(dir);
+	return tap_plan();
+}
