@@ -25,4 +25,10 @@ check() {
 	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
 }
 
-tap_done() { echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]; }
+# A script that ran no check because rubies_list had no Ruby says so: SKIP.
+tap_done() {
+	if [ "$TAP_N" -eq 0 ] && [ -s "${RB_TMP:-/nonexistent}/no-rubies" ]; then
+		skip "$(cat "$RB_TMP/no-rubies")"
+	fi
+	echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]
+}
