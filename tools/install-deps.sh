@@ -11,12 +11,6 @@ test_deps=(gdb jq binutils util-linux python3 tmux groff-base zstd lz4 gzip
 missing=()
 want=("${build_deps[@]}")
 [ "${1:-}" = --test ] && want+=("${test_deps[@]}")
-# gdb without Python and LLDB 19 (they conflict with gdb, lldb-14): unpacked privately.
-if [ "${1:-}" = --test ]; then
-	for d in gdb-minimal lldb-19; do
-		bash "$(dirname "$0")/private-debugger.sh" "$d" >/dev/null || true
-	done
-fi
 # Node.js may come from elsewhere with its own npm (Debian's npm conflicts
 # with such a nodejs): only ask Debian when the commands are missing.
 if [ "${1:-}" = --test ] && ! command -v npm >/dev/null; then
@@ -25,7 +19,17 @@ fi
 for p in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# gdb without Python and LLDB 19 (they conflict with gdb, lldb-14): unpacked privately,
+# after the packages above, which bring the libraries they load (libipt, libedit...) and
+# the package lists apt-get download needs: on a fresh machine, run first, they failed
+# ("libipt.so.2: cannot open").
+if [ "${1:-}" = --test ]; then
+	for d in gdb-minimal lldb-19; do
+		bash "$(dirname "$0")/private-debugger.sh" "$d" >/dev/null || true
+	done
+fi
