@@ -10,7 +10,7 @@ the first patch release it applies to (min_teeny), so a table exists per
 layout change, never per release.
 
 DWARF of a real build wins over the CSV: pass `--dwarf VERSION=FILE` (files
-written by `rbinspect layout --dump LIBRUBY`) and that release's values
+written by `tools/layout-dump LIBRUBY`) and that release's values
 come from DWARF, with every disagreement reported on stderr.  Dumps kept
 in lib/layout/tables/dwarf/VERSION.layout (beside LAYOUT_H's tables/) are
 always applied, so the plain command below keeps them.  The dumps are
@@ -155,7 +155,7 @@ def read_csv(path):
 
 
 def read_dump(path):
-    """`rbinspect layout --dump` output: 'group.field value' lines."""
+    """tools/layout-dump output: 'group.field value' lines."""
     values = {}
     for line in open(path):
         name, value = line.split()

@@ -3,7 +3,7 @@
  * A walker never asks "which Ruby is this?"; it reads l->cfp.iseq.  Every
  * field the walkers use is listed once in RBI_LAYOUT_FIELDS, which drives
  * the DWARF reader, the built-in tables (generated: tables/), validation
- * and `rbinspect layout`.  A field a Ruby does not have is RBI_ABSENT. */
+ * and tools/layout-dump.  A field a Ruby does not have is RBI_ABSENT. */
 #ifndef RBI_LAYOUT_H
 #define RBI_LAYOUT_H
 
@@ -186,7 +186,8 @@ struct rbi_build_id;
 bool rbi_layout_cache_load(const struct rbi_build_id *id, struct rbi_layout *out);
 void rbi_layout_cache_store(const struct rbi_build_id *id, const struct rbi_layout *l);
 
-/* All built-in tables, NULL-terminated (for `rbinspect layout --list`). */
+/* All built-in tables, NULL-terminated (layout.c's choice of one, and
+   offline.c's search when the version is unknown). */
 extern const struct rbi_layout *const rbi_layout_tables[];
 
 #endif
