@@ -8,15 +8,15 @@
  * Exit status: 0, or 1 with the library's explanation on stderr. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <ruby-introspect.h>
 
-/* Strings from the target are untrusted bytes: print printable ASCII
-   only, so nothing in them can drive the terminal. */
+/* Strings from the target are untrusted bytes: escaped as rbinspect
+   prints them, so nothing in them can drive the terminal. */
 static void print_safe(const char *s)
 {
-	for (; s && *s; s++)
-		putchar(*s >= 0x20 && *s < 0x7f ? *s : '?');
+	rbi_escape_text(stdout, s, strlen(s));
 }
 
 static int print_frame(const struct rbi_frame *f, void *arg)

@@ -1179,6 +1179,23 @@ void rbi_heap_iter_fini(rbi_heap_iter *it);
    way.  Errors: RBI_CORRUPT (not a class or module). */
 int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t cap);
 
+/* ---- Printing what the target holds --------------------------------------- */
+
+/* Names, paths, thread names and values come from the target: untrusted
+   bytes that could drive a terminal, reorder a line (U+202E), or break out
+   of a JSON string or an HTML attribute.  These write LEN bytes of S (NULL
+   when LEN is 0) to F as rbinspect prints them.
+
+   rbi_escape_text: printable UTF-8 as it is; '\\' and every other byte
+   as \\, \n, \t, \r, \e or \xNN; the bidirectional controls as \u{202e}.
+   rbi_escape_json: a JSON string, quotes included (controls and invalid
+   bytes as \u00NN, the bidirectional controls as \u202e).
+   rbi_escape_xml: text or an attribute value of XML, SVG or HTML: & < > " '
+   as entities, the rest as rbi_escape_text. */
+void rbi_escape_text(FILE *f, const char *s, size_t len);
+void rbi_escape_json(FILE *f, const char *s, size_t len);
+void rbi_escape_xml(FILE *f, const char *s, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "internal.h"
 #include "out/out.h"
 
 /* Length of the valid UTF-8 sequence at S (max LEN bytes) encoding a
@@ -279,4 +280,24 @@ void rbi_out_text_also(FILE *f, const char *s, size_t len, const char *also)
 void rbi_out_xml(FILE *f, const char *s, size_t len)
 {
 	escaped(f, s, len, "&<>\"'", &xml);
+}
+
+/* The public helpers (ruby-introspect.h): what rbinspect writes, for any
+   program printing what a target holds. */
+RBI_EXPORT void rbi_escape_text(FILE *f, const char *s, size_t len)
+{
+	if (f && (s || !len))
+		escaped(f, s ? s : "", len, "", &text);
+}
+
+RBI_EXPORT void rbi_escape_json(FILE *f, const char *s, size_t len)
+{
+	if (f && (s || !len))
+		json_string(f, s ? s : "", len);
+}
+
+RBI_EXPORT void rbi_escape_xml(FILE *f, const char *s, size_t len)
+{
+	if (f && (s || !len))
+		escaped(f, s ? s : "", len, "&<>\"'", &xml);
 }
