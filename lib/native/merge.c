@@ -78,6 +78,28 @@ static int ruby_copy_fn(const struct rbi_frame *f, void *arg)
 
 /* ---- reading both stacks ------------------------------------------------- */
 
+/* The backend's number for TH's kernel thread.  Ruby keeps the tid its
+   own pid namespace gave the thread; a core of a process in a container
+   names the host's (gdb's gcore, the kernel), so a tid the core does not
+   list is looked up by the thread pointer instead: on x86-64 a thread's
+   fs_base is its pthread_t. */
+static int32_t backend_tid(struct rbi_target *t, const struct rbi_thread *th)
+{
+	struct rbi_thread_regs r;
+	int32_t by_pointer = 0;
+
+	if (t->live || !t->ops->thread)
+		return th->tid;
+	for (size_t i = 0; i < RBI_THREADS_REGS_MAX &&
+	     t->ops->thread(t->be, i, &r) == RBI_OK; i++) {
+		if (r.tid == th->tid)
+			return th->tid;
+		if (th->pthread && r.fs_base == th->pthread && !by_pointer)
+			by_pointer = r.tid;
+	}
+	return by_pointer ? by_pointer : th->tid;
+}
+
 /* TH's Ruby and native frames, read while its thread holds still: a live
    one is stopped for the time (unless the whole process is, by us). */
 static int read_stacks(struct rbi_target *t, const struct rbi_thread *th,
@@ -103,7 +125,7 @@ static int read_stacks(struct rbi_target *t, const struct rbi_thread *th,
 	}
 	rc = rbi_frame_foreach(t, th, 0, ruby_copy_fn, rs);
 	if (rc == RBI_OK || rc == RBI_ITER_END)
-		rc = rbi_native_unwind(t, th->tid, ns);
+		rc = rbi_native_unwind(t, backend_tid(t, th), ns);
 	if (hold) {
 		rbi_task_release(th->tid);
 		*stopped_ns = rbi_now_ns() - t0;

@@ -27,4 +27,16 @@ for type in TOTAL T_OBJECT T_CLASS T_MODULE T_FLOAT T_REGEXP T_STRUCT T_BIGNUM \
 		"$(awk -F'\t' -v t="$type" '$1 == "count" && $2 == t { print $3 }' "$truth")" \
 		"example core: $type as ObjectSpace.count_objects said"
 done
+# bt --native: the core was dumped in a pid namespace, so its notes name host tids and Ruby
+# its own; the threads are matched by their thread pointers.
+"$RBINSPECT" --json "$core" bt --native >"$RB_TMP/native.json" 2>>"$RB_TMP/err"
+is "$(jq -r '[.threads[] | select(.merged | not) | "\(.name): \(.unmerged_reason)"] | join("; ")' \
+	"$RB_TMP/native.json")" "" "example core: bt --native merges every thread's native and Ruby frames"
+jq '.threads[] |= (.frames = [.frames[] | .ruby | select(. != null)])' "$RB_TMP/native.json" \
+	>"$RB_TMP/native-ruby.json"
+if out=$(python3 "$here/tests/bt-check.py" "$truth" "$RB_TMP/native-ruby.json" 2>&1); then
+	ok "example core: bt --native's Ruby frames are the recorded backtraces"
+else
+	not_ok "example core: bt --native's Ruby frames differ"; diag "$out"
+fi
 tap_done

@@ -189,9 +189,7 @@ static int on_thread(const struct rbi_thread *th, void *arg)
 	if (th->error == RBI_OK) {
 		rbi_frame_foreach(w->t, th, 2000, on_frame, w);
 		/* bt --native: the core's registers, unwound through stacks
-		   that lie.  (The bundled core was dumped in a pid namespace:
-		   its notes name host tids, Ruby its own, so today this ends
-		   at "no registers of thread 1" for every thread.) */
+		   that lie. */
 		rbi_native_foreach(w->t, th, 500, on_mixed, NULL, &ni);
 	}
 	return 0;
