@@ -444,8 +444,9 @@ typedef int (*rbi_frame_fn)(const struct rbi_frame *frame, void *arg);
    walk is always bounded by the thread's VM stack).  A thread that is
    starting or finishing has no frames: RBI_OK without any call.  Returns
    RBI_OK after the last frame, FN's non-zero return, or an error for this
-   thread (RBI_CORRUPT: a frame that makes no sense, e.g. a live thread's
-   stack changing under the walk; frames before it were delivered). */
+   thread (RBI_CORRUPT: a frame that makes no sense, frames before it
+   were delivered; RBI_TORN: a live thread's stack that kept changing
+   between two reads of it, none delivered). */
 int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		      size_t max_frames, rbi_frame_fn fn, void *arg);
 

@@ -11,8 +11,13 @@
  * drops the method frame under a rescue/ensure frame (which then carries
  * the method's label).
  *
- * Frames are read in chunks (one read each); labels, paths and iseqs are
- * memoized per walk, so a 10,000-deep recursion costs one label. */
+ * A live thread's stack is read twice, its control frames and their
+ * environments, and walked only when the second look has the frames the
+ * first had (steady(): the test record's reads make, sample.c); a stack
+ * still moving after LIVE_RETRIES reads is RBI_TORN, never frames that
+ * were not all there at once.  Frames are read in chunks (one read each);
+ * labels, paths and iseqs are memoized per walk, so a 10,000-deep
+ * recursion costs one label. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +32,9 @@
 #define MEMO_SLOTS 256
 #define LABEL_MAX 1024
 #define PATH_MAX_ 4096
-/* Walks of a live thread redone when its stack moved before any frame
-   was delivered. */
-#define LIVE_RETRIES 3
+/* Reads of a live thread's stack: the first, and again while it moves
+   between two looks or before any frame was delivered. */
+#define LIVE_RETRIES 4
 /* Environments between a block and its method: deeper is a cycle. */
 #define EP_CHAIN_MAX 4096
 
@@ -90,14 +95,29 @@ struct memo {
 	int last_line;
 };
 
+/* One look at a thread's stack: its control frames and the environment
+   (ep[-2..0]) of each frame that has one to read. */
+struct snap {
+	uint64_t first;                 /* ec->cfp */
+	uint64_t vm_stack;
+	size_t n;                       /* frames read from FIRST (to the dummy,
+					   or to the first bad environment) */
+	uint8_t *cfps;
+	size_t cfps_cap;
+	struct env {
+		uint64_t w[3];          /* ep[-2], ep[-1], ep[0] */
+		int rc;                 /* read_env's error for this frame */
+	} *envs;
+	size_t envs_cap;
+	char err[RBI_ERRMSG_MAX];       /* the last frame's, when its rc is set */
+};
+
 struct fwalk {
 	struct rbi_target *t;
 	struct rbi_vm *vm;
 	const struct rbi_layout *l;
-	uint64_t first;                 /* ec->cfp */
-	size_t n;                       /* frames from FIRST to the dummy */
-	uint8_t *chunk;
-	size_t chunk_lo, chunk_n;
+	struct snap looks[2];
+	struct snap *cur;               /* the look walked */
 	struct memo *memo;
 	/* The Ruby frame C frames above it report (index into the walk). */
 	size_t caller_idx;
@@ -106,30 +126,17 @@ struct fwalk {
 	int caller_line;
 };
 
-static int get_cfp(struct fwalk *w, size_t i, struct cfp *out)
+static void get_cfp(const struct fwalk *w, size_t i, struct cfp *out)
 {
 	const struct rbi_layout *l = w->l;
-	const uint8_t *b;
-	int rc;
+	const uint8_t *b = w->cur->cfps + i * l->cfp_size;
 
-	if (i < w->chunk_lo || i >= w->chunk_lo + w->chunk_n) {
-		size_t n = w->n - i < CHUNK_FRAMES ? w->n - i : CHUNK_FRAMES;
-
-		w->chunk_n = 0;
-		if ((rc = rbi_read(w->t, w->first + i * l->cfp_size, w->chunk,
-				   n * l->cfp_size)))
-			return rbi_fail_context(rc, "reading control frames: ");
-		w->chunk_lo = i;
-		w->chunk_n = n;
-	}
-	b = w->chunk + (i - w->chunk_lo) * l->cfp_size;
-	out->addr = w->first + i * l->cfp_size;
+	out->addr = w->cur->first + i * l->cfp_size;
 	out->pc = rbi_get_u64(b, l->cfp_pc);
 	out->iseq = rbi_get_u64(b, l->cfp_iseq);
 	out->self = rbi_get_u64(b, l->cfp_self);
 	out->ep = rbi_get_u64(b, l->cfp_ep);
 	out->jit_return = l->cfp_jit_return != RBI_ABSENT ? rbi_get_u64(b, l->cfp_jit_return) : 0;
-	return RBI_OK;
 }
 
 /* check_method_entry (vm_insnhelper.c): V if it is a method entry, the
@@ -328,24 +335,36 @@ static void iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 						   sizeof(path)));
 }
 
-/* Frame environment: flags and the method-entry/cref slot. */
-static int read_env(struct fwalk *w, const struct cfp *c, uint64_t *flags,
-		    uint64_t *me_cref)
+/* Read the environment (ep[-2..0]) of the frame C into E: its error, if
+   any, is E->rc (and returned). */
+static int env_read(struct fwalk *w, const struct cfp *c, struct env *e)
 {
-	uint64_t env[3];
 	int rc;
 
 	if (!c->ep || (c->ep & 7))
-		return rbi_fail(RBI_CORRUPT, "control frame 0x%" PRIx64 " has no "
-				"environment", c->addr);
-	if ((rc = rbi_read(w->t, c->ep - 16, env, sizeof(env))))
-		return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
-	*me_cref = env[0];
-	*flags = env[2];
-	if (frame_type(*flags) == RBI_FRAME_TYPE_UNKNOWN)
-		return rbi_fail(RBI_CORRUPT, "control frame 0x%" PRIx64 " has no "
-				"frame magic (flags 0x%" PRIx64 "): the stack changed "
-				"or is corrupt", c->addr, *flags);
+		return e->rc = rbi_fail(RBI_CORRUPT, "control frame 0x%" PRIx64 " has no "
+					"environment", c->addr);
+	if ((rc = rbi_read(w->t, c->ep - 16, e->w, sizeof(e->w))))
+		return e->rc = rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
+	if (frame_type(e->w[2]) == RBI_FRAME_TYPE_UNKNOWN)
+		return e->rc = rbi_fail(RBI_CORRUPT, "control frame 0x%" PRIx64 " has no "
+					"frame magic (flags 0x%" PRIx64 "): the stack changed "
+					"or is corrupt", c->addr, e->w[2]);
+	return e->rc = RBI_OK;
+}
+
+/* Frame I's environment as the look read it: flags and the
+   method-entry/cref slot, or why it could not be read. */
+static int read_env(struct fwalk *w, size_t i, uint64_t *flags,
+		    uint64_t *me_cref)
+{
+	const struct env *e = &w->cur->envs[i];
+
+	*me_cref = *flags = 0;
+	if (e->rc)
+		return rbi_fail(e->rc, "%s", w->cur->err);
+	*me_cref = e->w[0];
+	*flags = e->w[2];
 	return RBI_OK;
 }
 
@@ -403,16 +422,15 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 	w->caller_none = true;
 	w->caller_path[0] = '\0';
 	w->caller_line = 0;
-	for (size_t j = i + 1; j < w->n; j++) {
+	for (size_t j = i + 1; j < w->cur->n; j++) {
 		uint64_t flags, me_cref, cme;
 		struct memo *m;
 		int line;
 
-		if ((rc = get_cfp(w, j, &c)))
-			return rc;
+		get_cfp(w, j, &c);
 		if (!c.iseq || !c.pc)
 			continue;
-		if ((rc = read_env(w, &c, &flags, &me_cref)) ||
+		if ((rc = read_env(w, j, &flags, &me_cref)) ||
 		    (rc = ruby_frame(w, &c, flags, me_cref, &m, &cme, &line)))
 			return rc;
 		if (rbi_iseq_c_trace(&m->is))
@@ -424,7 +442,7 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 		w->caller_line = line;
 		return RBI_OK;
 	}
-	w->caller_idx = w->n;
+	w->caller_idx = w->cur->n;
 	return RBI_OK;
 }
 
@@ -437,18 +455,17 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 
 	*emitted_out = 0;
 
-	for (size_t i = 0; i < w->n && (!max_frames || emitted < max_frames); i++) {
+	for (size_t i = 0; i < w->cur->n && (!max_frames || emitted < max_frames); i++) {
 		struct rbi_frame f = { .index = emitted };
 		uint64_t flags, me_cref, cme;
 		struct memo *m;
 		struct cfp c;
 		bool hit;
 
-		if ((rc = get_cfp(w, i, &c)))
-			return rc;
+		get_cfp(w, i, &c);
 		if (c.iseq && !c.pc)
 			continue;       /* IFUNC, dummy and finished frames */
-		if ((rc = read_env(w, &c, &flags, &me_cref)))
+		if ((rc = read_env(w, i, &flags, &me_cref)))
 			return rc;
 		f.cfp = c.addr;
 		f.self = c.self;
@@ -515,9 +532,72 @@ emit:
 	return RBI_OK;
 }
 
-/* Check TH's execution context and set W's frame range; *EMPTY if the
-   thread has no frames (starting, finished). */
-static int setup(struct fwalk *w, const struct rbi_thread *th, bool *empty)
+/* Read N control frames from S->first into S, with the environment of
+   each frame that has one (a frame with an iseq but no pc has none to
+   read): up to the first that cannot be read or has no frame magic, whose
+   error is kept for walk(). */
+static int look(struct fwalk *w, struct snap *s, size_t n)
+{
+	const struct rbi_layout *l = w->l;
+	int rc;
+
+	s->n = 0;
+	for (size_t i = 0; i < n; i += CHUNK_FRAMES) {
+		size_t k = n - i < CHUNK_FRAMES ? n - i : CHUNK_FRAMES;
+
+		if (!RBI_GROW(s->envs, s->envs_cap, i + k, CHUNK_FRAMES) ||
+		    !rbi_grow(&s->cfps, &s->cfps_cap, (i + k) * l->cfp_size, 1,
+			      CHUNK_FRAMES * l->cfp_size))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		if ((rc = rbi_read(w->t, s->first + i * l->cfp_size,
+				   s->cfps + i * l->cfp_size, k * l->cfp_size)))
+			return rbi_fail_context(rc, "reading control frames: ");
+		for (size_t j = i; j < i + k; j++) {
+			struct cfp c;
+
+			s->n = j + 1;
+			w->cur = s;
+			get_cfp(w, j, &c);
+			s->envs[j].rc = RBI_OK;
+			if (!(c.iseq && !c.pc) && env_read(w, &c, &s->envs[j])) {
+				snprintf(s->err, sizeof(s->err), "%s", rbi_errmsg());
+				return RBI_OK;
+			}
+		}
+	}
+	return RBI_OK;
+}
+
+/* Did the stack stay put between looks A and B?  B's top may be higher
+   (frames popped in between), never deeper (frames A never saw), and each
+   of B's frames must be the one A read there (rbi_vm_cfp_kept, the test
+   record's reads make) with the same environment: else a frame of A's
+   stack may name a method that another frame's slot held a moment later,
+   a stack the thread never had. */
+static bool steady(const struct fwalk *w, const struct snap *a, const struct snap *b)
+{
+	const struct rbi_layout *l = w->l;
+	size_t skip;
+
+	if (b->vm_stack != a->vm_stack || b->first < a->first)
+		return false;
+	skip = (b->first - a->first) / l->cfp_size;
+	if (skip > a->n || b->n + skip != a->n)
+		return false;
+	for (size_t k = 0; k < b->n; k++) {
+		const struct env *ea = &a->envs[k + skip], *eb = &b->envs[k];
+
+		if (!rbi_vm_cfp_kept(l, a->cfps + (k + skip) * l->cfp_size,
+				     b->cfps + k * l->cfp_size) ||
+		    ea->rc != eb->rc || (!ea->rc && memcmp(ea->w, eb->w, sizeof(ea->w))))
+			return false;
+	}
+	return true;
+}
+
+/* Check TH's execution context and read its stack into S (look()); *EMPTY
+   if the thread has no frames (starting, finished). */
+static int setup(struct fwalk *w, const struct rbi_thread *th, struct snap *s, bool *empty)
 {
 	const struct rbi_layout *l = w->l;
 	uint64_t ec[4];         /* vm_stack, vm_stack_size, cfp, thread_ptr */
@@ -558,10 +638,10 @@ static int setup(struct fwalk *w, const struct rbi_thread *th, bool *empty)
 				"the VM stack 0x%" PRIx64 "-0x%" PRIx64, ec[2], ec[0], end);
 	if (ec[2] >= last)
 		return RBI_OK;
-	w->first = ec[2];
-	w->n = (last - ec[2]) / l->cfp_size;
 	*empty = false;
-	return RBI_OK;
+	s->first = ec[2];
+	s->vm_stack = ec[0];
+	return look(w, s, (last - ec[2]) / l->cfp_size);
 }
 
 RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
@@ -569,6 +649,8 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 {
 	struct fwalk w = { .t = t };
 	struct rbi_vm *vm = NULL;
+	/* A live process that runs moves its stacks: each is read twice. */
+	bool moves;
 	bool empty;
 	int rc;
 
@@ -578,39 +660,54 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		return rc;
 	w.vm = vm;
 	w.l = vm->layout;
+	moves = t->live && !t->paused;
 	/* Ruby has no backtrace for a killed thread (thread_backtrace_to_ary):
 	   its stack may be half torn down or freed. */
 	if (th->status == RBI_THREAD_KILLED)
 		return RBI_OK;
-	w.chunk = malloc((size_t)CHUNK_FRAMES * w.l->cfp_size);
 	w.memo = calloc(MEMO_SLOTS, sizeof(*w.memo));
-	if (!w.chunk || !w.memo) {
-		rc = rbi_fail(RBI_NOMEM, "out of memory");
-		goto out;
-	}
+	if (!w.memo)
+		return rbi_fail(RBI_NOMEM, "out of memory");
 	for (int attempt = 1;; attempt++) {
 		size_t emitted;
 
-		if ((rc = setup(&w, th, &empty)) || empty)
+		if (moves)
+			rbi_cache_clear(&t->cache);
+		w.cur = &w.looks[0];
+		if ((rc = setup(&w, th, &w.looks[0], &empty)) || empty)
 			break;
+		if (moves) {
+			/* The second look, from memory read afresh: the stack
+			   walked is the second, if the first had it. */
+			rbi_cache_clear(&t->cache);
+			w.cur = &w.looks[1];
+			if ((rc = setup(&w, th, &w.looks[1], &empty)) || empty)
+				break;
+			if (!steady(&w, &w.looks[0], &w.looks[1])) {
+				if (attempt < LIVE_RETRIES)
+					continue;
+				rc = rbi_fail(RBI_TORN, "the stack changed while it was "
+					      "read, %d times: not shown", attempt);
+				break;
+			}
+		}
+		for (size_t i = 0; i < MEMO_SLOTS; i++)
+			memo_clear(&w.memo[i]);
+		w.caller_valid = false;
 		rc = walk(&w, max_frames, fn, arg, &emitted);
-		/* A live thread that runs moves its stack under the walk.  If
-		   nothing was delivered yet, read it again, afresh. */
-		if (rc >= 0 || emitted || !t->live || attempt == LIVE_RETRIES ||
+		/* Frames that make no sense: read them again, afresh, if
+		   nothing was delivered yet. */
+		if (rc >= 0 || emitted || !moves || attempt >= LIVE_RETRIES ||
 		    (rc != RBI_CORRUPT && rc != RBI_UNMAPPED && rc != RBI_PARTIAL))
 			break;
-		rbi_cache_clear(&t->cache);
-		for (size_t i = 0; i < MEMO_SLOTS; i++)
-			memo_clear(&w.memo[i]);
-		w.chunk_n = 0;
-		w.caller_valid = false;
 	}
-out:
-	if (w.memo)
-		for (size_t i = 0; i < MEMO_SLOTS; i++)
-			memo_clear(&w.memo[i]);
+	for (size_t i = 0; i < MEMO_SLOTS; i++)
+		memo_clear(&w.memo[i]);
 	free(w.memo);
-	free(w.chunk);
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(w.looks); i++) {
+		free(w.looks[i].cfps);
+		free(w.looks[i].envs);
+	}
 	return rc;
 }
 
@@ -619,6 +716,13 @@ out:
 rbi_frame_type rbi_vm_frame_type(uint64_t ep_flags)
 {
 	return frame_type(ep_flags);
+}
+
+bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,
+		     const uint8_t *after)
+{
+	return rbi_get_u64(before, l->cfp_iseq) == rbi_get_u64(after, l->cfp_iseq) &&
+	       rbi_get_u64(before, l->cfp_self) == rbi_get_u64(after, l->cfp_self);
 }
 
 uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,

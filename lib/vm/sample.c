@@ -1021,8 +1021,7 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 		/* The same code for the same receiver in B and C: a frame that
 		   is not (popped, or C's copy caught the stack half way through
 		   a change) would be a frame that never was. */
-		ok = rbi_get_u64(a, l->cfp_iseq) == rbi_get_u64(b, l->cfp_iseq) &&
-		     rbi_get_u64(a, l->cfp_self) == rbi_get_u64(b, l->cfp_self);
+		ok = rbi_vm_cfp_kept(l, a, b);
 		*moved = false;
 		if (!ok)
 			break;

@@ -87,6 +87,12 @@ uint64_t rbi_vm_sampler_rescans(const struct rbi_vm_sampler *s);
 /* ---- frame.c: one frame's names without a walk -------------------------- */
 
 rbi_frame_type rbi_vm_frame_type(uint64_t ep_flags);
+/* Is the control frame read as AFTER (layout L's bytes) the one read as
+   BEFORE, still there: the same code for the same receiver?  Its pc and
+   ep may differ (the same method pushed again from another call site).  A
+   stack whose frames are not is torn (sample.c steady, frame.c). */
+bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,
+		     const uint8_t *after);
 /* check_method_entry (vm_insnhelper.c): V if it is a method entry, the
    one inside an svar (when CAN_BE_SVAR), else 0. */
 uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,

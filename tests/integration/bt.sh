@@ -109,8 +109,12 @@ while read -r kind ver root cmd; do
 	# is an error line, never made-up frames.
 	if ruby_start "$kind" "$root" "$cmd" thread-churn.rb; then
 		fails=0 moving=0
+		: >"$RB_TMP/churn-all.json"
 		for _ in $(seq 30); do
-			if ! "$RBINSPECT" --json -p "$RB_PID" bt >"$RB_TMP/churn.json" 2>"$RB_TMP/churn.err" ||
+			"$RBINSPECT" --json -p "$RB_PID" bt >"$RB_TMP/churn.json" 2>"$RB_TMP/churn.err"
+			st=$?
+			cat "$RB_TMP/churn.json" >>"$RB_TMP/churn-all.json"
+			if [ "$st" -ne 0 ] ||
 			   ! jq -e '[.threads[] | select(.main)] | length == 1 and
 					(.[0].error != null or .[0].frames[-1].label == "<main>")' \
 					"$RB_TMP/churn.json" >/dev/null; then
@@ -121,6 +125,12 @@ while read -r kind ver root cmd; do
 				moving=$((moving + 1))
 		done
 		is "$fails" 0 "$kind $ver: 30 bt of a process churning threads, each answers with its main thread ($moving with its stack moving)"
+		# Every stack printed without an error is one the program can have.
+		if out=$(python3 "$here/tests/churn-check.py" "$RB_TMP/churn-all.json"); then
+			ok "$kind $ver: no impossible stack among 30 bt of a churning process ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
+		else
+			not_ok "$kind $ver: a stack printed as real that the program cannot have"; diag "$out"
+		fi
 		kill -9 "$RB_PID"
 	else
 		not_ok "$kind $ver: thread-churn.rb did not start"

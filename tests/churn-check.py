@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""churn-check.py BT.json...: every stack `rbinspect --json bt` printed for
+testdata/programs/thread-churn.rb as real (no error) is one that program can
+have: its outermost frame is where a thread of it starts, and every frame
+is one its caller can call (the program's own structure, below).  A stack
+with an error is not checked: it was marked, not printed as real.
+
+Prints each impossible stack and exits 1 if there is one; prints
+"STACKS ERRORS" (stacks checked, stacks marked) on success."""
+import json
+import re
+import sys
+
+# Labels without their class (Ruby 3.4 qualifies them, older ones do not):
+# "block in Churn.short_life" -> "block in short_life".
+QUAL = re.compile(r"[A-Z][\w:]*[#.](?=\S)")
+
+ROOTS = {"<main>", "block in <main>", "block (3 levels) in <main>"}
+# caller -> what it can call, in thread-churn.rb
+CALLS = {
+    "<main>": {"loop"},
+    "loop": {"block in <main>"},
+    "block in <main>": {"each_index", "pass", "short_life"},
+    "block (3 levels) in <main>": {"short_life"},
+    "each_index": {"block (2 levels) in <main>"},
+    "block (2 levels) in <main>": {"alive?", "join", "new"},
+    "new": {"initialize"},
+    "short_life": {"times"},
+    "times": {"block in short_life"},
+}
+
+
+def plain(label):
+    return QUAL.sub("", label or "")
+
+
+def impossible(frames):
+    labels = [plain(f.get("label")) for f in reversed(frames)]  # outermost first
+    if not labels:
+        return None
+    if labels[0] not in ROOTS:
+        return "starts in %s" % labels[0]
+    for caller, callee in zip(labels, labels[1:]):
+        if callee not in CALLS.get(caller, ()):
+            return "%s calls %s" % (caller, callee)
+    return None
+
+
+def main():
+    bad = checked = marked = 0
+    for path in sys.argv[1:]:
+        with open(path) as f:
+            text = f.read()
+        dec = json.JSONDecoder()
+        pos = 0
+        while pos < len(text):
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if pos >= len(text):
+                break
+            doc, pos = dec.raw_decode(text, pos)
+            for th in doc.get("threads", []):
+                if th.get("error") is not None:
+                    marked += 1
+                    continue
+                checked += 1
+                why = impossible(th.get("frames") or [])
+                if why:
+                    bad += 1
+                    print("%s: impossible stack (%s): %s" % (
+                        path, why, " <- ".join(fr.get("label") or "?"
+                                              for fr in th["frames"])))
+    if bad:
+        return 1
+    print(checked, marked)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
