@@ -201,7 +201,9 @@ struct rbi_open_opts {
 int rbi_target_open_pid(pid_t pid, const struct rbi_open_opts *opts,
 			rbi_target **out);
 
-/* Open a core file.  Errors: RBI_NOT_ELF, RBI_NOT_CORE, RBI_TRUNCATED. */
+/* Open a core file.  Errors: RBI_NOT_ELF, RBI_NOT_CORE (also a core broken
+   inside: bad program headers or notes, no memory segment, no thread),
+   RBI_TRUNCATED. */
 int rbi_target_open_core(const char *path, const struct rbi_open_opts *opts,
 			 rbi_target **out);
 

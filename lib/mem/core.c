@@ -563,6 +563,25 @@ static int fail_not_core(Elf *elf, const GElf_Ehdr *eh, const char *path)
 	return rbi_fail(RBI_NOT_CORE, "%s is %s, not a core file", path, what);
 }
 
+/* An ELF header libelf would not take: what in its e_ident (HEAD) is
+   wrong, or libelf's word MSG when that is all there is. */
+static int fail_ident(const char *path, const unsigned char *head, const char *msg)
+{
+	static const struct { int at, lo, hi; const char *what; } fields[] = {
+		{ EI_CLASS, ELFCLASS32, ELFCLASS64, "class (32/64-bit)" },
+		{ EI_DATA, ELFDATA2LSB, ELFDATA2MSB, "byte order" },
+		{ EI_VERSION, EV_CURRENT, EV_CURRENT, "version" },
+	};
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(fields); i++)
+		if (head[fields[i].at] < fields[i].lo || head[fields[i].at] > fields[i].hi)
+			return rbi_fail(RBI_NOT_ELF, "%s: bad ELF header: invalid %s "
+					"byte %u in e_ident", path, fields[i].what,
+					head[fields[i].at]);
+	return rbi_fail(RBI_NOT_ELF, "%s: bad ELF header%s%s", path,
+			msg && *msg ? ": " : "", msg ? msg : "");
+}
+
 static int fail_truncated(const char *path, const char *what, uint64_t at,
 			  uint64_t need, uint64_t have)
 {
@@ -582,7 +601,7 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 	   the header's own count (unless it overflowed into section 0). */
 	phnum = eh->e_phnum;
 	if (phnum == PN_XNUM && elf_getphdrnum(c->elf, &phnum) != 0)
-		return rbi_fail(RBI_CORRUPT, "%s: bad program header count: %s",
+		return rbi_fail(RBI_NOT_CORE, "%s: bad program header count: %s",
 				c->path, elf_errmsg(-1));
 	if (eh->e_phoff > c->image_size ||
 	    phnum > (c->image_size - eh->e_phoff) / sizeof(Elf64_Phdr))
@@ -595,7 +614,7 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	for (i = 0; i < phnum; i++) {
 		if (!gelf_getphdr(c->elf, (int)i, &ph))
-			return rbi_fail(RBI_CORRUPT, "%s: program header %zu: %s",
+			return rbi_fail(RBI_NOT_CORE, "%s: program header %zu: %s",
 					c->path, i, elf_errmsg(-1));
 		if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE)
 			continue;
@@ -610,7 +629,7 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 			continue;
 		if (ph.p_filesz > ph.p_memsz ||
 		    ph.p_memsz > UINT64_MAX - ph.p_vaddr)
-			return rbi_fail(RBI_CORRUPT, "%s: PT_LOAD at 0x%" PRIx64
+			return rbi_fail(RBI_NOT_CORE, "%s: PT_LOAD at 0x%" PRIx64
 					" has bad sizes (file %" PRIu64 ", memory %"
 					PRIu64 ")", c->path, ph.p_vaddr,
 					ph.p_filesz, ph.p_memsz);
@@ -620,11 +639,14 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 			.prot = seg_prot(ph.p_flags),
 		};
 	}
+	if (n == 0)
+		return rbi_fail(RBI_NOT_CORE, "%s: bad core: no memory segments "
+				"(PT_LOAD) among its %zu program headers", c->path, phnum);
 	c->nsegs = n;
 	qsort(c->segs, n, sizeof(*c->segs), seg_cmp);
 	for (i = 1; i < n; i++)
 		if (c->segs[i].vaddr - c->segs[i - 1].vaddr < c->segs[i - 1].memsz)
-			return rbi_fail(RBI_CORRUPT, "%s: PT_LOAD segments at 0x%"
+			return rbi_fail(RBI_NOT_CORE, "%s: PT_LOAD segments at 0x%"
 					PRIx64 " and 0x%" PRIx64 " overlap", c->path,
 					c->segs[i - 1].vaddr, c->segs[i].vaddr);
 	return RBI_OK;
@@ -641,7 +663,7 @@ static int add_thread(struct core *c, const unsigned char *d, size_t size)
 	const unsigned char *regs = d + PRSTATUS_REG_OFF;
 
 	if (size < PRSTATUS_PID_OFF + 4)
-		return rbi_fail(RBI_CORRUPT, "%s: NT_PRSTATUS note too short "
+		return rbi_fail(RBI_NOT_CORE, "%s: NT_PRSTATUS note too short "
 				"(%zu bytes)", c->path, size);
 	t.tid = get_i32(d + PRSTATUS_PID_OFF);
 	if (c->nthreads == 0) {
@@ -717,17 +739,17 @@ static int parse_nt_file(struct core *c, const unsigned char *d, size_t size)
 	int rc = RBI_OK;
 
 	if (size < 16)
-		return rbi_fail(RBI_CORRUPT, "%s: NT_FILE note too short", c->path);
+		return rbi_fail(RBI_NOT_CORE, "%s: NT_FILE note too short", c->path);
 	count = get_u64(d);
 	page_size = get_u64(d + 8);
 	if (count > (size - 16) / 24)
-		return rbi_fail(RBI_CORRUPT, "%s: NT_FILE claims %" PRIu64
+		return rbi_fail(RBI_NOT_CORE, "%s: NT_FILE claims %" PRIu64
 				" mappings but its note has room for %zu",
 				c->path, count, (size - 16) / 24);
 	if (count == 0)
 		return RBI_OK;
 	if (page_size == 0)
-		return rbi_fail(RBI_CORRUPT, "%s: NT_FILE page size is 0", c->path);
+		return rbi_fail(RBI_NOT_CORE, "%s: NT_FILE page size is 0", c->path);
 	names = d + 16 + count * 24;
 	names_len = size - 16 - count * 24;
 	c->names = malloc(names_len + 1);
@@ -749,7 +771,7 @@ static int parse_nt_file(struct core *c, const unsigned char *d, size_t size)
 		struct core_map *m = &c->maps[i];
 
 		if (!nul) {
-			rc = rbi_fail(RBI_CORRUPT, "%s: NT_FILE has %" PRIu64
+			rc = rbi_fail(RBI_NOT_CORE, "%s: NT_FILE has %" PRIu64
 				      " mappings but only %" PRIu64 " names",
 				      c->path, count, i);
 			goto out;
@@ -758,7 +780,7 @@ static int parse_nt_file(struct core *c, const unsigned char *d, size_t size)
 		m->end = get_u64(e + 8);
 		if (m->start >= m->end ||
 		    __builtin_mul_overflow(get_u64(e + 16), page_size, &m->offset)) {
-			rc = rbi_fail(RBI_CORRUPT, "%s: NT_FILE mapping %" PRIu64
+			rc = rbi_fail(RBI_NOT_CORE, "%s: NT_FILE mapping %" PRIu64
 				      " is malformed (0x%" PRIx64 "-0x%" PRIx64 ")",
 				      c->path, i, m->start, m->end);
 			goto out;
@@ -782,7 +804,7 @@ static int parse_nt_file(struct core *c, const unsigned char *d, size_t size)
 	qsort(c->maps, count, sizeof(*c->maps), map_cmp);
 	for (i = 1; i < count; i++)
 		if (c->maps[i].start < c->maps[i - 1].end) {
-			rc = rbi_fail(RBI_CORRUPT, "%s: NT_FILE mappings at 0x%"
+			rc = rbi_fail(RBI_NOT_CORE, "%s: NT_FILE mappings at 0x%"
 				      PRIx64 " and 0x%" PRIx64 " overlap", c->path,
 				      c->maps[i - 1].start, c->maps[i].start);
 			goto out;
@@ -800,7 +822,7 @@ static int load_notes(struct core *c)
 	int rc;
 
 	if (elf_getphdrnum(c->elf, &phnum) != 0)
-		return rbi_fail(RBI_CORRUPT, "%s: bad program headers", c->path);
+		return rbi_fail(RBI_NOT_CORE, "%s: bad program headers", c->path);
 	for (i = 0; i < phnum; i++) {
 		Elf_Data *data;
 		GElf_Nhdr nh;
@@ -812,11 +834,17 @@ static int load_notes(struct core *c)
 		data = elf_getdata_rawchunk(c->elf, (int64_t)ph.p_offset, ph.p_filesz,
 					    ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
 		if (!data)
-			return rbi_fail(RBI_CORRUPT, "%s: unreadable note segment "
+			return rbi_fail(RBI_NOT_CORE, "%s: unreadable note segment "
 					"at offset 0x%" PRIx64 ": %s", c->path,
 					ph.p_offset, elf_errmsg(-1));
-		while (pos < data->d_size &&
-		       (next = gelf_getnote(data, pos, &nh, &name_off, &desc_off)) > 0) {
+		while (pos < data->d_size) {
+			if (!(next = gelf_getnote(data, pos, &nh, &name_off, &desc_off)) &&
+			    data->d_size - pos < sizeof(Elf64_Nhdr))
+				break;  /* padding after the last note */
+			if (!next)
+				return rbi_fail(RBI_NOT_CORE, "%s: bad core: the note at "
+						"offset 0x%" PRIx64 " runs past its segment",
+						c->path, ph.p_offset + pos);
 			const unsigned char *name = (const unsigned char *)data->d_buf + name_off;
 			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
 			size_t dsz = nh.n_descsz;
@@ -857,6 +885,10 @@ static int load_notes(struct core *c)
 			}
 		}
 	}
+	/* The kernel, gdb and systemd-coredump all write one per thread. */
+	if (c->nthreads == 0)
+		return rbi_fail(RBI_NOT_CORE, "%s: bad core: no thread (NT_PRSTATUS "
+				"note) in its notes", c->path);
 	return RBI_OK;
 }
 
@@ -1141,8 +1173,7 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 		     rbi_fail(RBI_TRUNCATED, "%s: core truncated: ELF header needs "
 			      "%zu bytes, file has %lld", path, sizeof(Elf64_Ehdr),
 			      (long long)st.st_size) :
-		     rbi_fail(RBI_NOT_ELF, "%s: bad ELF header: %s", path,
-			      elf_errmsg(-1));
+		     fail_ident(path, head, elf_errmsg(-1));
 		goto fail;
 	}
 	if (eh.e_type != ET_CORE) {

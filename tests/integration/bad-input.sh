@@ -116,6 +116,42 @@ truncate -s $(( $(stat -c %s "$core") / 2 )) "$core"
 expect "a truncated core" 6 "truncated" "$RBINSPECT" "$core" info
 rm -f "$core"
 
+# Cores broken inside: the bad-core status and what is wrong, never "not a
+# Ruby process" or a VM error.  corrupt HOW: a copy of the core broken so.
+core=$(core_of "$RB_PID")
+corrupt() {
+	cp --sparse=always "$core" "$core.bad"
+	python3 - "$core.bad" "$1" <<'PY'
+import struct, sys
+path, how = sys.argv[1:]
+with open(path, "r+b") as f:
+    eh = f.read(64)
+    phoff, = struct.unpack_from("<Q", eh, 32)
+    phnum, = struct.unpack_from("<H", eh, 56)
+    f.seek(phoff)
+    phs = [struct.unpack("<IIQQQQQQ", f.read(56)) for _ in range(phnum)]
+    note = next(p for p in phs if p[0] == 4)     # PT_NOTE
+    if how == "class":
+        f.seek(4); f.write(b"\x07")
+    elif how == "no-segments":
+        f.seek(56); f.write(b"\0\0")
+    elif how == "zero-notes":
+        f.seek(note[2]); f.write(bytes(note[5]))
+    elif how == "long-note":
+        f.seek(note[2]); f.write(struct.pack("<I", 0x7fffffff))
+PY
+}
+corrupt class
+expect "a core whose e_ident is bad" 6 "bad ELF header: invalid class" "$RBINSPECT" "$core.bad" info
+corrupt no-segments
+expect "a core without program headers" 6 "bad core: no memory segments" "$RBINSPECT" "$core.bad" info
+corrupt zero-notes
+expect "a core whose notes are zeros" 6 "bad core: no thread" "$RBINSPECT" "$core.bad" info
+corrupt long-note
+expect "a core whose first note runs past its segment" 6 "bad core: the note at offset" \
+	"$RBINSPECT" "$core.bad" info
+rm -f "$core" "$core.bad"
+
 # A core whose libruby on disk has another build-id: say so, and still
 # answer from what the core holds (a core carrying file-backed mappings).
 core=$(core_of "$RB_PID" --with-file-mappings)
