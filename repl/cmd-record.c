@@ -240,6 +240,26 @@ static pid_t spawn(char **argv)
 	return pid;
 }
 
+/* Where the profile goes (-o, --raw; the default name is made in the
+   current directory) takes a file: found now, not after a long recording. */
+static bool outputs_writable(const struct profile_opts *o)
+{
+	int err = o->output ? outfile_writable(o->output) : outfile_dir_writable(".");
+
+	if (err) {
+		fprintf(stderr, "rbinspect: record: cannot write %s: %s\n",
+			o->output ? o->output : "a profile in the current directory",
+			strerror(err));
+		return false;
+	}
+	if (o->raw && (err = outfile_writable(o->raw))) {
+		fprintf(stderr, "rbinspect: record: cannot write %s: %s\n", o->raw,
+			strerror(err));
+		return false;
+	}
+	return true;
+}
+
 static int record_usage(void)
 {
 	fputs("usage: rbinspect record (-p PID | -- COMMAND [ARGS...]) [--rate HZ]\n"
@@ -298,6 +318,8 @@ int cmd_record(struct session *s, int argc, char **argv)
 		fprintf(stderr, "rbinspect: record: give -p PID or -- COMMAND\n");
 		return record_usage();
 	}
+	if (!outputs_writable(&o))
+		return EXIT_ERROR;
 	if (cmd) {
 		if (!(child = spawn(cmd)))
 			return EXIT_ERROR;

@@ -3,8 +3,13 @@
  * and closing says whether every byte got there. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "rbinspect.h"
@@ -52,4 +57,43 @@ int outfile_close(FILE *f)
 	if (f == stdout)
 		return fflush(f) || bad ? -1 : 0;
 	return fclose(f) || bad ? -1 : 0;
+}
+
+int outfile_dir_writable(const char *dir)
+{
+	/* A file made there and gone at close (root passes access() checks
+	   its file system may still refuse); access() where O_TMPFILE is not
+	   supported. */
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EOPNOTSUPP && errno != EISDIR)
+		return errno;
+	return access(dir, W_OK | X_OK) ? errno : 0;
+}
+
+int outfile_writable(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return EISDIR;
+		/* Opened as it will be, but neither truncated nor created. */
+		if ((fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+			return errno;
+		close(fd);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return errno;
+	snprintf(dir, sizeof(dir), "%s", path);
+	return outfile_dir_writable(dirname(dir));
 }

@@ -129,6 +129,12 @@ int heap_walk_end(struct heap_walk *w, int rc);
    write or the close failed. */
 FILE *outfile_open(const char *path);
 int outfile_close(FILE *f);
+/* Could PATH be written (a file there opened for writing, or made in its
+   directory), could a new file be made in DIR?  0, or the errno that says
+   why not.  For a check before a long run, not a promise: the file system
+   may change meanwhile. */
+int outfile_writable(const char *path);
+int outfile_dir_writable(const char *dir);
 /* Sampling (cmd-record.c, cmd-top.c).  With no session target (run as
    `rbinspect record ...`) they take -p PID or -- COMMAND themselves. */
 int cmd_record(struct session *s, int argc, char **argv);

@@ -98,6 +98,25 @@ cp "$RBINSPECT" "$RB_TMP/rbinspect"; chmod 755 "$RB_TMP" "$RB_TMP/rbinspect"
 expect "EPERM says how to fix it" 4 "CAP_SYS_PTRACE" \
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$RB_TMP/rbinspect" -p "$RB_PID" info
 
+# record's output that cannot be written: said at once, before a 30 s recording (the
+# line "recording process..." would come first), and no command started.
+for out in "$RB_TMP/none/p.svg" "$RB_TMP" "$here/README.md/p.svg"; do
+	expect "record -o $out: refused before recording" 1 "record: cannot write $out: " \
+		timeout 10 "$RBINSPECT" record -p "$RB_PID" -d 30 -o "$out"
+done
+expect "record --raw into a missing directory: refused before recording" 1 \
+	"record: cannot write $RB_TMP/none/p.raw: No such" \
+	timeout 10 "$RBINSPECT" record -p "$RB_PID" -d 30 -o - --raw "$RB_TMP/none/p.raw"
+expect "record -- COMMAND into a missing directory: the command is not run" 1 \
+	"record: cannot write" timeout 10 "$RBINSPECT" record -o "$RB_TMP/none/p.svg" -- \
+	sh -c "touch $RB_TMP/ran"
+check "record -- COMMAND into a missing directory: the command did not run" test ! -e "$RB_TMP/ran"
+mkdir "$RB_TMP/gone"
+expect "record into a current directory that was removed: refused before recording" 1 \
+	"record: cannot write a profile in the current directory" \
+	sh -c 'cd "$1" && rmdir "$1" && exec timeout 10 "$2" record -p "$3" -d 30' _ \
+	"$RB_TMP/gone" "$RBINSPECT" "$RB_PID"
+
 # --pause of a process a debugger holds (attached, running): it cannot be
 # stopped with ptrace as well; say so, and leave it running.
 gdb -q -nx -batch -p "$RB_PID" -ex continue >/dev/null 2>&1 & dbg=$!
