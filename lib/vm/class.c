@@ -2,7 +2,8 @@
  *
  * Port of vm_backtrace.c (3.4) rb_gen_method_name: "Foo::Bar#baz" for an
  * instance method, "Foo::Bar.baz" for a singleton method of a class or
- * module, plain "baz" otherwise (anonymous owners, temporary names).
+ * module, plain "baz" otherwise (anonymous owners, temporary names, those
+ * of set_temporary_name too).
  *
  * Where the permanent class path lives (variable.c classname):
  *  - 3.3+: RCLASS_EXT(klass)->classpath (the classext is embedded after
@@ -80,11 +81,40 @@ static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
 		vm->id_attached = 0;
 }
 
+/* Is PATH a constant path ("Foo::Bar", "::Foo"): segments that are
+   constant names?  (variable.c is_constant_path; a name that starts with
+   a byte past ASCII is taken for an upper-case letter, as Ruby takes most
+   of them.) */
+static bool constant_path(const char *path)
+{
+	const char *p = path;
+
+	if (!*p)
+		return false;
+	while (*p) {
+		if (p[0] == ':' && p[1] == ':')
+			p += 2;
+		if (!((*p >= 'A' && *p <= 'Z') || (unsigned char)*p >= 0x80))
+			return false;
+		while (*p && *p != ':') {
+			if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+			      (*p >= '0' && *p <= '9') || *p == '_' ||
+			      (unsigned char)*p >= 0x80))
+				return false;
+			p++;
+		}
+		if (*p && (p[0] != ':' || p[1] != ':'))
+			return false;
+	}
+	return true;
+}
+
 /* The permanent class path of class or module KLASS into BUF; false if it
    has none we can read.  rb_mod_name0 also reports whether the path is
    permanent (classext->permanent_classpath, a bitfield the offset tables
-   lack); a temporary path is always built by make_temporary_path as
-   "#<Class:0x...>::Name", so its "#<" prefix tells the same. */
+   lack).  A temporary path is never a constant path: make_temporary_path
+   builds "#<Class:0x...>::Name", and Module#set_temporary_name (3.3+)
+   refuses constant paths; a permanent one always is. */
 static bool class_path(struct rbi_target *t, struct rbi_vm *vm,
 		       uint64_t klass, char *buf, size_t cap)
 {
@@ -105,7 +135,7 @@ static bool class_path(struct rbi_target *t, struct rbi_vm *vm,
 	    !rbi_vm_heap_p(vm, path) ||
 	    rbi_vm_string(t, vm, path, buf, cap, &len) || len == 0)
 		return false;
-	return strncmp(buf, "#<", 2) != 0;
+	return constant_path(buf);
 }
 
 static bool class_or_module(struct rbi_target *t, const struct rbi_vm *vm,

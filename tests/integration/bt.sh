@@ -102,6 +102,24 @@ while read -r kind ver root cmd; do
 		not_ok "$kind $ver: spin.rb did not start"
 	fi
 
+	# Methods of classes without a permanent name (set_temporary_name on 3.3+, a class
+	# under an anonymous module): bare labels, as Ruby 3.4 prints them; own_label is
+	# the target's own label on every Ruby.  Live and from a core.
+	if ruby_start "$kind" "$root" "$cmd" tempname.rb; then
+		"$RBINSPECT" --json -p "$RB_PID" bt >"$RB_TMP/tempname.json"
+		compare "$kind $ver tempname.rb live" "$RB_TMP/tempname.json"
+		if core=$(core_of "$RB_PID"); then
+			"$RBINSPECT" --json "$core" bt >"$RB_TMP/tempname.json"
+			compare "$kind $ver tempname.rb core" "$RB_TMP/tempname.json"
+			rm -f "$core"
+		else
+			not_ok "$kind $ver: no core of tempname.rb"
+		fi
+		kill -9 "$RB_PID"
+	else
+		not_ok "$kind $ver: tempname.rb did not start"
+	fi
+
 	# Threads that come and go all the time (50 at once, each living a few
 	# microseconds): the thread list changes under every walk, and every bt
 	# must still answer, with the main thread in it.  The main thread runs
