@@ -16,6 +16,8 @@
 # does not have; a DWARF build runs from a copy of its ruby and libruby that is removed
 # after the crash.  Version, threads and frames must still read (but for what lived only
 # in libruby's read-only data), and a wrong --ruby-version must be refused.
+# None of it may take more than seconds: libdw once searched such a core's symbol tables for
+# minutes.
 #
 # Where the core goes: see tests/crashes.sh.  Once, the pattern is a pipe to a helper of the
 # test's own (as systemd-coredump gets its cores: on standard input, holes written as zeros).
@@ -69,6 +71,19 @@ compressed_cores() {
 # carried off its machine.
 offline_core() {
 	local name="$1 without its files" core=$2 truth=$3 ver=$4 j=$RB_TMP/offline out rc
+	# No search for what the core lacks may run on: libdw sized .dynsym by walking
+	# hash chains over the zero pages a kernel core has for libruby's text, for
+	# minutes (images.c hands it no such image).  Each command, the native unwinder
+	# and its symbol tables included, ends in seconds.
+	local cmd slow=""
+	for cmd in info bt "bt --native"; do
+		start=$(date +%s%N)
+		# shellcheck disable=SC2086
+		timeout 60 "$RBINSPECT" "$core" $cmd >/dev/null 2>&1; rc=$?
+		ms=$(( ($(date +%s%N) - start) / 1000000 ))
+		{ [ "$rc" = 124 ] || [ "$ms" -ge 10000 ]; } && slow="$slow $cmd: ${ms} ms (exit $rc);"
+	done
+	is "$slow" "" "$name: info, bt and bt --native end in under 10 s"
 	"$RBINSPECT" --json "$core" info >"$j.info" 2>"$j.err"
 	is "$(jq -r '[.version, (.version_via | startswith("file name libruby")), .vm_source] | @tsv' "$j.info")" \
 		"$(printf '%s\ttrue\tscan' "$ver")" "$name: the version from libruby's file name, the VM from its data"
