@@ -71,6 +71,8 @@ struct image_list_priv {
 	struct image_priv *priv;        /* pub.n of them */
 	Dwfl_Callbacks callbacks;       /* image_callbacks + this debuginfo_path */
 	char *debuginfo_path;
+	bool said_no_symtab;            /* an image without symbol tables was
+					   named (once per target) */
 };
 
 static int image_find_elf(Dwfl_Module *mod, void **userdata,
@@ -368,8 +370,20 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 	}
 	if (!p->mem && image_copy_memory(p) != RBI_OK)
 		return -1;
-	if (!image_dynsym_copied(p))
-		return -1;      /* no symbols here (vm/offline.c copes for Ruby) */
+	if (!image_dynsym_copied(p)) {
+		/* No symbols here (vm/offline.c copes for Ruby). */
+		struct image_list_priv *lp = (struct image_list_priv *)p->t->images;
+
+		if (lp && !lp->said_no_symtab)
+			rbi_diag_add(&p->t->diag, "%s and images like it: their symbol "
+				     "tables are not in the core (only their first page "
+				     "and the data they wrote are): no symbols or native "
+				     "frames from them (their files, under --sysroot, give "
+				     "them)", img->name);
+		if (lp)
+			lp->said_no_symtab = true;
+		return -1;
+	}
 	*elfp = elf_memory((char *)p->mem, p->memsize);
 	return -1;
 }

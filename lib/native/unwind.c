@@ -121,8 +121,12 @@ static int unwind_state(struct rbi_target *t, struct rbi_image_list *l,
 	st->t = t;
 	if (!dwfl_attach_state(l->dwfl, NULL, t->pid > 0 ? t->pid : 1, &unwind_callbacks, st)) {
 		free(st);
+		/* libdwfl takes the machine from the first image whose ELF it
+		   gets: none, when no file is here and no image is whole in a
+		   core. */
 		return rbi_fail(RBI_UNSUPPORTED, "cannot unwind this target's native "
-				"stacks: %s", dwfl_errmsg(-1));
+				"stacks: %s (no image's ELF is on this machine or whole "
+				"in the target: --sysroot may help)", dwfl_errmsg(-1));
 	}
 	l->unwind = st;
 	*out = st;

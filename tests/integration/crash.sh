@@ -79,11 +79,16 @@ offline_core() {
 	for cmd in info bt "bt --native"; do
 		start=$(date +%s%N)
 		# shellcheck disable=SC2086
-		timeout 60 "$RBINSPECT" "$core" $cmd >/dev/null 2>&1; rc=$?
+		timeout 60 "$RBINSPECT" "$core" $cmd >/dev/null 2>"$j.err"; rc=$?
 		ms=$(( ($(date +%s%N) - start) / 1000000 ))
 		{ [ "$rc" = 124 ] || [ "$ms" -ge 10000 ]; } && slow="$slow $cmd: ${ms} ms (exit $rc);"
 	done
 	is "$slow" "" "$name: info, bt and bt --native end in under 10 s"
+	if grep -q "symbol tables are not in the core.*--sysroot" "$j.err"; then
+		ok "$name: bt --native says which symbols it went without"
+	else
+		not_ok "$name: bt --native says which symbols it went without"; diag "$(cat "$j.err")"
+	fi
 	"$RBINSPECT" --json "$core" info >"$j.info" 2>"$j.err"
 	is "$(jq -r '[.version, (.version_via | startswith("file name libruby")), .vm_source] | @tsv' "$j.info")" \
 		"$(printf '%s\ttrue\tscan' "$ver")" "$name: the version from libruby's file name, the VM from its data"
