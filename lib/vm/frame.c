@@ -558,7 +558,7 @@ static int look(struct fwalk *w, struct snap *s, size_t n)
 			s->n = j + 1;
 			w->cur = s;
 			get_cfp(w, j, &c);
-			s->envs[j].rc = RBI_OK;
+			s->envs[j] = (struct env){ .rc = RBI_OK };
 			if (!(c.iseq && !c.pc) && env_read(w, &c, &s->envs[j])) {
 				snprintf(s->err, sizeof(s->err), "%s", rbi_errmsg());
 				return RBI_OK;
