@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""churn-check.py BT.json...: every stack `rbinspect --json bt` printed for
-testdata/programs/thread-churn.rb as real (no error) is one that program can
-have: its outermost frame is where a thread of it starts, and every frame
-is one its caller can call (the program's own structure, below).  A stack
-with an error is not checked: it was marked, not printed as real.
+"""churn-check.py PROGRAM BT.json...: every stack `rbinspect --json bt` printed
+as real (no error) for testdata/programs/PROGRAM.rb (thread-churn or churn) is
+one that program can have: its outermost frame is where a thread of it
+starts, and every frame is one its caller can call (the program's own
+structure, below).  A stack with an error is not checked: it was marked, not
+printed as real.
 
 Prints each impossible stack and exits 1 if there is one; prints
 "STACKS ERRORS" (stacks checked, stacks marked) on success."""
@@ -15,18 +16,25 @@ import sys
 # "block in Churn.short_life" -> "block in short_life".
 QUAL = re.compile(r"[A-Z][\w:]*[#.](?=\S)")
 
-ROOTS = {"<main>", "block in <main>", "block (3 levels) in <main>"}
-# caller -> what it can call, in thread-churn.rb
-CALLS = {
-    "<main>": {"loop"},
-    "loop": {"block in <main>"},
-    "block in <main>": {"each_index", "pass", "short_life"},
-    "block (3 levels) in <main>": {"short_life"},
-    "each_index": {"block (2 levels) in <main>"},
-    "block (2 levels) in <main>": {"alive?", "join", "new"},
-    "new": {"initialize"},
-    "short_life": {"times"},
-    "times": {"block in short_life"},
+# Per program: where its threads start, and caller -> what it can call.
+PROGRAMS = {
+    "thread-churn": ({"<main>", "block in <main>", "block (3 levels) in <main>"}, {
+        "<main>": {"loop"},
+        "loop": {"block in <main>"},
+        "block in <main>": {"each_index", "pass", "short_life"},
+        "block (3 levels) in <main>": {"short_life"},
+        "each_index": {"block (2 levels) in <main>"},
+        "block (2 levels) in <main>": {"alive?", "join", "new"},
+        "new": {"initialize"},
+        "short_life": {"times"},
+        "times": {"block in short_life"},
+    }),
+    # The main thread's loop: Object.new, "s#{i}", i % 4, .zero?, GC.compact,
+    # GC.respond_to?.
+    "churn": ({"<main>"}, {
+        "<main>": {"new", "to_s", "%", "zero?", "compact", "respond_to?"},
+        "new": {"initialize"},
+    }),
 }
 
 
@@ -34,21 +42,22 @@ def plain(label):
     return QUAL.sub("", label or "")
 
 
-def impossible(frames):
+def impossible(frames, roots, calls):
     labels = [plain(f.get("label")) for f in reversed(frames)]  # outermost first
     if not labels:
         return None
-    if labels[0] not in ROOTS:
+    if labels[0] not in roots:
         return "starts in %s" % labels[0]
     for caller, callee in zip(labels, labels[1:]):
-        if callee not in CALLS.get(caller, ()):
+        if callee not in calls.get(caller, ()):
             return "%s calls %s" % (caller, callee)
     return None
 
 
 def main():
+    roots, calls = PROGRAMS[sys.argv[1]]
     bad = checked = marked = 0
-    for path in sys.argv[1:]:
+    for path in sys.argv[2:]:
         with open(path) as f:
             text = f.read()
         dec = json.JSONDecoder()
@@ -64,7 +73,7 @@ def main():
                     marked += 1
                     continue
                 checked += 1
-                why = impossible(th.get("frames") or [])
+                why = impossible(th.get("frames") or [], roots, calls)
                 if why:
                     bad += 1
                     print("%s: impossible stack (%s): %s" % (

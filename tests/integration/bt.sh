@@ -144,7 +144,7 @@ while read -r kind ver root cmd; do
 		done
 		is "$fails" 0 "$kind $ver: 30 bt of a process churning threads, each answers with its main thread ($moving with its stack moving)"
 		# Every stack printed without an error is one the program can have.
-		if out=$(python3 "$here/tests/churn-check.py" "$RB_TMP/churn-all.json"); then
+		if out=$(python3 "$here/tests/churn-check.py" thread-churn "$RB_TMP/churn-all.json"); then
 			ok "$kind $ver: no impossible stack among 30 bt of a churning process ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
 		else
 			not_ok "$kind $ver: a stack printed as real that the program cannot have"; diag "$out"
@@ -152,6 +152,23 @@ while read -r kind ver root cmd; do
 		kill -9 "$RB_PID"
 	else
 		not_ok "$kind $ver: thread-churn.rb did not start"
+	fi
+
+	# A heap that never stands still (GC all the time, GC.compact now and then): the
+	# main thread's stacks are the program's too.
+	if KEEP=20000 ruby_start "$kind" "$root" "$cmd" churn.rb; then
+		: >"$RB_TMP/churn-all.json"
+		for _ in $(seq 30); do
+			"$RBINSPECT" --json -p "$RB_PID" bt >>"$RB_TMP/churn-all.json" 2>/dev/null
+		done
+		if out=$(python3 "$here/tests/churn-check.py" churn "$RB_TMP/churn-all.json"); then
+			ok "$kind $ver: no impossible stack among 30 bt of a process churning its heap ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
+		else
+			not_ok "$kind $ver: a stack printed as real that churn.rb cannot have"; diag "$out"
+		fi
+		kill -9 "$RB_PID"
+	else
+		not_ok "$kind $ver: churn.rb did not start"
 	fi
 done < <(rubies_list)
 tap_done
