@@ -767,6 +767,12 @@ struct rbi_sample {
 				   rbi_fiber.fiber): FRAMES are its stack; 0
 				   if unknown */
 	int root_fiber;         /* non-zero: FIBER is the thread's root fiber */
+	uint64_t weight_ns;     /* the time this sample stands for: the time
+				   since the sampler's previous tick (since it
+				   was made, for the first); with
+				   RBI_SAMPLER_CPU the CPU time the thread used
+				   since then (rbi_profile_add takes 0 as
+				   one period of the profile's "rate") */
 };
 
 /* Callback for each thread of a sample.  Valid only during the call, except
@@ -778,7 +784,8 @@ typedef int (*rbi_sample_fn)(const struct rbi_sample *s, void *arg);
 struct rbi_sample_stats {
 	uint64_t samples;       /* rbi_sampler_sample calls (ticks) */
 	uint64_t stacks;        /* thread stacks delivered */
-	uint64_t idle;          /* idle threads not read (no RBI_SAMPLER_IDLE) */
+	uint64_t idle;          /* idle threads not read (no RBI_SAMPLER_IDLE;
+				   with RBI_SAMPLER_CPU: off the CPU) */
 	uint64_t errors;        /* thread stacks lost to errors */
 	uint64_t torn;          /* thread stacks lost: moved under every read */
 	uint64_t retries;       /* reads redone because the stack moved */
@@ -796,6 +803,12 @@ typedef struct rbi_sampler rbi_sampler;
 				   each sampled thread is stopped (ptrace) while
 				   its stacks are read, about a millisecond; not
 				   with RBI_SAMPLER_PAUSE */
+#define RBI_SAMPLER_CPU 8u      /* CPU time: read a thread only if it ran on a
+				   CPU since the previous tick, whatever Ruby
+				   says it does, and weigh its sample by that
+				   CPU time (/proc/PID/task/TID/schedstat);
+				   without it every tick weighs its interval
+				   (wall time) */
 
 struct rbi_sampler_opts {
 	uint32_t size;          /* sizeof(struct rbi_sampler_opts) */
@@ -809,7 +822,9 @@ struct rbi_sampler_opts {
    keeps running) and stopped only inside rbi_sampler_sample; RBI_PERM if
    it is already traced or ptrace is not allowed.  RBI_SAMPLER_NATIVE
    checks at once that a thread can be stopped (RBI_PERM, RBI_UNSUPPORTED
-   as rbi_native_foreach); RBI_INVAL with RBI_SAMPLER_PAUSE. */
+   as rbi_native_foreach); RBI_INVAL with RBI_SAMPLER_PAUSE.
+   RBI_SAMPLER_CPU: RBI_UNSUPPORTED if the kernel keeps no per-thread run
+   time (/proc/PID/schedstat, CONFIG_SCHED_INFO). */
 int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opts,
 		    rbi_sampler **out);
 /* NULL-safe.  Detaches a paused process. */
@@ -860,7 +875,10 @@ int rbi_profile_load(FILE *f, rbi_profile **out);
 
 #define RBI_VIEW_THREADS  1u    /* a root frame per thread */
 #define RBI_VIEW_IDLE     2u    /* keep idle samples (WAITING, SLEEPING),
-				   each with a leaf frame naming its state */
+				   each with a leaf frame naming its state; a
+				   profile of CPU time ("mode" "cpu") keeps
+				   them anyway (each used CPU since the tick
+				   before): this only adds the frame */
 #define RBI_VIEW_GVL      4u    /* only samples of threads holding the GVL */
 #define RBI_VIEW_NO_LINES 8u    /* one frame per method: lines set to 0 */
 #define RBI_VIEW_FIBERS   16u   /* a root frame per fiber ("Fiber 0x... (root
@@ -877,10 +895,12 @@ struct rbi_profile_view {
 };
 
 /* Callback for each distinct stack of a view (FRAMES outermost first, with
-   the view's made-up frames; valid until the profile is freed) and how
-   many samples had it.  Non-zero stops. */
+   the view's made-up frames; valid until the profile is freed), how many
+   samples had it and the time they stand for (the sum of their
+   weight_ns: wall or CPU time, as the profile's "mode").  Non-zero
+   stops. */
 typedef int (*rbi_stack_fn)(const struct rbi_sample_frame *const *frames,
-			    size_t n, uint64_t count, void *arg);
+			    size_t n, uint64_t count, uint64_t weight_ns, void *arg);
 /* Each distinct stack once, in no particular order.  VIEW may be NULL
    (all samples, active only). */
 int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profile_view *view,
@@ -936,8 +956,11 @@ struct rbi_record_opts {
 /* Sample process PID (and its Ruby descendants with RBI_RECORD_SUBPROCESSES)
    into P at OPTS->rate until the duration is over, *STOP is set or every
    process has exited.  Ticks are spread randomly (uniform in 0.5 to 1.5
-   periods) so periodic work in the target does not alias.  The profile
-   gets metadata (pid, ruby, rate, start) and the figures.  Returns RBI_OK
+   periods) so periodic work in the target does not alias.  Each sample
+   weighs the time since its process's previous tick (wall time), or with
+   RBI_SAMPLER_CPU the CPU time its thread used since then.  The profile
+   gets metadata (pid, ruby, rate, start, mode "wall" or "cpu", duration)
+   and the figures.  Returns RBI_OK
    or an error that prevented any sampling (RBI_PERM, RBI_NOT_RUBY ...). */
 int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts);
 

@@ -36,7 +36,7 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 	size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
 	static const char *const with_value[] = {
 		"--rate", "-r", "--duration", "-d", "--output", "-o", "--format", "-f",
-		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", NULL,
+		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", "--mode", NULL,
 	};
 
 	for (size_t k = 0; with_value[k]; k++) {
@@ -105,6 +105,15 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 			return -1;
 		}
 		o->max_frames = (size_t)n;
+	} else if (!strncmp(a, "--mode", 6)) {
+		if (strcmp(val, "cpu") && strcmp(val, "wall")) {
+			fprintf(stderr, "rbinspect: --mode is cpu or wall\n");
+			return -1;
+		}
+		o->record_flags &= ~RBI_SAMPLER_CPU;
+		if (!strcmp(val, "cpu"))
+			o->record_flags |= RBI_SAMPLER_CPU;
+		o->mode_given = true;
 	} else if (!strncmp(a, "--output", 8) || !strncmp(a, "-o", 2)) {
 		o->output = val;
 	} else if (!strncmp(a, "--raw", 5)) {
@@ -205,11 +214,13 @@ void profile_print_stats(FILE *f, rbi_profile *p)
 {
 	struct rbi_sample_stats st;
 	const char *dur = rbi_profile_meta(p, "duration"), *rate = rbi_profile_meta(p, "rate");
+	const char *mode = rbi_profile_meta(p, "mode");
 
 	rbi_profile_stats(p, &st);
-	fprintf(f, "samples: %" PRIu64 " in %s s at %s Hz: %" PRIu64 " stacks, %" PRIu64
-		" idle threads skipped\n", st.samples, dur ? dur : "?", rate ? rate : "?",
-		st.stacks, st.idle);
+	fprintf(f, "samples: %" PRIu64 " in %s s at %s Hz (%s time): %" PRIu64 " stacks, %"
+		PRIu64 " %s threads skipped\n", st.samples, dur ? dur : "?", rate ? rate : "?",
+		mode && !strcmp(mode, "cpu") ? "CPU" : "wall", st.stacks, st.idle,
+		mode && !strcmp(mode, "cpu") ? "off-CPU" : "idle");
 	fprintf(f, "errors: %" PRIu64 ", torn: %" PRIu64 " (stacks re-read: %" PRIu64
 		"), late: %" PRIu64 "\n", st.errors, st.torn, st.retries, st.late);
 	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
@@ -266,7 +277,7 @@ static int record_usage(void)
 	      "         [--duration S] [-o FILE] [--format flamegraph|folded|speedscope|\n"
 	      "         pprof|callgrind|raw] [--raw FILE] [--subprocesses] [--threads]\n"
 	      "         [--fibers] [--idle] [--gvl] [--no-lines] [--pause | --native]\n"
-	      "         [--max-frames N]\n"
+	      "         [--mode wall|cpu] [--max-frames N]\n"
 	      "         [--quiet]\n",
 	      stderr);
 	return EXIT_USAGE;
@@ -368,7 +379,9 @@ int cmd_record(struct session *s, int argc, char **argv)
 		fputc('\n', stderr);
 	}
 	if (!ec && rbi_profile_sample_count(p) == 0 && !o.quiet)
-		fprintf(stderr, "rbinspect: warning: no samples (every thread idle? try --idle)\n");
+		fprintf(stderr, "rbinspect: warning: no samples (%s)\n",
+			o.record_flags & RBI_SAMPLER_CPU ? "no thread used a CPU?" :
+			"every thread idle? try --idle");
 	rbi_profile_free(p);
 	return ec;
 }
@@ -391,7 +404,8 @@ int cmd_report(struct session *s, int argc, char **argv)
 			in = argv[i];
 			continue;
 		}
-		if (rc == 0 || o.pid || o.rate > 0 || o.duration > 0 || o.record_flags & ~RBI_SAMPLER_IDLE) {
+		if (rc == 0 || o.pid || o.rate > 0 || o.duration > 0 || o.mode_given ||
+		    o.record_flags & ~RBI_SAMPLER_IDLE) {
 			fprintf(stderr, "rbinspect: report: unexpected argument \"%s\"\n", argv[i]);
 			goto usage;
 		}

@@ -1,6 +1,7 @@
 /* cmd-top.c: `top`, the hottest methods of a live process, refreshed every
- * interval (like top(1)): SELF is the share of samples a method was
- * running in, TOTAL the share it was on the stack.  The library samples
+ * interval (like top(1)): SELF is the time (wall or CPU, by --mode) a
+ * method was running in, TOTAL the time it was on the stack, each also as
+ * a share of the time sampled.  The library samples
  * (rbi_profile_record with a progress callback); this tabulates each
  * interval's stacks and clears them. */
 #include <inttypes.h>
@@ -18,10 +19,10 @@
 struct top {
 	struct session *s;
 	struct profile_opts o;
-	uint64_t *self, *total, *seen;
+	uint64_t *self, *total, *seen;  /* ns, ns, serial */
 	const struct rbi_sample_frame **frame;
 	size_t cap;
-	uint64_t samples, gc, serial;
+	uint64_t samples, time_ns, gc_ns, serial;
 	unsigned rounds;
 	bool tty, oom;
 };
@@ -57,13 +58,14 @@ static bool grow(struct top *t, size_t id)
 }
 
 static int tally(const struct rbi_sample_frame *const *frames, size_t n, uint64_t count,
-		 void *arg)
+		 uint64_t weight_ns, void *arg)
 {
 	struct top *t = arg;
 
 	if (!n)
 		return 0;
 	t->samples += count;
+	t->time_ns += weight_ns;
 	t->serial++;
 	for (size_t i = 0; i < n; i++) {
 		const struct rbi_sample_frame *f = frames[i];
@@ -75,12 +77,12 @@ static int tally(const struct rbi_sample_frame *const *frames, size_t n, uint64_
 		t->frame[f->id] = f;
 		if (t->seen[f->id] != t->serial) {
 			t->seen[f->id] = t->serial;
-			t->total[f->id] += count;
+			t->total[f->id] += weight_ns;
 		}
 	}
-	t->self[frames[n - 1]->id] += count;
+	t->self[frames[n - 1]->id] += weight_ns;
 	if (frames[n - 1]->kind == RBI_FRAME_GC)
-		t->gc += count;
+		t->gc_ns += weight_ns;
 	return 0;
 }
 
@@ -118,25 +120,27 @@ static void show(struct top *t, rbi_profile *p)
 		fputs("\033[H\033[2J", out);
 	else if (t->rounds > 1)
 		fputc('\n', out);
-	fprintf(out, "process %d, Ruby %s: %" PRIu64 " samples in %.1f s", (int)t->o.pid,
-		ruby ? ruby : "?", t->samples, t->o.interval > 0 ? t->o.interval : 1.0);
-	if (t->gc)
-		fprintf(out, ", GC %.1f%%", 100.0 * (double)t->gc / (double)t->samples);
+	fprintf(out, "process %d, Ruby %s: %" PRIu64 " samples, %.2f s of %s time in %.1f s",
+		(int)t->o.pid, ruby ? ruby : "?", t->samples, (double)t->time_ns / 1e9,
+		t->o.record_flags & RBI_SAMPLER_CPU ? "CPU" : "wall", t->o.interval > 0 ? t->o.interval : 1.0);
+	if (t->gc_ns && t->time_ns)
+		fprintf(out, ", GC %.1f%%", 100.0 * (double)t->gc_ns / (double)t->time_ns);
 	fputc('\n', out);
-	if (!t->samples) {
+	if (!t->samples || !t->time_ns) {
 		fputs("(no samples: every thread idle? --idle counts them too)\n", out);
 	} else {
-		fprintf(out, "%7s %7s %7s %7s  %s\n", "%SELF", "%TOTAL", "SELF", "TOTAL", "METHOD");
+		fprintf(out, "%7s %7s %7s %7s  %s\n", "%SELF", "%TOTAL", "SELF s", "TOTAL s",
+			"METHOD");
 		for (size_t i = 0; i < n && i < rows; i++) {
 			const struct rbi_sample_frame *f = t->frame[ids[i]];
 			char *name = NULL;
 			size_t len = 0;
 			FILE *m;
 
-			fprintf(out, "%6.1f%% %6.1f%% %7" PRIu64 " %7" PRIu64 "  ",
-				100.0 * (double)t->self[ids[i]] / (double)t->samples,
-				100.0 * (double)t->total[ids[i]] / (double)t->samples,
-				t->self[ids[i]], t->total[ids[i]]);
+			fprintf(out, "%6.1f%% %6.1f%% %7.3f %7.3f  ",
+				100.0 * (double)t->self[ids[i]] / (double)t->time_ns,
+				100.0 * (double)t->total[ids[i]] / (double)t->time_ns,
+				(double)t->self[ids[i]] / 1e9, (double)t->total[ids[i]] / 1e9);
 			if ((m = open_memstream(&name, &len))) {
 				rbi_out_text_cstr(m, f->label);
 				if (f->path) {
@@ -165,7 +169,7 @@ static int progress(rbi_profile *p, void *arg)
 	};
 
 	t->rounds++;
-	t->samples = t->gc = 0;
+	t->samples = t->time_ns = t->gc_ns = 0;
 	if (t->cap) {
 		memset(t->self, 0, t->cap * sizeof(*t->self));
 		memset(t->total, 0, t->cap * sizeof(*t->total));
@@ -194,7 +198,8 @@ int cmd_top(struct session *s, int argc, char **argv)
 			fprintf(stderr, "rbinspect: top: unexpected argument \"%s\"\n", argv[i]);
 			fputs("usage: rbinspect top -p PID [--rate HZ] [--interval S] "
 			      "[--duration S] [--top N]\n         [--subprocesses] [--threads] "
-			      "[--fibers] [--idle] [--gvl] [--pause | --native]\n", stderr);
+			      "[--fibers] [--idle] [--gvl] [--pause | --native]\n"
+			      "         [--mode wall|cpu]\n", stderr);
 			return EXIT_USAGE;
 		}
 	}

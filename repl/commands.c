@@ -39,10 +39,10 @@ static const char *const c_heap[] = { "dump", "diff", "retainers", "top", "--top
 static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--raw=", "--subprocesses",
 	"--threads", "--fibers", "--idle", "--gvl", "--no-lines", "--pause", "--native",
-	"--max-frames=", "--quiet", NULL };
+	"--mode=wall|cpu", "--max-frames=", "--quiet", NULL };
 static const char *const c_top[] = { "--rate=", "--interval=", "--duration=", "--top=",
 	"--subprocesses", "--threads", "--fibers", "--idle", "--gvl", "--pause", "--native",
-	NULL };
+	"--mode=wall|cpu", NULL };
 static const char *const c_report[] = {
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--output=", "--threads",
 	"--fibers", "--idle", "--gvl", "--no-lines", NULL };

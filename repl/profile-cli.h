@@ -14,7 +14,7 @@ struct profile_opts {
 	uint32_t record_flags;          /* RBI_RECORD_*, RBI_SAMPLER_* */
 	uint32_t view_flags;            /* RBI_VIEW_* */
 	rbi_profile_format format;
-	bool format_given, quiet;
+	bool format_given, mode_given, quiet;
 	const char *output, *raw;
 };
 

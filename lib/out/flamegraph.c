@@ -1,9 +1,10 @@
 /* flamegraph.c: an interactive flame graph as one self-contained SVG.
  *
  * Stacks grow upwards from an "all" frame; siblings are sorted by name, a
- * frame's width is its share of the samples.  Every frame is a <g> with a
- * <title> ("NAME (N samples, P%)": the hover text, and what the search
- * matches), a <rect> and a <text> cut to fit.  The script
+ * frame's width is its share of the time (the weights of its samples: wall
+ * or CPU time, as the profile's mode, named in the title).  Every frame is
+ * a <g> with a <title> ("NAME (T ms, N samples, P%)": the hover text, and
+ * what the search matches), a <rect> and a <text> cut to fit.  The script
  * (lib/out/flamegraph.js, built in) adds hover details, click to zoom and
  * search with the matched share; nothing is loaded from elsewhere.  Names
  * are target strings: XML-escaped, invalid bytes as \xNN.  Frames narrower
@@ -29,7 +30,8 @@ extern const char rbi_flamegraph_js[];
 
 struct fnode {
 	const struct rbi_sample_frame *f;       /* NULL: the root ("all") */
-	uint64_t total;
+	uint64_t total;                         /* ns */
+	uint64_t samples;
 	uint32_t parent, first, next;           /* children as a list */
 	uint32_t depth;
 	double x;
@@ -65,12 +67,13 @@ static long node_get(struct fg *g, uint32_t parent, const struct rbi_sample_fram
 }
 
 static int add_stack(const struct rbi_sample_frame *const *frames, size_t n,
-		     uint64_t count, void *arg)
+		     uint64_t count, uint64_t weight_ns, void *arg)
 {
 	struct fg *g = arg;
 	uint32_t node = 0;
 
-	g->v[0].total += count;
+	g->v[0].total += weight_ns;
+	g->v[0].samples += count;
 	for (size_t i = 0; i < n && i < DEPTH_MAX; i++) {
 		long c = node_get(g, node, frames[i]);
 
@@ -79,7 +82,8 @@ static int add_stack(const struct rbi_sample_frame *const *frames, size_t n,
 			return 1;
 		}
 		node = (uint32_t)c;
-		g->v[node].total += count;
+		g->v[node].total += weight_ns;
+		g->v[node].samples += count;
 	}
 	return 0;
 }
@@ -227,7 +231,7 @@ static void header(FILE *f, rbi_profile *p, int height)
 		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"url(#background)\"/>\n",
 		WIDTH, height, WIDTH, height, FONT_SIZE, FONT_SIZE + 5, rbi_flamegraph_js);
 	fprintf(f, "<text id=\"title\" x=\"%.0f\" y=\"%d\">", WIDTH / 2, FONT_SIZE * 2);
-	fputs("Flame graph", f);
+	fprintf(f, "Flame graph of %s time", !strcmp(rbi_profile_mode(p), "cpu") ? "CPU" : "wall");
 	if (pid) {
 		fputs(": process ", f);
 		rbi_out_xml(f, pid, strlen(pid));
@@ -289,8 +293,8 @@ int rbi_render_flamegraph(rbi_profile *p, const struct rbi_profile_view *v, FILE
 		color(n, name, rgb);
 		fputs("<g><title>", f);
 		rbi_out_xml(f, name, strlen(name));
-		fprintf(f, " (%" PRIu64 " sample%s, %.2f%%)</title>", n->total,
-			n->total == 1 ? "" : "s",
+		fprintf(f, " (%.2f ms, %" PRIu64 " sample%s, %.2f%%)</title>",
+			(double)n->total / 1e6, n->samples, n->samples == 1 ? "" : "s",
 			g.v[0].total ? 100.0 * (double)n->total / (double)g.v[0].total : 0.0);
 		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 			"fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>", x, y, w, FRAME_H - 1,

@@ -1,9 +1,9 @@
 // flamegraph.js: the interactive part of rbinspect's flame graph SVG, built
 // into the binary (lib/out/flamegraph.c embeds it in every SVG it writes).
-// Hover a frame: its name, samples and share in the bottom line.  Click a
+// Hover a frame: its name, time, samples and share in the bottom line.  Click a
 // frame: zoom to it (click the faded frames below, or "Reset Zoom", to go
 // back).  "Search" (or Ctrl-F, or ?s=REGEX in the URL): frames that match
-// turn purple and the share of samples they cover shows bottom right.
+// turn purple and the share of the time they cover shows bottom right.
 "use strict";
 var details, searchbtn, unzoombtn, matchedtxt, frames, svgwidth;
 var currentSearch = null;
@@ -49,10 +49,10 @@ function titleOf(g) {
 	return g.getElementsByTagName("title")[0].textContent;
 }
 
-// The frame's own name, without "(N samples, P%)".
+// The frame's own name, without "(T ms, N samples, P%)".
 function nameOf(g) {
 	var t = titleOf(g);
-	var m = /^([\s\S]*) \(\d+ samples?, [\d.]+%\)$/.exec(t);
+	var m = /^([\s\S]*) \([\d.]+ ms, \d+ samples?, [\d.]+%\)$/.exec(t);
 	return m ? m[1] : t;
 }
 
@@ -151,7 +151,7 @@ function searchPrompt() {
 }
 
 // Highlight frames matching TERM; the share of the visible width they
-// cover (nested matches counted once) is the share of samples.
+// cover (nested matches counted once) is the share of the time.
 function search(term) {
 	var re;
 	try {

@@ -1,5 +1,7 @@
 /* folded.c: Brendan Gregg's collapsed stacks, one line per distinct stack:
- * "outer;middle;inner COUNT".  The readers (flamegraph.pl, inferno,
+ * "outer;middle;inner MICROSECONDS", the time the stack's samples stand
+ * for (wall or CPU time, as the profile's mode), as Austin's collapsed
+ * stacks carry it: a count of samples would not weigh late ticks right.  The readers (flamegraph.pl, inferno,
  * speedscope) split frames at ';' and the count at the last space, so a
  * name's ';', newlines and anything not printable are written as escapes
  * (\x3b, \n, \xNN); spaces are fine.  Lines are sorted, as
@@ -18,7 +20,7 @@ struct folded {
 };
 
 static int stack_line(const struct rbi_sample_frame *const *frames, size_t n,
-		      uint64_t count, void *arg)
+		      uint64_t count, uint64_t weight_ns, void *arg)
 {
 	struct folded *c = arg;
 	char *buf = NULL;
@@ -41,7 +43,7 @@ static int stack_line(const struct rbi_sample_frame *const *frames, size_t n,
 			fputc(';', m);
 		rbi_out_text_also(m, name, strlen(name), ";");
 	}
-	fprintf(m, " %" PRIu64 "\n", count);
+	fprintf(m, " %" PRIu64 "\n", (weight_ns + 500) / 1000);
 	if (fclose(m)) {
 		free(buf);
 		goto oom;

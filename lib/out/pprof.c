@@ -6,8 +6,9 @@
  * A function is a (label, path) pair; a location is one frame (function and
  * line), so pprof's -lines view works; every location sits in one mapping
  * that says functions, files and lines are all known (no symbolization).
- * Values per sample: the number of samples and that many periods in
- * nanoseconds ("cpu", or "wall" when idle samples are included). */
+ * Values per sample: the number of samples and the time they stand for in
+ * nanoseconds, their summed weights: "cpu" or "wall" as the profile's
+ * mode. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +170,7 @@ static void value_type(struct pprof *c, unsigned field, const char *type, const 
 }
 
 static int add_sample(const struct rbi_sample_frame *const *frames, size_t n,
-		      uint64_t count, void *arg)
+		      uint64_t count, uint64_t weight_ns, void *arg)
 {
 	struct pprof *c = arg;
 
@@ -197,7 +198,7 @@ static int add_sample(const struct rbi_sample_frame *const *frames, size_t n,
 	pb_bytes(&c->msg, SAMPLE_LOCATION_ID, c->packed.b, c->packed.n);
 	c->packed.n = 0;
 	pb_varint(&c->packed, count);
-	pb_varint(&c->packed, count * c->period);
+	pb_varint(&c->packed, weight_ns);
 	pb_bytes(&c->msg, SAMPLE_VALUE, c->packed.b, c->packed.n);
 	c->packed.n = 0;
 	pb_msg(&c->out, PROFILE_SAMPLE, &c->msg);
@@ -234,7 +235,7 @@ static int gzip_write(const uint8_t *data, size_t len, FILE *f)
 int rbi_render_pprof(rbi_profile *p, const struct rbi_profile_view *v, FILE *f)
 {
 	struct pprof c = { .period = rbi_profile_period_ns(p) };
-	const char *kind = v && (v->flags & RBI_VIEW_IDLE) ? "wall" : "cpu";
+	const char *kind = rbi_profile_mode(p);
 	const char *start = rbi_profile_meta(p, "start_unix_ns");
 	const char *duration = rbi_profile_meta(p, "duration");
 	const char *cmd = rbi_profile_meta(p, "command");

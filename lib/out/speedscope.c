@@ -1,8 +1,10 @@
 /* speedscope.c: speedscope's file format (https://www.speedscope.app/
  * file-format-schema.json): the frames once, then one "sampled" profile
  * per thread with its samples in the order they were taken (speedscope's
- * time-order view), each weighing one sampling period, in seconds.  Thread
- * root frames are left out (each thread is its own profile); process roots
+ * time-order view), each weighing the time it stands for, in nanoseconds.
+ * The format has no word for what the time is: the profiles' names end in
+ * "(CPU time)" or "(wall time)", as the profile's mode.  Thread root
+ * frames are left out (each thread is its own profile); process roots
  * stay when there are several processes. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 struct ssample {
 	uint32_t thread;
 	uint32_t first, n;              /* into the frame-id pool */
+	uint64_t weight_ns;
 };
 
 struct ss {
@@ -31,7 +34,7 @@ static int collect(const struct rbi_profile_sample *s, const struct rbi_sample_f
 	if (!RBI_GROW(c->s, c->cap, c->n + 1, 1024) ||
 	    !RBI_GROW(c->ids, c->ids_cap, c->nids + n, 4096))
 		goto oom;
-	c->s[c->n++] = (struct ssample){ s->thread, (uint32_t)c->nids, (uint32_t)n };
+	c->s[c->n++] = (struct ssample){ s->thread, (uint32_t)c->nids, (uint32_t)n, s->weight_ns };
 	for (size_t i = 0; i < n; i++)
 		c->ids[c->nids++] = frames[i]->id;
 	return 0;
@@ -40,7 +43,8 @@ oom:
 	return 1;
 }
 
-static void profile_name(FILE *m, const struct rbi_profile_thread *th, bool pid)
+static void profile_name(FILE *m, const struct rbi_profile_thread *th, bool pid,
+			 const char *mode)
 {
 	if (pid)
 		fprintf(m, "process %d ", (int)th->pid);
@@ -51,12 +55,12 @@ static void profile_name(FILE *m, const struct rbi_profile_thread *th, bool pid)
 		fputs(" (main)", m);
 	if (th->tid)
 		fprintf(m, " tid %d", (int)th->tid);
+	fprintf(m, " (%s time)", !strcmp(mode, "cpu") ? "CPU" : "wall");
 }
 
 int rbi_render_speedscope(rbi_profile *p, const struct rbi_profile_view *v, FILE *f)
 {
 	struct rbi_profile_view view = { .size = sizeof(view) };
-	double weight = (double)rbi_profile_period_ns(p) / 1e9;
 	bool pids = rbi_profile_nprocesses(p) > 1;
 	struct rbi_json j;
 	struct ss c = { 0 };
@@ -102,12 +106,17 @@ int rbi_render_speedscope(rbi_profile *p, const struct rbi_profile_view *v, FILE
 	for (size_t t = 0; t < rbi_profile_nthreads(p); t++) {
 		const struct rbi_profile_thread *th = rbi_profile_thread_at(p, t);
 		size_t count = 0;
+		uint64_t total = 0;
 		char *name = NULL;
 		size_t len = 0;
 		FILE *m;
 
-		for (size_t i = 0; i < c.n; i++)
-			count += c.s[i].thread == t;
+		for (size_t i = 0; i < c.n; i++) {
+			if (c.s[i].thread != t)
+				continue;
+			count++;
+			total += c.s[i].weight_ns;
+		}
 		if (!count)
 			continue;
 		rbi_json_object(&j);
@@ -115,17 +124,17 @@ int rbi_render_speedscope(rbi_profile *p, const struct rbi_profile_view *v, FILE
 		rbi_json_cstr(&j, "sampled");
 		rbi_json_key(&j, "name");
 		if ((m = open_memstream(&name, &len))) {
-			profile_name(m, th, pids);
+			profile_name(m, th, pids, rbi_profile_mode(p));
 			fclose(m);
 		}
 		rbi_json_cstr(&j, name ? name : "thread");
 		free(name);
 		rbi_json_key(&j, "unit");
-		rbi_json_cstr(&j, "seconds");
+		rbi_json_cstr(&j, "nanoseconds");
 		rbi_json_key(&j, "startValue");
 		rbi_json_int(&j, 0);
 		rbi_json_key(&j, "endValue");
-		rbi_json_double(&j, weight * (double)count);
+		rbi_json_int(&j, (int64_t)total);
 		rbi_json_key(&j, "samples");
 		rbi_json_array(&j);
 		for (size_t i = 0; i < c.n; i++) {
@@ -141,7 +150,7 @@ int rbi_render_speedscope(rbi_profile *p, const struct rbi_profile_view *v, FILE
 		rbi_json_array(&j);
 		for (size_t i = 0; i < c.n; i++)
 			if (c.s[i].thread == t)
-				rbi_json_double(&j, weight);
+				rbi_json_int(&j, (int64_t)c.s[i].weight_ns);
 		rbi_json_end_array(&j);
 		rbi_json_end_object(&j);
 	}

@@ -3,23 +3,25 @@
  *
  * A stack is a node of a call tree: node 0 is the root (no frame), every
  * other node is (parent, frame).  A sample is (time, node, thread, fiber,
- * state), 24 bytes whatever its depth.  Frames, threads, fibers and strings
+ * state, weight), 32 bytes whatever its depth.  Frames, threads, fibers and strings
  * are interned in the profile, so a profile outlives the samplers that
  * filled it.
  *
- * Raw form, version 2: text, one record per line, fields separated by one
+ * Raw form, version 3: text, one record per line, fields separated by one
  * TAB; strings escape backslash, TAB, CR, LF and other control bytes as
  * \\ \t \r \n \xNN, and an empty string field means "none" (NULL).
- *   rbinspect-profile 2
+ *   rbinspect-profile 3
  *   m  KEY  VALUE                                      metadata
  *   f  ID  KIND  LINE  FIRST_LINE  LABEL  PATH         frames, ids 0, 1, ...
  *   t  ID  PID  NUMBER  TID  MAIN  THREAD  NAME        threads, ids 0, 1, ...
  *   u  ID  THREAD_ID  FIBER  ROOT                      fibers, ids 0, 1, ...
  *   n  ID  PARENT  FRAME                               nodes 1, 2, ... (parent < id)
- *   s  TIME_NS  NODE  THREAD_ID  STATE  GC  FIBER_ID   samples, in order (FIBER_ID
+ *   s  TIME_NS  NODE  THREAD_ID  STATE  GC  FIBER_ID  WEIGHT_NS
+ *                                                      samples, in order (FIBER_ID
  *                                                      empty: unknown)
  *   x  samples stacks idle errors torn retries rescans total_ns max_ns late
- * Version 1 (no fibers: no u records, samples without FIBER_ID) loads too.
+ * Versions 2 (no WEIGHT_NS) and 1 (no fibers either: no u records, samples
+ * without FIBER_ID) load too, each sample weighing one period of "rate". 
  * Every record ends in a newline and x comes last: a file without it was
  * cut short, and loads with the metadata "incomplete" saying where. */
 #include <errno.h>
@@ -30,11 +32,13 @@
 
 #include "profile/profile.h"
 
-#define RAW_MAGIC "rbinspect-profile 2"
+#define RAW_MAGIC "rbinspect-profile 3"
+#define RAW_MAGIC_V2 "rbinspect-profile 2"
 #define RAW_MAGIC_V1 "rbinspect-profile 1"
 #define RAW_LINE_MAX (1u << 20)
 #define META_MAX 256
 #define DEPTH_MAX (1u << 24)
+#define WEIGHT_MAX (86400ull * 1000000000u)     /* a sample stands for a day at most */
 
 struct node {
 	uint32_t parent;
@@ -67,6 +71,7 @@ struct rbi_profile {
 	size_t nsamples, samples_cap;
 	struct meta meta[META_MAX];
 	size_t nmeta;
+	bool cpu;                       /* "mode" is "cpu": every sample used CPU */
 	struct rbi_sample_stats stats;
 	/* Views: made-up frames and line-less twins, by frame id. */
 	struct rbi_map view_frames;
@@ -153,6 +158,10 @@ RBI_EXPORT int rbi_profile_set_meta(rbi_profile *p, const char *key, const char 
 		free(p->meta[i].value);
 	}
 	p->meta[i].value = v;
+	/* Views keep the idle samples of a profile of CPU time: kept apart,
+	   not looked up for each sample. */
+	if (!strcmp(key, "mode"))
+		p->cpu = !strcmp(value, "cpu");
 	return RBI_OK;
 }
 
@@ -240,6 +249,11 @@ uint64_t rbi_profile_period_ns(const rbi_profile *p)
 	return rate > 0 && rate < 1e9 ? (uint64_t)(1e9 / rate) : 10000000ull;
 }
 
+const char *rbi_profile_mode(const rbi_profile *p)
+{
+	return p->cpu ? "cpu" : "wall";
+}
+
 /* ---- Adding ------------------------------------------------------------- */
 
 static int node_child(rbi_profile *p, uint32_t parent, uint32_t frame, uint32_t *out)
@@ -322,14 +336,14 @@ static int fiber_id(rbi_profile *p, uint32_t thread, uint64_t fiber, bool root, 
 }
 
 static int push_sample(rbi_profile *p, uint64_t time_ns, uint32_t node, uint32_t thread,
-		       uint32_t fiber, unsigned state, bool gc)
+		       uint32_t fiber, unsigned state, bool gc, uint64_t weight_ns)
 {
 	if (!(p->samples = grow_array(p->samples, &p->samples_cap, p->nsamples + 1,
 				      sizeof(*p->samples))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	p->samples[p->nsamples++] = (struct rbi_profile_sample){
 		.time_ns = time_ns, .node = node, .thread = thread, .fiber = fiber,
-		.state = (uint8_t)state, .gc = gc,
+		.state = (uint8_t)state, .gc = gc, .weight_ns = weight_ns,
 	};
 	return RBI_OK;
 }
@@ -369,7 +383,8 @@ int rbi_profile_add_mapped(rbi_profile *p, const struct rbi_sample *s, struct rb
 			    s->main, &thread)) ||
 	    (rc = fiber_id(p, thread, s->fiber, s->root_fiber, &fiber)))
 		return rc;
-	return push_sample(p, s->time_ns, node, thread, fiber, s->state, s->gc);
+	return push_sample(p, s->time_ns, node, thread, fiber, s->state, s->gc,
+			   s->weight_ns ? s->weight_ns : rbi_profile_period_ns(p));
 }
 
 RBI_EXPORT int rbi_profile_add(rbi_profile *p, const struct rbi_sample *s)
@@ -386,13 +401,15 @@ RBI_EXPORT int rbi_profile_add_fn(const struct rbi_sample *s, void *arg)
 
 /* ---- Views -------------------------------------------------------------- */
 
-static bool view_keeps(const struct rbi_profile_view *v, const struct rbi_profile_sample *s)
+static bool view_keeps(const rbi_profile *p, const struct rbi_profile_view *v,
+		       const struct rbi_profile_sample *s)
 {
 	uint32_t flags = v ? v->flags : 0;
 
 	if (flags & RBI_VIEW_GVL)
 		return s->state == RBI_STATE_GVL;
-	return (flags & RBI_VIEW_IDLE) || !rbi_sample_state_idle((rbi_sample_state)s->state);
+	return p->cpu || (flags & RBI_VIEW_IDLE) ||
+	       !rbi_sample_state_idle((rbi_sample_state)s->state);
 }
 
 /* A made-up frame, interned. */
@@ -540,7 +557,7 @@ int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *v,
 	for (size_t i = first; i < end; i++) {
 		const struct rbi_profile_sample *s = &p->samples[i];
 
-		if (!view_keeps(v, s))
+		if (!view_keeps(p, v, s))
 			continue;
 		if ((rc = view_stack(p, v, processes, s, &n)) ||
 		    (rc = fn(s, p->vframes, n, arg)))
@@ -549,12 +566,20 @@ int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *v,
 	return RBI_OK;
 }
 
+/* A distinct stack of a view: a sample that has it, and their sums. */
+struct stack_sum {
+	size_t sample;
+	uint64_t count, weight_ns;
+};
+
 RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profile_view *v,
 					 rbi_stack_fn fn, void *arg)
 {
 	uint32_t flags = v ? v->flags : 0;
 	bool processes;
-	struct rbi_map counts = { 0 };
+	struct rbi_map idx = { 0 };     /* the stack's key -> index in SUMS */
+	struct stack_sum *sums = NULL;
+	size_t nsums = 0, sums_cap = 0;
 	size_t first, end, n;
 	int rc = RBI_OK;
 
@@ -571,7 +596,7 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 
 		uint32_t node = s->node;
 
-		if (!view_keeps(v, s))
+		if (!view_keeps(p, v, s))
 			continue;
 		if ((flags & RBI_VIEW_NO_LINES) && (rc = line_less_node(p, s->node, &node)))
 			goto out;
@@ -582,22 +607,27 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 		if ((flags & RBI_VIEW_IDLE) && rbi_sample_state_idle((rbi_sample_state)s->state))
 			c = s->state + 1ull;
 		c |= 1ull << 32;        /* never the empty key */
-		if (!rbi_map_get(&counts, node, b, c, &have))
-			have = (uint64_t)i << 32;       /* a sample that has it */
-		if ((rc = rbi_map_put(&counts, node, b, c, have + 1)))
-			goto out;
+		if (!rbi_map_get(&idx, node, b, c, &have)) {
+			if (!RBI_GROW(sums, sums_cap, nsums + 1, 256)) {
+				rc = rbi_fail(RBI_NOMEM, "out of memory");
+				goto out;
+			}
+			have = nsums;
+			sums[nsums++] = (struct stack_sum){ .sample = i };
+			if ((rc = rbi_map_put(&idx, node, b, c, have)))
+				goto out;
+		}
+		sums[have].count++;
+		sums[have].weight_ns += s->weight_ns;
 	}
-	for (size_t i = 0; i < counts.cap; i++) {
-		const struct rbi_map_entry *e = &counts.e[i];
-
-		if (!(e->k[0] | e->k[1] | e->k[2]))
-			continue;
-		if ((rc = view_stack(p, v, processes, &p->samples[e->v >> 32], &n)) ||
-		    (rc = fn(p->vframes, n, e->v & 0xffffffffu, arg)))
+	for (size_t i = 0; i < nsums; i++) {
+		if ((rc = view_stack(p, v, processes, &p->samples[sums[i].sample], &n)) ||
+		    (rc = fn(p->vframes, n, sums[i].count, sums[i].weight_ns, arg)))
 			goto out;
 	}
 out:
-	rbi_map_free(&counts);
+	rbi_map_free(&idx);
+	free(sums);
 	return rc;
 }
 
@@ -664,7 +694,7 @@ RBI_EXPORT int rbi_profile_save(const rbi_profile *p, FILE *f)
 			s->state, s->gc);
 		if (s->fiber != RBI_PROFILE_NO_FIBER)
 			fprintf(f, "%u", s->fiber);
-		fputc('\n', f);
+		fprintf(f, "\t%" PRIu64 "\n", s->weight_ns);
 	}
 	fprintf(f, "x\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
 		PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
@@ -819,16 +849,18 @@ static int load_line(rbi_profile *p, unsigned version, char *line, bool *stats_s
 			return rbi_fail(RBI_CORRUPT, "fiber %" PRIu64 " repeats fiber %u", a, id);
 		return RBI_OK;
 	}
-	if (!strcmp(f[0], "s") && n == (version > 1 ? 7 : 6)) {
-		uint64_t fiber = RBI_PROFILE_NO_FIBER;
+	if (!strcmp(f[0], "s") && n == (version > 2 ? 8 : version > 1 ? 7 : 6)) {
+		uint64_t fiber = RBI_PROFILE_NO_FIBER, weight = rbi_profile_period_ns(p);
 
 		if (!num(f[1], UINT64_MAX, &a) || !num(f[2], p->nnodes - 1, &b) ||
 		    !p->nthreads || !num(f[3], p->nthreads - 1, &c) ||
 		    !num(f[4], RBI_STATE_UNKNOWN, &d) || !num(f[5], 1, &e) ||
-		    (n == 7 && *f[6] && (!p->nfibers || !num(f[6], p->nfibers - 1, &fiber) ||
-					 p->fibers[fiber].thread != c)))
+		    (n >= 7 && *f[6] && (!p->nfibers || !num(f[6], p->nfibers - 1, &fiber) ||
+					 p->fibers[fiber].thread != c)) ||
+		    (n == 8 && !num(f[7], WEIGHT_MAX, &weight)))
 			return rbi_fail(RBI_CORRUPT, "bad sample");
-		return push_sample(p, a, (uint32_t)b, (uint32_t)c, (uint32_t)fiber, (unsigned)d, e);
+		return push_sample(p, a, (uint32_t)b, (uint32_t)c, (uint32_t)fiber, (unsigned)d, e,
+				   weight);
 	}
 	if (!strcmp(f[0], "x") && n == 11 && !*stats_seen) {
 		uint64_t v[10];
@@ -877,7 +909,8 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 			break;
 		}
 		if (lineno == 1) {
-			version = !strcmp(line, RAW_MAGIC) ? 2 : !strcmp(line, RAW_MAGIC_V1) ? 1 : 0;
+			version = !strcmp(line, RAW_MAGIC) ? 3 : !strcmp(line, RAW_MAGIC_V2) ? 2 :
+				  !strcmp(line, RAW_MAGIC_V1) ? 1 : 0;
 			if (!version) {
 				rc = rbi_fail(RBI_CORRUPT, "not an rbinspect raw profile "
 					      "(it starts \"%.40s\"; want \"%s\")", line, RAW_MAGIC);

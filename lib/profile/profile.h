@@ -24,6 +24,7 @@ struct rbi_profile_sample {
 	uint32_t fiber;         /* index into the fibers; RBI_PROFILE_NO_FIBER */
 	uint8_t state;          /* rbi_sample_state */
 	uint8_t gc;
+	uint64_t weight_ns;     /* rbi_sample.weight_ns */
 };
 
 /* A sample whose fiber is not known (a Ruby without the layout, a raw
@@ -37,8 +38,12 @@ size_t rbi_profile_nprocesses(const rbi_profile *p);
 /* Frames by id (rbi_sample_frame.id of a frame the profile handed out). */
 size_t rbi_profile_nframes(const rbi_profile *p);
 const struct rbi_sample_frame *rbi_profile_frame_at(const rbi_profile *p, size_t id);
-/* The sampling period from the "rate" metadata (10 ms if unknown). */
+/* The sampling period from the "rate" metadata (10 ms if unknown): the
+   weight of samples from raw profiles that did not record one. */
 uint64_t rbi_profile_period_ns(const rbi_profile *p);
+/* What the weights measure, from the "mode" metadata: "cpu" (CPU time),
+   else "wall" (wall time, as recordings made before modes). */
+const char *rbi_profile_mode(const rbi_profile *p);
 
 /* Callback for each sample of a view, in the order recorded, with its
    stack as the view shapes it. */

@@ -243,7 +243,8 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 {
 	struct rbi_sampler_opts so = {
 		.size = sizeof(so),
-		.flags = r->o->flags & (RBI_SAMPLER_IDLE | RBI_SAMPLER_PAUSE | RBI_SAMPLER_NATIVE),
+		.flags = r->o->flags & (RBI_SAMPLER_IDLE | RBI_SAMPLER_PAUSE | RBI_SAMPLER_NATIVE |
+					RBI_SAMPLER_CPU),
 		.max_frames = r->o->max_frames,
 	};
 
@@ -424,6 +425,7 @@ static void start_meta(struct rec *r, pid_t pid, double rate)
 	rbi_profile_set_meta(r->p, "pid", buf);
 	snprintf(buf, sizeof(buf), "%g", rate);
 	rbi_profile_set_meta(r->p, "rate", buf);
+	rbi_profile_set_meta(r->p, "mode", r->o->flags & RBI_SAMPLER_CPU ? "cpu" : "wall");
 	if (gmtime_r(&now, &tm)) {
 		strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		rbi_profile_set_meta(r->p, "start", buf);

@@ -6,7 +6,24 @@
  * namespace the target's tids are mapped to ours through NSpid), pausing
  * the process when asked, native frames when asked (native-sample.c: a
  * thread whose native stack cannot be had keeps the fast path's Ruby
- * stack), timing and the sampling-quality figures. */
+ * stack), each sample's weight, timing and the sampling-quality figures.
+ *
+ * Weights.  A sample stands for the time since the previous tick that read
+ * the process (wall time), so late ticks and a changing rate still add up
+ * to the time recorded.  With RBI_SAMPLER_CPU it stands for the CPU time
+ * its thread used since then, from the run time the scheduler keeps for
+ * each task (/proc/PID/task/TID/schedstat, first field, in ns), and a
+ * thread whose run time did not move is not read at all.  The state
+ * letter of /proc/PID/task/TID/stat would not do: 'R' is "runnable", true
+ * as well of a thread that waits for a CPU on the run queue (preempted, on
+ * a loaded machine), it is one instant where the sample stands for a whole
+ * interval, and a thread blocked in a system call while it holds the GVL
+ * reads 'S' at one tick yet may have run most of the interval.  The run
+ * time counts only time on a CPU, over the whole interval, so the weights
+ * add up to the CPU time the threads used.  The CPU time of an interval
+ * goes to the stack read at its end (a sleeping thread that ran before it
+ * slept gets its CPU time in Kernel#sleep's caller): sampling's usual
+ * approximation.  A thread's first tick only sets where its count starts. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +44,9 @@ struct ostask {
 	int32_t tid;            /* as the target sees it */
 	int32_t host;           /* as we see it */
 	int fd;                 /* /proc/PID/task/HOST_TID/stat, -1 if none */
+	int sched_fd;           /* .../schedstat (RBI_SAMPLER_CPU), -1 if none */
+	uint64_t run_ns;        /* its run time at the last tick ... */
+	bool run_known;         /* ... once read */
 	bool seen;
 };
 
@@ -45,6 +65,8 @@ struct rbi_sampler {
 	size_t ntasks, tasks_cap;
 	rbi_sample_state *states;
 	bool *wanted;
+	uint64_t *weights;      /* by thread, this sample */
+	uint64_t last_ns;       /* the previous tick that read the VM */
 	size_t scratch_cap;
 };
 
@@ -102,19 +124,26 @@ static int32_t ns_tid(pid_t pid, long host)
 	return tid;
 }
 
-static int open_stat(pid_t pid, long host)
+static int open_task_file(pid_t pid, long host, const char *name)
 {
 	char path[96];
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", (int)pid, host);
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/%s", (int)pid, host, name);
 	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void task_close(struct ostask *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->sched_fd >= 0)
+		close(t->sched_fd);
 }
 
 static void tasks_close(struct rbi_sampler *s)
 {
 	for (size_t i = 0; i < s->ntasks; i++)
-		if (s->tasks[i].fd >= 0)
-			close(s->tasks[i].fd);
+		task_close(&s->tasks[i]);
 	s->ntasks = 0;
 }
 
@@ -126,15 +155,21 @@ static struct ostask *task_find(struct rbi_sampler *s, int32_t tid)
 	return NULL;
 }
 
-static struct ostask *task_add(struct rbi_sampler *s, int32_t tid, int32_t host, int fd)
+/* Task TID (HOST in our namespace), with its files open. */
+static struct ostask *task_add(struct rbi_sampler *s, int32_t tid, int32_t host)
 {
-	if (!RBI_GROW(s->tasks, s->tasks_cap, s->ntasks + 1, 16)) {
-		if (fd >= 0)
-			close(fd);
+	struct ostask *t;
+
+	if (!RBI_GROW(s->tasks, s->tasks_cap, s->ntasks + 1, 16))
 		return NULL;
-	}
-	s->tasks[s->ntasks] = (struct ostask){ .tid = tid, .host = host, .fd = fd, .seen = true };
-	return &s->tasks[s->ntasks++];
+	t = &s->tasks[s->ntasks++];
+	*t = (struct ostask){
+		.tid = tid, .host = host, .seen = true,
+		.fd = open_task_file(s->pid, host, "stat"),
+		.sched_fd = s->opts.flags & RBI_SAMPLER_CPU ?
+			open_task_file(s->pid, host, "schedstat") : -1,
+	};
+	return t;
 }
 
 /* After the thread set changed: open the stat files of new threads, close
@@ -153,7 +188,7 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 		if ((t = task_find(s, th[i].tid))) {
 			t->seen = true;
 		} else if (s->same_pidns) {
-			task_add(s, th[i].tid, th[i].tid, open_stat(s->pid, th[i].tid));
+			task_add(s, th[i].tid, th[i].tid);
 		} else {
 			missing = true;
 		}
@@ -175,8 +210,7 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 					continue;
 				for (size_t i = 0; i < n; i++)
 					if (th[i].tid == tid && !task_find(s, tid) &&
-					    (t = task_add(s, tid, (int32_t)host,
-							   open_stat(s->pid, host))))
+					    (t = task_add(s, tid, (int32_t)host)))
 						t->seen = true;
 			}
 			closedir(dir);
@@ -184,8 +218,7 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 	}
 	for (size_t i = 0; i < s->ntasks;) {
 		if (!s->tasks[i].seen) {
-			if (s->tasks[i].fd >= 0)
-				close(s->tasks[i].fd);
+			task_close(&s->tasks[i]);
 			s->tasks[i] = s->tasks[--s->ntasks];
 		} else {
 			i++;
@@ -204,6 +237,28 @@ static char os_state(struct rbi_sampler *s, int32_t tid)
 		return 0;
 	buf[n] = '\0';
 	return rbi_proc_stat_parse(buf, &state, NULL) ? state : 0;
+}
+
+/* The CPU time task TID used since the previous tick (0 at its first
+   tick, or when it cannot be read: then it is not known to be on a CPU). */
+static uint64_t cpu_used(struct rbi_sampler *s, int32_t tid)
+{
+	struct ostask *t = tid > 0 ? task_find(s, tid) : NULL;
+	unsigned long long run;
+	uint64_t used;
+	char buf[128];
+	ssize_t n;
+
+	if (!t || t->sched_fd < 0 || (n = pread(t->sched_fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu", &run) != 1)
+		return 0;
+	/* The count only grows; a smaller one is a reused tid's. */
+	used = t->run_known && run >= t->run_ns ? run - t->run_ns : 0;
+	t->run_ns = run;
+	t->run_known = true;
+	return used;
 }
 
 static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthread *th)
@@ -229,6 +284,18 @@ static bool process_gone(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	return rbi_proc_stat(path, &state, NULL) || state == 'Z' || state == 'X';
+}
+
+static int schedstat_check(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	if (access(path, R_OK))
+		return rbi_fail(RBI_UNSUPPORTED, "CPU time needs the scheduler's run time of "
+				"each thread (%s: %s; a kernel with CONFIG_SCHED_INFO)",
+				path, strerror(errno));
+	return RBI_OK;
 }
 
 static int native_new(struct rbi_sampler *s)
@@ -258,7 +325,9 @@ RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opt
 	else if (opts && opts->size >= offsetof(struct rbi_sampler_opts, flags) + 4)
 		s->opts.flags = opts->flags;
 	s->same_pidns = same_pid_namespace(s->pid);
-	if ((rc = rbi_vm_sampler_new(t, &s->vs)) ||
+	s->last_ns = rbi_now_ns();
+	if (((s->opts.flags & RBI_SAMPLER_CPU) && (rc = schedstat_check(s->pid))) ||
+	    (rc = rbi_vm_sampler_new(t, &s->vs)) ||
 	    ((s->opts.flags & RBI_SAMPLER_PAUSE) && (rc = rbi_pause_new(s->pid, &s->pause))) ||
 	    ((s->opts.flags & RBI_SAMPLER_NATIVE) && (rc = native_new(s)))) {
 		rbi_sampler_free(s);
@@ -280,6 +349,7 @@ RBI_EXPORT void rbi_sampler_free(rbi_sampler *s)
 	free(s->tasks);
 	free(s->states);
 	free(s->wanted);
+	free(s->weights);
 	free(s);
 }
 
@@ -304,6 +374,10 @@ static int scratch(struct rbi_sampler *s, size_t n)
 	if (!w)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	s->wanted = w;
+	uint64_t *wt = realloc(s->weights, n * sizeof(*wt));
+	if (!wt)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	s->weights = wt;
 	const struct rbi_native_sample **nr = realloc(s->native_reads, n * sizeof(*nr));
 	if (!nr)
 		return rbi_fail(RBI_NOMEM, "out of memory");
@@ -377,8 +451,14 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 	if (!rc) {
 		for (size_t i = 0; i < n; i++) {
 			s->states[i] = classify(s, &th[i]);
-			s->wanted[i] = !rbi_sample_state_idle(s->states[i]) ||
-				       (s->opts.flags & RBI_SAMPLER_IDLE);
+			if (s->opts.flags & RBI_SAMPLER_CPU) {
+				s->weights[i] = cpu_used(s, th[i].tid);
+				s->wanted[i] = s->weights[i] > 0;
+			} else {
+				s->weights[i] = t0 - s->last_ns;
+				s->wanted[i] = !rbi_sample_state_idle(s->states[i]) ||
+					       (s->opts.flags & RBI_SAMPLER_IDLE);
+			}
 			th[i].want = s->wanted[i];
 			if (!s->wanted[i])
 				s->st.idle++;
@@ -404,6 +484,8 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 		s->st.errors++;
 		return RBI_OK;
 	}
+	/* Time lost to a tick that failed goes to the next one. */
+	s->last_ns = t0;
 	for (size_t i = 0; i < n; i++) {
 		struct rbi_vm_sthread *t = &th[i];
 		struct rbi_sample smp;
@@ -417,6 +499,7 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 			.truncated = t->truncated, .fiber = t->fiber, .root_fiber = t->root_fiber,
 			.nframes = t->rc ? 0 : t->nframes,
 			.frames = (const struct rbi_sample_frame *const *)t->frames,
+			.weight_ns = s->weights[i],
 		};
 		if (s->native)
 			native_pick(&smp, s->native_reads[i]);

@@ -8,8 +8,8 @@
 # Google's pprof (built offline from Debian's golang-github-google-pprof-dev), callgrind in
 # callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl), torn stacks never
 # recorded (recurse.rb: every stack must be one the program can have) nor a recursion's
-# deep stacks left out, GC as its own frame
-# (alloc.rb), --subprocesses (forker.rb), a process in its own mount+pid namespace, `-- CMD`,
+# deep stacks left out, GC as its own frame (alloc.rb), CPU time against wall time (duty.rb:
+# --mode cpu), --subprocesses (forker.rb), a process in its own mount+pid namespace, `-- CMD`,
 # `top`, --pause (the process runs on, untraced), and the errors.
 #
 # Tools missing (chromium, node/npm, go, valgrind) make their checks SKIP.  npm packages and
@@ -82,8 +82,8 @@ leaf_share() {
 		  if (leaf in want) hit += c }
 		END { if (total) printf "%.1f\n", 100 * hit / total; else print "0" }' "$1"
 }
-# samples FOLDED: their number
-samples() { awk '{ c += $NF } END { print c + 0 }' "$1"; }
+# ms FOLDED: the time its stacks stand for, in whole milliseconds (folded counts microseconds)
+ms() { awk '{ c += $NF } END { printf "%d\n", c / 1000 }' "$1"; }
 # near A B: |A - B| <= TOL
 near() { awk -v a="$1" -v b="$2" -v t="$TOL" 'BEGIN { d = a - b; exit !(d <= t && -d <= t) }'; }
 # hot_share FOLDED: Hot#spin's share of Hot#spin + Cold#walk
@@ -156,17 +156,17 @@ while read -r kind ver root cmd; do
 		check "$R: report of a raw profile without its closing figures: exit 1, says so" \
 			sh -c "[ $rc = 1 ] && grep -q 'incomplete (no closing figures after line' '$T/err'"
 	fi
-	n=$(samples "$T/hot.folded")
+	n=$(ms "$T/hot.folded")
 	share=$(leaf_share "$T/hot.folded" 'Hot#spin')
 	cold=$(leaf_share "$T/hot.folded" 'Cold#walk')
-	if [ "$n" -ge 500 ] && near "$share" 80 && near "$cold" 20; then
-		ok "$R: Hot#spin $share %, Cold#walk $cold % of $n samples (want 80/20)"
+	if [ "$n" -ge 1250 ] && near "$share" 80 && near "$cold" 20; then
+		ok "$R: Hot#spin $share %, Cold#walk $cold % of $n ms (want 80/20)"
 	else
-		not_ok "$R: Hot#spin $share %, Cold#walk $cold % of $n samples (want 80/20)"
+		not_ok "$R: Hot#spin $share %, Cold#walk $cold % of $n ms (want 80/20)"
 		diag "$(head -5 "$T/hot.folded")"; diag "$(cat "$T/stats")"
 	fi
-	# Every folded line: frames; count.
-	check "$R: folded lines are FRAME;FRAME... COUNT" \
+	# Every folded line: frames; microseconds.
+	check "$R: folded lines are FRAME;FRAME... MICROSECONDS" \
 		awk '!/^[^;]+(;[^;]+)* [0-9]+$/ { bad = 1 } END { exit bad }' "$T/hot.folded"
 	"$B" record -p "$pid" --duration 0.3 --format folded -o "$T/direct.folded" -q
 	check "$R: record --format folded writes folded stacks" grep -q 'Hot#spin' "$T/direct.folded"
@@ -281,7 +281,7 @@ while read -r kind ver root cmd; do
 		"$B" record -p "$RB_PID" --duration 1 --rate 200 --gvl --no-lines \
 			--format folded -o "$T/gvl.folded" -q
 		gv=$(leaf_share "$T/gvl.folded" 'Busy.left|Busy.right')
-		if [ "$(samples "$T/gvl.folded")" -gt 100 ] && near "$gv" 100 &&
+		if [ "$(ms "$T/gvl.folded")" -gt 500 ] && near "$gv" 100 &&
 			! grep -q '(waiting)\|(sleeping)\|Kernel#sleep' "$T/gvl.folded"; then
 			ok "$R: --gvl: only the thread holding the GVL, in Busy ($gv %)"
 		else
@@ -290,6 +290,29 @@ while read -r kind ver root cmd; do
 		kill -9 "$RB_PID" 2>/dev/null
 	else
 		not_ok "$R: gvl.rb did not start"
+	fi
+
+	# ---- --mode cpu: a thread that sleeps three quarters of the time -----------------------
+	if ruby_start "$kind" "$root" "$cmd" duty.rb; then
+		"$B" record -p "$RB_PID" --duration 2 --mode cpu --no-lines --format folded \
+			-o "$T/cpu.folded" --raw "$T/cpu.rbiprof" 2>"$T/stats"
+		"$B" record -p "$RB_PID" --duration 2 --idle --no-lines --format folded \
+			-o "$T/wall.folded" -q
+		cpu=$(ms "$T/cpu.folded")
+		wall=$(ms "$T/wall.folded")
+		# duty.rb runs 25 ms of CPU time, then sleeps 75 ms: at most a quarter of the
+		# 2 s (less on a loaded machine), where wall time with --idle is all of it.
+		if [ "$cpu" -gt 20 ] && [ "$cpu" -lt 1000 ] && [ "$wall" -gt 1500 ] &&
+		   grep -q 'Duty#burn' "$T/cpu.folded" && grep -q '^m	mode	cpu$' "$T/cpu.rbiprof" &&
+		   grep -q '(CPU time)' "$T/stats"; then
+			ok "$R: --mode cpu: $cpu ms of CPU time in 2 s of a program that sleeps 75 %, wall $wall ms"
+		else
+			not_ok "$R: --mode cpu: $cpu ms of CPU time, wall $wall ms"
+			diag "$(cat "$T/cpu.folded" "$T/stats")"
+		fi
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: duty.rb did not start"
 	fi
 
 	# ---- Torn stacks are never recorded ---------------------------------------------------
@@ -306,7 +329,7 @@ while read -r kind ver root cmd; do
 			  if (i < NF || (i == NF && $i !~ /^(Integer#zero\?|Numeric#zero\?|Integer#[-+%]|\(garbage collection\))$/)) ok = 0
 			  if (!ok) print }')
 		torn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
-		if [ -z "$bad" ] && [ "$(samples "$T/rec.folded")" -gt 100 ]; then
+		if [ -z "$bad" ] && [ "$(ms "$T/rec.folded")" -gt 100 ]; then
 			ok "$R: a stack that never stands still: every recorded stack is real ($torn torn, counted)"
 		else
 			not_ok "$R: made-up stacks recorded"; diag "$bad"; diag "$(cat "$T/stats")"
@@ -396,7 +419,7 @@ while read -r kind ver root cmd; do
 	"$B" record --rate 400 --no-lines --format folded -o "$T/cmd.folded" -q -- "$@" >/dev/null 2>"$T/err"
 	rc=$?
 	csh=$(hot_share "$T/cmd.folded")
-	if [ "$rc" = 0 ] && near "$csh" 80 && [ "$(samples "$T/cmd.folded")" -gt 500 ]; then
+	if [ "$rc" = 0 ] && near "$csh" 80 && [ "$(ms "$T/cmd.folded")" -gt 1250 ]; then
 		ok "$R: record -- COMMAND: runs it, records it to its end (Hot#spin $csh %)"
 	else
 		not_ok "$R: record -- COMMAND: exit $rc, Hot#spin $csh %"; diag "$(cat "$T/err")"

@@ -32,9 +32,10 @@ static const struct rbi_sample_frame f_sleep = {
 	.id = 3, .kind = RBI_FRAME_CFUNC, .label = "Kernel#sleep",
 };
 
-/* N samples of THREAD in FIBER (0: unknown; thread 1's root fiber is 0xf100). */
+/* N samples of THREAD in FIBER (0: unknown; thread 1's root fiber is 0xf100),
+   each weighing WEIGHT_US. */
 static void add(rbi_profile *p, const struct rbi_sample_frame *leaf, rbi_sample_state state,
-		int n, unsigned thread, uint64_t fiber)
+		int n, unsigned thread, uint64_t fiber, uint64_t weight_us)
 {
 	const struct rbi_sample_frame *frames[2] = { &f_main, leaf };
 
@@ -44,7 +45,7 @@ static void add(rbi_profile *p, const struct rbi_sample_frame *leaf, rbi_sample_
 			.thread = 0x1000 * thread, .tid = 100 + (int)thread,
 			.thread_name = thread == 1 ? NULL : "worker", .main = thread == 1,
 			.state = state, .status = RBI_OK, .nframes = 2, .frames = frames,
-			.fiber = fiber, .root_fiber = fiber == 0xf100,
+			.fiber = fiber, .root_fiber = fiber == 0xf100, .weight_ns = weight_us * 1000,
 		};
 		rbi_profile_add(p, &s);
 	}
@@ -74,22 +75,23 @@ static void test_folded(rbi_profile *p)
 {
 	char *out = render(p, RBI_FORMAT_FOLDED, 0, NULL);
 	const char *want =
-		"<main> (/app/main.rb:3);Cold\\x3bwalk\\n<b>\"x\"\\xff (/app/cold.rb:7) 20\n"
-		"<main> (/app/main.rb:3);Hot#spin (/app/hot.rb:12) 80\n";
+		"<main> (/app/main.rb:3);Cold\\x3bwalk\\n<b>\"x\"\\xff (/app/cold.rb:7) 50000\n"
+		"<main> (/app/main.rb:3);Hot#spin (/app/hot.rb:12) 80000\n";
 
-	ok(out && !strcmp(out, want), "folded: sorted stacks, ';' newline and bad bytes escaped");
+	ok(out && !strcmp(out, want), "folded: sorted stacks, ';' newline and bad bytes escaped, "
+	   "microseconds");
 	if (out && strcmp(out, want))
 		printf("# got:\n%s", out);
 	free(out);
 	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_IDLE | RBI_VIEW_THREADS | RBI_VIEW_NO_LINES, NULL);
 	ok(out && strstr(out, "thread 2 \"worker\" tid 102;<main> (/app/main.rb);Kernel#sleep;"
-			    "(sleeping) 5\n"), "folded --idle --threads --no-lines: thread root, "
+			    "(sleeping) 50000\n"), "folded --idle --threads --no-lines: thread root, "
 	   "state leaf, no lines");
 	free(out);
 	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS, NULL);
-	want = "Fiber 0xf100 (root of thread 1);<main> (/app/main.rb:3);Hot#spin (/app/hot.rb:12) 80\n"
+	want = "Fiber 0xf100 (root of thread 1);<main> (/app/main.rb:3);Hot#spin (/app/hot.rb:12) 80000\n"
 	       "Fiber 0xf200 (thread 1);<main> (/app/main.rb:3);Cold\\x3bwalk\\n<b>\"x\"\\xff "
-	       "(/app/cold.rb:7) 20\n";
+	       "(/app/cold.rb:7) 50000\n";
 	ok(out && !strcmp(out, want), "folded --fibers: a root frame per fiber");
 	if (out && strcmp(out, want))
 		printf("# got:\n%s", out);
@@ -97,11 +99,11 @@ static void test_folded(rbi_profile *p)
 	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS | RBI_VIEW_THREADS | RBI_VIEW_IDLE, NULL);
 	ok(out && strstr(out, "thread 1 (main) tid 101;Fiber 0xf200 (thread 1);<main>") &&
 	   strstr(out, "thread 2 \"worker\" tid 102;(fiber unknown);<main> (/app/main.rb:3);"
-		  "Kernel#sleep;(sleeping) 5\n"),
+		  "Kernel#sleep;(sleeping) 50000\n"),
 	   "folded --fibers --threads: the fiber inside its thread; an unknown one said so");
 	free(out);
 	out = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_GVL, NULL);
-	ok(out && !strstr(out, "Cold") && strstr(out, "Hot#spin (/app/hot.rb:12) 80\n"),
+	ok(out && !strstr(out, "Cold") && strstr(out, "Hot#spin (/app/hot.rb:12) 80000\n"),
 	   "folded --gvl: only samples holding the GVL");
 	free(out);
 }
@@ -123,7 +125,8 @@ static void test_raw(rbi_profile *p)
 	ok(b && na == nb && !memcmp(a, b, na), "raw: saved again, byte for byte the same");
 	free(b);
 	b = q ? render(q, RBI_FORMAT_FOLDED, 0, NULL) : NULL;
-	ok(b && strstr(b, "Hot#spin (/app/hot.rb:12) 80"), "raw: the loaded profile renders");
+	ok(b && strstr(b, "Hot#spin (/app/hot.rb:12) 80000\n"),
+	   "raw: the loaded profile renders, with its weights");
 	free(b);
 	b = q ? render(q, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS, NULL) : NULL;
 	ok(b && strstr(b, "Fiber 0xf200 (thread 1);<main> (/app/main.rb:3);Cold"),
@@ -150,14 +153,16 @@ static void test_raw(rbi_profile *p)
 
 	free(a);
 
-	/* Version 1 (before fibers) still loads: its samples' fibers are unknown. */
+	/* Version 1 (before fibers) still loads: its samples' fibers are unknown,
+	   each weighs a period (no rate: 10 ms). */
 	static const char v1[] = "rbinspect-profile 1\nf\t0\t1\t3\t1\tx\t\n"
 		"t\t0\t42\t1\t101\t1\t4096\t\nn\t1\t0\t0\ns\t5\t1\t0\t0\t0\n";
 	f = fmemopen((void *)v1, strlen(v1), "r");
 	rc = rbi_profile_load(f, &q);
 	fclose(f);
 	b = rc ? NULL : render(q, RBI_FORMAT_FOLDED, RBI_VIEW_FIBERS, NULL);
-	ok(b && !strcmp(b, "(fiber unknown);x 1\n"), "raw: version 1 loads, fibers unknown (%s)",
+	ok(b && !strcmp(b, "(fiber unknown);x 10000\n"),
+	   "raw: version 1 loads, fibers unknown, a period per sample (%s)",
 	   b ? "ok" : rbi_errmsg());
 	free(b);
 	rbi_profile_free(q);
@@ -179,6 +184,10 @@ static void test_raw(rbi_profile *p)
 		"t\t1\t42\t2\t102\t0\t8192\t\nu\t0\t1\t61696\t0\ns\t1\t0\t0\t0\t0\t0\n",
 		"rbinspect-profile 2\nt\t0\t42\t1\t101\t1\t4096\t\n"    /* fiber 0 */
 		"u\t0\t0\t0\t1\n",
+		"rbinspect-profile 3\nf\t0\t1\t3\t1\tx\t\n"             /* no weight */
+		"t\t0\t42\t1\t101\t1\t4096\t\nn\t1\t0\t0\ns\t5\t1\t0\t0\t0\t\n",
+		"rbinspect-profile 3\nf\t0\t1\t3\t1\tx\t\n"             /* a weight of days */
+		"t\t0\t42\t1\t101\t1\t4096\t\nn\t1\t0\t0\ns\t5\t1\t0\t0\t0\t\t999999999999999\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		q = NULL;
@@ -197,8 +206,10 @@ static void test_flamegraph(rbi_profile *p)
 	ok(out && strstr(out, "<svg ") && strstr(out, "</svg>"), "flamegraph: an SVG document");
 	ok(out && strstr(out, "function search(") && strstr(out, "<![CDATA["),
 	   "flamegraph: the search/zoom script is built in");
-	ok(out && strstr(out, "<title>Hot#spin (/app/hot.rb:12) (80 samples, 80.00%)</title>"),
-	   "flamegraph: frame title with samples and share");
+	ok(out && strstr(out, "<title>Hot#spin (/app/hot.rb:12) (80.00 ms, 80 samples, "
+			    "61.54%)</title>"),
+	   "flamegraph: frame title with time, samples and share of the time");
+	ok(out && strstr(out, ">Flame graph of wall time"), "flamegraph: the title names the mode");
 	ok(out && strstr(out, "Cold;walk\\n&lt;b&gt;&quot;x&quot;\\xff") && !strstr(out, "<b>"),
 	   "flamegraph: names XML-escaped, bad bytes visible");
 	ok(out && !strstr(out, "href=") && !strstr(out, "src=") && !strstr(out, "url(http"),
@@ -223,8 +234,8 @@ static int varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 
 struct pprof_seen {
 	int strings, samples, functions, locations;
-	uint64_t value_sum;
-	bool hot, evil_clean;
+	uint64_t value_sum, time_sum;
+	bool hot, evil_clean, cpu, wall;
 };
 
 static int pb_walk(const uint8_t *p, const uint8_t *end, struct pprof_seen *s)
@@ -246,6 +257,8 @@ static int pb_walk(const uint8_t *p, const uint8_t *end, struct pprof_seen *s)
 			s->strings++;
 			if (len == 8 && !memcmp(p, "Hot#spin", 8))
 				s->hot = true;
+			s->cpu |= len == 3 && !memcmp(p, "cpu", 3);
+			s->wall |= len == 4 && !memcmp(p, "wall", 4);
 			if (len > 9 && !memcmp(p, "Cold;walk", 9))
 				s->evil_clean = !memchr(p, '\n', len) && !memchr(p, 0xff, len);
 			break;
@@ -264,6 +277,8 @@ static int pb_walk(const uint8_t *p, const uint8_t *end, struct pprof_seen *s)
 
 					if (!varint(&r, q + l, &x))
 						s->value_sum += x;      /* the count */
+					if (!varint(&r, q + l, &x))
+						s->time_sum += x;       /* the time */
 				}
 				q += l;
 			}
@@ -277,42 +292,54 @@ static int pb_walk(const uint8_t *p, const uint8_t *end, struct pprof_seen *s)
 	return 0;
 }
 
-static void test_pprof(rbi_profile *p)
+/* P in pprof through FLAGS, gunzipped and walked into S; false if it is
+   not gzip, or not protobuf. */
+static bool pprof_read(rbi_profile *p, uint32_t flags, struct pprof_seen *s)
 {
 	size_t n;
-	char *gz = render(p, RBI_FORMAT_PPROF, RBI_VIEW_IDLE, &n);
+	char *gz = render(p, RBI_FORMAT_PPROF, flags, &n);
 	uint8_t *raw = malloc(1 << 20);
 	z_stream z = { .next_in = (Bytef *)gz, .avail_in = (uInt)n, .next_out = raw,
 		       .avail_out = 1 << 20 };
-	struct pprof_seen s = { 0 };
 	int zrc = -1;
+	bool good;
 
-	ok(gz && n > 2 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b, "pprof: gzip");
-	if (gz && raw && inflateInit2(&z, 15 + 16) == Z_OK) {
+	if (gz && n > 2 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b && raw &&
+	    inflateInit2(&z, 15 + 16) == Z_OK) {
 		zrc = inflate(&z, Z_FINISH);
 		inflateEnd(&z);
 	}
-	ok(zrc == Z_STREAM_END, "pprof: gunzips");
-	ok(zrc == Z_STREAM_END && !pb_walk(raw, raw + z.total_out, &s), "pprof: valid protobuf");
-	ok(s.samples == 3 && s.value_sum == 105, "pprof: 3 stacks, 105 samples (got %d, %llu)",
-	   s.samples, (unsigned long long)s.value_sum);
+	good = zrc == Z_STREAM_END && !pb_walk(raw, raw + z.total_out, s);
+	free(gz);
+	free(raw);
+	return good;
+}
+
+static void test_pprof(rbi_profile *p)
+{
+	struct pprof_seen s = { 0 };
+
+	ok(pprof_read(p, RBI_VIEW_IDLE, &s), "pprof: gzipped protobuf");
+	ok(s.samples == 3 && s.value_sum == 105 && s.time_sum == 180000000,
+	   "pprof: 3 stacks, 105 samples, 180 ms (got %d, %llu, %llu)",
+	   s.samples, (unsigned long long)s.value_sum, (unsigned long long)s.time_sum);
+	ok(s.wall && !s.cpu, "pprof: a wall-time profile's sample type is wall");
 	ok(s.hot && s.functions == 5 && s.locations == 5,
 	   "pprof: functions and locations (%d, %d), names in the string table",
 	   s.functions, s.locations);
 	ok(s.evil_clean, "pprof: names escaped to clean UTF-8");
-	free(gz);
-	free(raw);
 }
 
 static void test_callgrind(rbi_profile *p)
 {
 	char *out = render(p, RBI_FORMAT_CALLGRIND, 0, NULL);
 
-	ok(out && strstr(out, "# callgrind format\n") && strstr(out, "events: Samples\n") &&
-	   strstr(out, "summary: 100\n"), "callgrind: header and total");
-	ok(out && strstr(out, "\nfl=(2)\nfn=(2)\n12 80\n"), "callgrind: self cost on its line");
+	ok(out && strstr(out, "# callgrind format\n") && strstr(out, "events: wall_ns Samples\n") &&
+	   strstr(out, "summary: 130000000 100\n"), "callgrind: header and total");
+	ok(out && strstr(out, "\nfl=(2)\nfn=(2)\n12 80000000 80\n"),
+	   "callgrind: self cost on its line");
 	ok(out && strstr(out, "fn=(1) <main>\ncfl=(2) /app/hot.rb\ncfn=(2) Hot#spin\n"
-			    "calls=80 10\n3 80\n"),
+			    "calls=80 10\n3 80000000 80\n"),
 	   "callgrind: the call from <main> line 3 with inclusive cost");
 	ok(out && !strstr(out, "walk\n<"), "callgrind: names on one line");
 	free(out);
@@ -324,12 +351,145 @@ static void test_speedscope(rbi_profile *p)
 
 	ok(out && strstr(out, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""),
 	   "speedscope: schema");
-	ok(out && strstr(out, "\"type\":\"sampled\"") && strstr(out, "\"unit\":\"seconds\"") &&
-	   strstr(out, "\"name\":\"thread 2 \\\"worker\\\" tid 102\""),
+	ok(out && strstr(out, "\"type\":\"sampled\"") && strstr(out, "\"unit\":\"nanoseconds\"") &&
+	   strstr(out, "\"name\":\"thread 2 \\\"worker\\\" tid 102 (wall time)\""),
 	   "speedscope: one sampled profile per thread");
 	ok(out && strstr(out, "\"name\":\"Cold;walk\\n<b>\\\"x\\\"\\u00ff\""),
 	   "speedscope: names JSON-escaped");
 	free(out);
+}
+
+static int sum_weights(const struct rbi_sample_frame *const *frames, size_t n, uint64_t count,
+		       uint64_t weight_ns, void *arg)
+{
+	*(uint64_t *)arg += weight_ns;
+	return 0;
+}
+
+/* The sum of every number after KEY in S. */
+static double sum_after(const char *s, const char *key)
+{
+	double sum = 0;
+
+	for (const char *q = s; q && (q = strstr(q, key)); q += strlen(key))
+		sum += strtod(q + strlen(key), NULL);
+	return sum;
+}
+
+/* The total time, in ns, that P's rendering in FORMAT through FLAGS shows. */
+static double format_total(rbi_profile *p, rbi_profile_format format, uint32_t flags)
+{
+	struct pprof_seen s = { 0 };
+	double total = -1;
+	char *out;
+
+	if (format == RBI_FORMAT_PPROF)
+		return pprof_read(p, flags, &s) ? (double)s.time_sum : -1;
+	if (!(out = render(p, format, flags, NULL)))
+		return -1;
+	switch (format) {
+	case RBI_FORMAT_FOLDED:         /* microseconds at each line's end */
+		total = 0;
+		for (char *l = out, *nl; (nl = strchr(l, '\n')); l = nl + 1)
+			total += 1000 * strtod(memrchr(l, ' ', (size_t)(nl - l)), NULL);
+		break;
+	case RBI_FORMAT_FLAMEGRAPH:
+		total = 1e6 * sum_after(out, "<title>all (");
+		break;
+	case RBI_FORMAT_SPEEDSCOPE:
+		total = sum_after(out, "\"endValue\":");
+		break;
+	case RBI_FORMAT_CALLGRIND:
+		total = sum_after(out, "\ntotals: ");
+		break;
+	default:
+		break;
+	}
+	free(out);
+	return total;
+}
+
+/* Every format's total is the time its samples stand for (the sum of their
+   weights), whatever the view: not a count of samples times a period. */
+static void test_totals(rbi_profile *p, const char *what)
+{
+	static const rbi_profile_format formats[] = {
+		RBI_FORMAT_FOLDED, RBI_FORMAT_FLAMEGRAPH, RBI_FORMAT_SPEEDSCOPE,
+		RBI_FORMAT_PPROF, RBI_FORMAT_CALLGRIND,
+	};
+	static const uint32_t views[] = { 0, RBI_VIEW_IDLE, RBI_VIEW_GVL | RBI_VIEW_THREADS };
+
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		struct rbi_profile_view view = { .size = sizeof(view), .flags = views[v] };
+		uint64_t want = 0;
+
+		rbi_profile_foreach_stack(p, &view, sum_weights, &want);
+		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+			double got = format_total(p, formats[i], views[v]);
+
+			/* Folded rounds each line to a microsecond, the flame
+			   graph's title to 10 us. */
+			ok(want > 0 && got >= (double)want - 1e4 && got <= (double)want + 1e4,
+			   "%s %s, view %u: total %.0f ns is the weights' %llu ns", what,
+			   rbi_profile_format_name(formats[i]), views[v], got,
+			   (unsigned long long)want);
+		}
+	}
+}
+
+/* A profile of CPU time: labelled so in every format that can say it, its
+   idle samples kept by every view (each used CPU), and its mode and
+   weights kept by the raw form. */
+static void test_cpu_mode(void)
+{
+	struct pprof_seen s = { 0 };
+	rbi_profile *p, *q = NULL;
+	char *a, *b;
+	size_t na;
+	FILE *f;
+
+	if (rbi_profile_new(&p)) {
+		ok(false, "cpu: a profile");
+		return;
+	}
+	rbi_profile_set_meta(p, "rate", "100");
+	rbi_profile_set_meta(p, "mode", "cpu");
+	add(p, &f_hot, RBI_STATE_GVL, 10, 1, 0xf100, 7000);
+	add(p, &f_sleep, RBI_STATE_SLEEPING, 3, 2, 0, 333);
+	a = render(p, RBI_FORMAT_FOLDED, 0, NULL);
+	ok(a && strstr(a, "Kernel#sleep 999\n") && strstr(a, "Hot#spin (/app/hot.rb:12) 70000\n"),
+	   "cpu: the default view keeps the samples of a thread that then slept");
+	free(a);
+	ok(pprof_read(p, 0, &s) && s.cpu && !s.wall && s.time_sum == 70999000,
+	   "cpu: pprof's sample type is cpu, its values the CPU time");
+	a = render(p, RBI_FORMAT_SPEEDSCOPE, 0, NULL);
+	ok(a && strstr(a, "tid 101 (CPU time)\"") && strstr(a, "\"unit\":\"nanoseconds\""),
+	   "cpu: speedscope's profiles say CPU time, in nanoseconds");
+	free(a);
+	a = render(p, RBI_FORMAT_FLAMEGRAPH, 0, NULL);
+	ok(a && strstr(a, ">Flame graph of CPU time"), "cpu: the flame graph's title says CPU time");
+	free(a);
+	a = render(p, RBI_FORMAT_CALLGRIND, 0, NULL);
+	ok(a && strstr(a, "events: cpu_ns Samples\n"), "cpu: callgrind's event is cpu_ns");
+	free(a);
+	test_totals(p, "cpu:");
+
+	a = render(p, RBI_FORMAT_RAW, 0, &na);
+	f = a ? fmemopen(a, na, "r") : NULL;
+	if (f) {
+		rbi_profile_load(f, &q);
+		fclose(f);
+	}
+	ok(q && rbi_profile_meta(q, "mode") && !strcmp(rbi_profile_meta(q, "mode"), "cpu"),
+	   "cpu: the raw form keeps the mode");
+	free(a);
+	a = render(p, RBI_FORMAT_FOLDED, RBI_VIEW_IDLE, NULL);
+	b = q ? render(q, RBI_FORMAT_FOLDED, RBI_VIEW_IDLE, NULL) : NULL;
+	ok(a && b && !strcmp(a, b), "cpu: the raw form keeps the weights");
+	free(a);
+	free(b);
+	rbi_profile_free(q);
+	rbi_profile_free(p);
 }
 
 /* A name with bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE, U+2066
@@ -414,9 +574,9 @@ int main(void)
 	}
 	rbi_profile_set_meta(p, "rate", "1000");
 	rbi_profile_set_meta(p, "pid", "42");
-	add(p, &f_hot, RBI_STATE_GVL, 80, 1, 0xf100);
-	add(p, &f_evil, RBI_STATE_RUNNING, 20, 1, 0xf200);
-	add(p, &f_sleep, RBI_STATE_SLEEPING, 5, 2, 0);
+	add(p, &f_hot, RBI_STATE_GVL, 80, 1, 0xf100, 1000);
+	add(p, &f_evil, RBI_STATE_RUNNING, 20, 1, 0xf200, 2500);
+	add(p, &f_sleep, RBI_STATE_SLEEPING, 5, 2, 0, 10000);
 	ok(rbi_profile_sample_count(p) == 105, "profile: 105 samples kept");
 	test_folded(p);
 	test_raw(p);
@@ -424,6 +584,8 @@ int main(void)
 	test_pprof(p);
 	test_callgrind(p);
 	test_speedscope(p);
+	test_totals(p, "wall:");
 	rbi_profile_free(p);
+	test_cpu_mode();
 	return tap_plan();
 }
