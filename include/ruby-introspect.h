@@ -959,8 +959,9 @@ struct rbi_record_opts {
    periods) so periodic work in the target does not alias.  Each sample
    weighs the time since its process's previous tick (wall time), or with
    RBI_SAMPLER_CPU the CPU time its thread used since then.  The profile
-   gets metadata (pid, ruby, rate, start, mode "wall" or "cpu", duration)
-   and the figures.  Returns RBI_OK
+   gets metadata (pid, ruby, rate, start, mode "wall" or "cpu", duration;
+   "warning" when more than a fifth of the stacks could not be read) and
+   the figures.  Returns RBI_OK
    or an error that prevented any sampling (RBI_PERM, RBI_NOT_RUBY ...). */
 int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts);
 

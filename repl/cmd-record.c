@@ -210,6 +210,19 @@ static void profile_print_native(FILE *f, rbi_profile *p)
 	}
 }
 
+/* The recording's own warning (most stacks lost): shown even with
+   --quiet, which leaves out figures, not what makes them wrong. */
+static void profile_print_warning(FILE *f, rbi_profile *p)
+{
+	const char *w = rbi_profile_meta(p, "warning");
+
+	if (!w)
+		return;
+	fputs("rbinspect: warning: ", f);
+	rbi_out_text_cstr(f, w);
+	fputc('\n', f);
+}
+
 void profile_print_stats(FILE *f, rbi_profile *p)
 {
 	struct rbi_sample_stats st;
@@ -368,6 +381,7 @@ int cmd_record(struct session *s, int argc, char **argv)
 	}
 	if (!o.quiet)
 		profile_print_stats(stderr, p);
+	profile_print_warning(stderr, p);
 	ec = profile_write_file(p, &o, o.format, o.output ? o.output : out);
 	if (!ec && o.raw)
 		ec = profile_write_file(p, &o, RBI_FORMAT_RAW, o.raw);
@@ -436,6 +450,7 @@ int cmd_report(struct session *s, int argc, char **argv)
 	}
 	if (!o.quiet)
 		profile_print_native(stderr, p);
+	profile_print_warning(stderr, p);
 	rc = profile_write_file(p, &o, o.format, o.output ? o.output : out);
 	if (!rc && !o.quiet && strcmp(o.output ? o.output : out, "-"))
 		fprintf(stderr, "rbinspect: wrote %s to %s\n", rbi_profile_format_name(o.format),

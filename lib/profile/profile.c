@@ -39,6 +39,7 @@
 #define META_MAX 256
 #define DEPTH_MAX (1u << 24)
 #define WEIGHT_MAX (86400ull * 1000000000u)     /* a sample stands for a day at most */
+#define LOST_WARN 5             /* rbi_profile_warn_lost: more than 1/LOST_WARN lost */
 
 struct node {
 	uint32_t parent;
@@ -194,6 +195,19 @@ RBI_EXPORT void rbi_profile_stats(const rbi_profile *p, struct rbi_sample_stats 
 {
 	if (out)
 		*out = p ? p->stats : (struct rbi_sample_stats){ 0 };
+}
+
+void rbi_profile_warn_lost(rbi_profile *p)
+{
+	uint64_t lost = p->stats.errors + p->stats.torn, tried = p->stats.stacks + lost;
+	char buf[256];
+
+	if (!tried || lost * LOST_WARN <= tried)
+		return;
+	snprintf(buf, sizeof(buf), "%.0f%% of the stacks could not be read (%" PRIu64
+		 " errors, %" PRIu64 " torn, of %" PRIu64 "): the profile shows only the rest",
+		 100.0 * (double)lost / (double)tried, p->stats.errors, p->stats.torn, tried);
+	rbi_profile_set_meta(p, "warning", buf);
 }
 
 RBI_EXPORT size_t rbi_profile_sample_count(const rbi_profile *p)

@@ -45,6 +45,11 @@ uint64_t rbi_profile_period_ns(const rbi_profile *p);
    else "wall" (wall time, as recordings made before modes). */
 const char *rbi_profile_mode(const rbi_profile *p);
 
+/* When more than a fifth of the stacks tried could not be read (errors,
+   torn), the metadata "warning" says how many: the profile shows the rest
+   as if it were the whole. */
+void rbi_profile_warn_lost(rbi_profile *p);
+
 /* Callback for each sample of a view, in the order recorded, with its
    stack as the view shapes it. */
 typedef int (*rbi_profile_sample_fn)(const struct rbi_profile_sample *s,

@@ -568,6 +568,7 @@ out:
 	}
 	if (o->flags & RBI_SAMPLER_NATIVE)
 		native_meta(p, &r.native);
+	rbi_profile_warn_lost(p);
 	/* A command started by record is not Ruby yet when first tried; only
 	   a root that was never sampled at all is an error. */
 	if (!rc && !r.sampled && r.root_rc) {

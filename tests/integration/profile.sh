@@ -155,6 +155,11 @@ while read -r kind ver root cmd; do
 		rc=$?
 		check "$R: report of a raw profile without its closing figures: exit 1, says so" \
 			sh -c "[ $rc = 1 ] && grep -q 'incomplete (no closing figures after line' '$T/err'"
+		# The warning of a recording that lost most stacks travels with it.
+		sed '1a m\twarning\t90% of the stacks could not be read' "$T/hot.rbiprof" >"$T/lost.rbiprof"
+		"$B" report "$T/lost.rbiprof" --format folded -o "$T/lost.folded" -q 2>"$T/err"
+		check "$R: report gives a raw profile's warning again, even with -q" \
+			grep -q '^rbinspect: warning: 90% of the stacks could not be read$' "$T/err"
 	fi
 	n=$(ms "$T/hot.folded")
 	share=$(leaf_share "$T/hot.folded" 'Hot#spin')

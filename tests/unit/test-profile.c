@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "ruby-introspect.h"
+#include "profile/profile.h"
 #include "util/table.h"
 #include "tap.h"
 
@@ -492,6 +493,46 @@ static void test_cpu_mode(void)
 	rbi_profile_free(p);
 }
 
+/* Most stacks lost: said in the metadata, and kept by the raw form; a
+   few lost: nothing said. */
+static void test_lost(void)
+{
+	struct rbi_sample_stats few = { .samples = 100, .stacks = 90, .errors = 6, .torn = 4 };
+	struct rbi_sample_stats many = { .samples = 100, .stacks = 70, .errors = 20, .torn = 10 };
+	rbi_profile *p, *q = NULL;
+	const char *w;
+	size_t n;
+	char *raw;
+	FILE *f;
+
+	if (rbi_profile_new(&p)) {
+		ok(false, "lost: a profile");
+		return;
+	}
+	rbi_profile_add_stats(p, &few);
+	rbi_profile_warn_lost(p);
+	ok(!rbi_profile_meta(p, "warning"), "lost: 10%% of the stacks lost: no warning");
+	rbi_profile_add_stats(p, &many);
+	rbi_profile_warn_lost(p);
+	ok(!rbi_profile_meta(p, "warning"), "lost: a fifth lost (40 of 200): no warning");
+	rbi_profile_add_stats(p, &many);
+	rbi_profile_warn_lost(p);
+	w = rbi_profile_meta(p, "warning");
+	ok(w && strstr(w, "23% of the stacks could not be read (46 errors, 24 torn, of 300)"),
+	   "lost: 23%% lost, warned: %s", w ? w : "no warning");
+	raw = render(p, RBI_FORMAT_RAW, 0, &n);
+	f = raw ? fmemopen(raw, n, "r") : NULL;
+	if (f) {
+		rbi_profile_load(f, &q);
+		fclose(f);
+	}
+	ok(q && rbi_profile_meta(q, "warning") && !strcmp(rbi_profile_meta(q, "warning"), w),
+	   "lost: the raw form keeps the warning for report");
+	free(raw);
+	rbi_profile_free(q);
+	rbi_profile_free(p);
+}
+
 /* A name with bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE, U+2066
    LEFT-TO-RIGHT ISOLATE, U+200F RIGHT-TO-LEFT MARK), which would reorder
    what a reader sees: escaped in every format, never written raw. */
@@ -587,5 +628,6 @@ int main(void)
 	test_totals(p, "wall:");
 	rbi_profile_free(p);
 	test_cpu_mode();
+	test_lost();
 	return tap_plan();
 }
