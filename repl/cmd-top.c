@@ -193,12 +193,12 @@ int cmd_top(struct session *s, int argc, char **argv)
 		rc = profile_option(&t.o, argc, argv, &i);
 		if (rc < 0)
 			return EXIT_USAGE;
-		if (rc == 0 || t.o.output || t.o.raw || t.o.format_given ||
-		    (t.o.view_flags & RBI_VIEW_NO_LINES)) {
+		/* --no-lines is what top does anyway (rows are methods). */
+		if (rc == 0 || t.o.output || t.o.raw || t.o.format_given) {
 			fprintf(stderr, "rbinspect: top: unexpected argument \"%s\"\n", argv[i]);
 			fputs("usage: rbinspect top -p PID [--rate HZ] [--interval S] "
 			      "[--duration S] [--top N]\n         [--subprocesses] [--threads] "
-			      "[--fibers] [--idle] [--gvl] [--pause | --native]\n"
+			      "[--fibers] [--idle] [--gvl] [--no-lines] [--pause | --native]\n"
 			      "         [--mode wall|cpu]\n", stderr);
 			return EXIT_USAGE;
 		}

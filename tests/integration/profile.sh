@@ -251,6 +251,16 @@ while read -r kind ver root cmd; do
 	else
 		not_ok "$R: top: Hot#spin '${top_hot}' %"; diag "$(head -8 "$T/top.txt")"
 	fi
+	# ... in CPU time, with the --no-lines the PROFILES options list for it.  Only the
+	# order: a loaded machine gives hot.rb little CPU, and so few samples, in a second.
+	"$B" top -p "$pid" --rate 300 --duration 1.3 --interval 1 --mode cpu --no-lines \
+		>"$T/top.txt" 2>&1
+	row1=$(awk '/%SELF/ { getline; print $5; exit }' "$T/top.txt")
+	if [ "$row1" = 'Hot#spin' ] && grep -q ' s of CPU time in ' "$T/top.txt"; then
+		ok "$R: top --mode cpu --no-lines: Hot#spin first, in CPU time"
+	else
+		not_ok "$R: top --mode cpu --no-lines: first row '${row1}'"; diag "$(head -8 "$T/top.txt")"
+	fi
 
 	# --pause: the same profile; the process is let go, untraced.  Two seconds: a
 	# second's 300 samples put a sanitized build's share within a few points of
