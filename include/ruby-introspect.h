@@ -960,6 +960,8 @@ struct rbi_record_opts {
    weighs the time since its process's previous tick (wall time), or with
    RBI_SAMPLER_CPU the CPU time its thread used since then.  The profile
    gets metadata (pid, ruby, rate, start, mode "wall" or "cpu", duration;
+   "exec.N" for each time a process sampled ran another program: it is
+   followed, its new VM sampled once it has one;
    "warning" when more than a fifth of the stacks could not be read) and
    the figures.  Returns RBI_OK
    or an error that prevented any sampling (RBI_PERM, RBI_NOT_RUBY ...). */

@@ -118,6 +118,11 @@ bool rbi_proc_stat_parse(const char *line, char *state, int *ppid);
 /* The same from the stat file at PATH: 0, or -errno (-ENOENT: no such
    process or task; -EINVAL: not a stat line). */
 int rbi_proc_stat(const char *path, char *state, int *ppid);
+/* A value of a stat LINE that changes when the process runs another
+   program (execve): its name and where its code and stack start, which
+   address space randomization moves at every exec.  0 if LINE is not one
+   (or the fields are hidden: no permission to trace the process). */
+uint64_t rbi_proc_stat_image(const char *line);
 
 /* ---- util/open.c: files a core or a process names ----------------------- */
 

@@ -12,10 +12,21 @@
  * new one is opened by a helper thread, since finding a VM can take a
  * while (DWARF) and the loop must keep its pace; one that does not run
  * Ruby (yet: a shell, a child about to exec) is tried again later, backing
- * off, and at once after it ran another program. */
+ * off, and at once after it ran another program.
+ *
+ * A process sampled that runs another program (exec: `bundle exec`, a
+ * script that execs ruby) is followed: every SCAN_NS, and at once when a
+ * tick lost stacks (the old addresses no longer read), /proc/PID/stat
+ * says whether its image changed (rbi_proc_stat_image: name, code and
+ * stack addresses, which ASLR moves at every exec; an exec of the same
+ * program with randomization off is not seen).  Its sampler and target
+ * are dropped, its figures kept, the metadata "exec.N" marks the moment,
+ * and it is opened again like a new process: the new program's VM once it
+ * has one, or nothing until it runs Ruby again or exits. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -49,6 +60,10 @@ struct proc {
 	rbi_sampler *s;
 	struct rbi_map fmap;            /* sampler frame -> profile frame */
 	bool counted;                   /* its figures are in the profile */
+	int stat_fd;                    /* PROC_SAMPLING: /proc/PID/stat ... */
+	uint64_t image;                 /* ... and rbi_proc_stat_image of it */
+	uint64_t lost;                  /* stacks S lost so far (errors, torn) */
+	bool execed;                    /* to be opened again after an exec */
 	uint64_t retry_at, backoff;
 	char exe[256];                  /* /proc/PID/exe when last tried */
 };
@@ -75,6 +90,8 @@ struct rec {
 	size_t n, cap;
 	bool meta_done;
 	bool sampled;           /* some process got as far as sampling */
+	unsigned execs;         /* exec.N metadata written */
+	uint64_t start;         /* when sampling started */
 	int root_rc;            /* why the root process could not be opened */
 	uint64_t rng;
 	struct native_tally native;
@@ -112,6 +129,7 @@ static bool proc_add(struct rec *r, pid_t pid)
 		if (!RBI_GROW(r->procs, r->cap, r->n + 1, 8))
 			goto out;
 		memset(&r->procs[r->n], 0, sizeof(r->procs[r->n]));
+		r->procs[r->n].stat_fd = -1;
 		r->procs[r->n++].pid = pid;
 		ok = true;
 	}
@@ -132,8 +150,23 @@ static void proc_close(struct rec *r, struct proc *p)
 	rbi_sampler_free(p->s);
 	rbi_target_close(p->t);
 	rbi_map_free(&p->fmap);
+	if (p->stat_fd >= 0)
+		close(p->stat_fd);
+	p->stat_fd = -1;
 	p->s = NULL;
 	p->t = NULL;
+}
+
+/* The image of P's process now (0 if unknown). */
+static uint64_t proc_image(struct proc *p)
+{
+	char buf[1024];
+	ssize_t n;
+
+	if (p->stat_fd < 0 || (n = pread(p->stat_fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	return rbi_proc_stat_image(buf);
 }
 
 static void read_file(const char *path, char *buf, size_t cap, bool nul_to_space)
@@ -251,6 +284,13 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 	if (!rc)
 		rc = rbi_sampler_new(p->t, &so, &p->s);
 	if (!rc) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+		p->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+		p->image = proc_image(p);
+		p->lost = 0;
+		p->counted = false;
 		p->state = PROC_SAMPLING;
 		r->sampled = true;
 		set_meta_once(r, p);
@@ -271,6 +311,33 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 		p->backoff = RETRY_MAX_NS;
 	p->retry_at = now + p->backoff;
 	read_exe(p->pid, p->exe, sizeof(p->exe));
+}
+
+/* Whether P's process runs another program than when it was opened; if
+   so, mark the moment and drop what read the old one, to open it again. */
+static bool proc_execed(struct rec *r, struct proc *p, uint64_t now)
+{
+	char key[32], cmd[256], buf[384], path[64];
+	uint64_t image = proc_image(p);
+
+	if (!image || !p->image || image == p->image)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
+	read_file(path, cmd, sizeof(cmd), true);
+	snprintf(buf, sizeof(buf), "%.3f s: process %d ran %s", (double)(now - r->start) / 1e9,
+		 (int)p->pid, cmd[0] ? cmd : "another program");
+	if (r->execs < 100) {
+		snprintf(key, sizeof(key), "exec.%u", ++r->execs);
+		rbi_profile_set_meta(r->p, key, buf);
+	}
+	proc_close(r, p);
+	pthread_mutex_lock(&r->mu);
+	p->state = PROC_NEW;
+	pthread_mutex_unlock(&r->mu);
+	p->execed = true;
+	p->backoff = 0;
+	p->retry_at = now;
+	return true;
 }
 
 /* Time to try a process that was not Ruby again: when its back-off is
@@ -456,7 +523,8 @@ static bool tend(struct rec *r, uint64_t now, bool *any_sampling)
 			proc_submit(r, i);
 		st = p->state;
 		any_alive |= st != PROC_DEAD;
-		*any_sampling |= st == PROC_SAMPLING;
+		/* One that ran another program is sampled again once open. */
+		*any_sampling |= st == PROC_SAMPLING || (p->execed && st != PROC_DEAD);
 	}
 	return any_alive;
 }
@@ -465,8 +533,9 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 {
 	struct rec r = { .p = p, .o = o };
 	uint64_t period, start = 0, due, next_scan = 0, next_progress, stop_at = 0, late = 0;
-	uint64_t progress_every;
-	struct rbi_sample_stats st = { 0 };
+	uint64_t progress_every, next_exec_check = 0;
+	struct rbi_sample_stats st = { 0 }, qst;
+	bool exec_check;
 	bool sampling;
 	double rate;
 	int rc = RBI_OK;
@@ -499,7 +568,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 		   !(o->flags & (RBI_RECORD_WAIT | RBI_RECORD_SUBPROCESSES))))
 		goto out;
 	rc = RBI_OK;
-	start = rbi_now_ns();
+	start = r.start = rbi_now_ns();
 	if (o->duration > 0)
 		stop_at = start + (uint64_t)(o->duration * 1e9);
 	progress_every = (uint64_t)((o->progress_interval > 0 ? o->progress_interval : 1.0) * 1e9);
@@ -526,12 +595,13 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 			late++;
 			due = now;
 		}
+		exec_check = now >= next_exec_check;
 		for (size_t i = 0; i < r.n; i++) {
 			struct proc *q = &r.procs[i];
 			void *arg[2] = { &r, q };
 			int src;
 
-			if (q->state != PROC_SAMPLING)
+			if (q->state != PROC_SAMPLING || (exec_check && proc_execed(&r, q, now)))
 				continue;
 			src = rbi_sampler_sample(q->s, add_sample, arg);
 			if (src == RBI_GONE) {
@@ -540,8 +610,16 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 			} else if (src) {
 				rc = src;
 				goto out;
+			} else {
+				/* Stacks lost: maybe the process runs another program. */
+				rbi_sampler_stats(q->s, &qst);
+				if (qst.errors + qst.torn > q->lost)
+					proc_execed(&r, q, now);
+				q->lost = qst.errors + qst.torn;
 			}
 		}
+		if (exec_check)
+			next_exec_check = now + SCAN_NS;
 		due += (uint64_t)((double)period * (0.5 + uniform(&r)));
 		if (o->progress && now >= next_progress) {
 			next_progress = now + progress_every;

@@ -1,6 +1,7 @@
-/* procstat.c: the state and parent of a process or task, from its
- * /proc stat line ("pid (comm) S ppid ..."). */
+/* procstat.c: the state and parent of a process or task, and which
+ * program it runs, from its /proc stat line ("pid (comm) S ppid ..."). */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,31 @@ bool rbi_proc_stat_parse(const char *line, char *state, int *ppid)
 	if (ppid)
 		*ppid = pp;
 	return true;
+}
+
+uint64_t rbi_proc_stat_image(const char *line)
+{
+	const char *open = strchr(line, '('), *close = strrchr(line, ')'), *p;
+	uint64_t h = 0xcbf29ce484222325ull, v;
+	unsigned field = 3;
+
+	if (!open || !close || close < open)
+		return 0;
+	for (p = open; p < close; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	/* Fields 26 (startcode) and 28 (startstack), counting from 1. */
+	for (p = close + 1; *p && field <= 28; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 26 || field == 28) {
+			if (sscanf(p, "%" SCNu64, &v) != 1 || !v)
+				return 0;
+			h = (h ^ v) * 0x100000001b3ull;
+		}
+		while (*p && *p != ' ')
+			p++;
+	}
+	return field > 28 ? h : 0;
 }
 
 int rbi_proc_stat(const char *path, char *state, int *ppid)

@@ -10,6 +10,7 @@
 # recorded (recurse.rb: every stack must be one the program can have) nor a recursion's
 # deep stacks left out, GC as its own frame (alloc.rb), CPU time against wall time (duty.rb:
 # --mode cpu), --subprocesses (forker.rb), a process in its own mount+pid namespace, `-- CMD`,
+# a Ruby that execs another (exec.rb),
 # `top`, --pause (the process runs on, untraced), and the errors.
 #
 # Tools missing (chromium, node/npm, go, valgrind) make their checks SKIP.  npm packages and
@@ -438,6 +439,23 @@ while read -r kind ver root cmd; do
 		ok "$R: record -- COMMAND: runs it, records it to its end (Hot#spin $csh %)"
 	else
 		not_ok "$R: record -- COMMAND: exit $rc, Hot#spin $csh %"; diag "$(cat "$T/err")"
+	fi
+
+	# ---- A Ruby that execs another: followed across the exec ---------------------------------------
+	if [ "$kind" = deb ]; then
+		set -- chroot "$root" /usr/bin/ruby /tmp/rbi-programs/exec.rb 1.5
+	else
+		set -- "$cmd" "$here/testdata/programs/exec.rb" 1.5
+	fi
+	"$B" record --rate 200 --no-lines --format folded -o "$T/exec.folded" --raw "$T/exec.rbiprof" \
+		-q -- "$@" >/dev/null 2>"$T/err"
+	rc=$?
+	if [ "$rc" = 0 ] && grep -q 'Before.spin' "$T/exec.folded" && grep -q 'After.spin' "$T/exec.folded" &&
+	   grep -q '^m	exec\.1	[0-9.]* s: process [0-9]* ran .*exec\.rb 1\.5 after$' "$T/exec.rbiprof"; then
+		ok "$R: record follows a process that execs Ruby again: both programs, the exec marked"
+	else
+		not_ok "$R: record across an exec: exit $rc"
+		diag "$(grep '^m' "$T/exec.rbiprof")"; diag "$(cut -c1-150 "$T/exec.folded" | tail -5)"
 	fi
 
 	# ---- A process in its own mount and pid namespace (a container) -------------------------------

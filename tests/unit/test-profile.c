@@ -1,7 +1,9 @@
 /* test-profile.c: profiles and their encoders, on a profile built by hand
  * (no target): folded (exact), the raw form (round trip, bad input),
  * flame graph SVG (escaping, script), pprof (gunzipped and decoded here),
- * callgrind, speedscope; and the hash tables under them.  The real
+ * callgrind, speedscope; every format's total against the weights, both
+ * modes' labels, the lost-stacks warning, the image signature record
+ * follows exec by; and the hash tables under them.  The real
  * consumers (Chromium, pprof, callgrind_annotate, speedscope's schema) are
  * run by tests/integration/profile.sh. */
 #define _GNU_SOURCE
@@ -533,6 +535,40 @@ static void test_lost(void)
 	rbi_profile_free(p);
 }
 
+/* A /proc/PID/stat line of COMM, with STARTCODE and STARTSTACK (fields
+   26 and 28), the others their own field numbers. */
+static void stat_line(char *buf, size_t cap, const char *comm, uint64_t code, uint64_t stack)
+{
+	int n = snprintf(buf, cap, "4242 (%s) R", comm);
+
+	for (int field = 4; field <= 52; field++)
+		n += snprintf(buf + n, cap - (size_t)n, " %llu", (unsigned long long)
+			      (field == 26 ? code : field == 28 ? stack : (uint64_t)field));
+	snprintf(buf + n, cap - (size_t)n, "\n");
+}
+
+/* What record follows an exec by: a process's image changes with its
+   name, its code's or its stack's start; hidden fields tell nothing. */
+static void test_image(void)
+{
+	char a[1024], b[1024];
+	uint64_t ia;
+
+	stat_line(a, sizeof(a), "ru by) x", 0x5555000, 0x7ffd000);
+	ia = rbi_proc_stat_image(a);
+	stat_line(b, sizeof(b), "ru by) x", 0x5555000, 0x7ffd000);
+	ok(ia && ia == rbi_proc_stat_image(b), "image: the same process, the same image");
+	stat_line(b, sizeof(b), "ru by) x", 0x5555000, 0x7ffe000);
+	ok(rbi_proc_stat_image(b) && rbi_proc_stat_image(b) != ia, "image: another stack, another image");
+	stat_line(b, sizeof(b), "ru by) x", 0x5556000, 0x7ffd000);
+	ok(rbi_proc_stat_image(b) != ia, "image: another start of code, another image");
+	stat_line(b, sizeof(b), "bundle", 0x5555000, 0x7ffd000);
+	ok(rbi_proc_stat_image(b) != ia, "image: another name, another image");
+	stat_line(b, sizeof(b), "ru by) x", 0, 0);
+	ok(!rbi_proc_stat_image(b) && !rbi_proc_stat_image("4242 (x) R 1 2") &&
+	   !rbi_proc_stat_image("garbage"), "image: hidden fields, a short or bad line: unknown");
+}
+
 /* A name with bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE, U+2066
    LEFT-TO-RIGHT ISOLATE, U+200F RIGHT-TO-LEFT MARK), which would reorder
    what a reader sees: escaped in every format, never written raw. */
@@ -629,5 +665,6 @@ int main(void)
 	rbi_profile_free(p);
 	test_cpu_mode();
 	test_lost();
+	test_image();
 	return tap_plan();
 }
