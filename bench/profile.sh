@@ -11,7 +11,12 @@
 #      (user + system) less that of a near-zero recording (opening the target), per second;
 #   4. how much of a moving stack survives: testdata/programs/recurse.rb's share of samples
 #      30+ frames deep, recorded without stopping it, against `record --pause` (every stack
-#      read whole) in the same run.  tests/integration/profile.sh only checks a floor.
+#      read whole) in the same run.  tests/integration/profile.sh only checks a floor;
+#   5. what the totals add up to: wall time with --idle against the recorded window, on
+#      hot.rb (always busy) and testdata/programs/duty.rb (busy a quarter of the time), and
+#      --mode cpu against the CPU time /proc/PID/stat counts for the process over the same
+#      recording (scaled from the whole `record` run to its window: the target is opened
+#      before the clock starts).  Goal: within 2 %.
 # Prints the figures and ratios.  Run by hand on a quiet machine; not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -101,3 +106,32 @@ ruby_run "$tmp/rec.out" "$here/testdata/programs/recurse.rb"
 kill "$pid"
 awk -v s="$(deep_share "$tmp/r1")" -v p="$(deep_share "$tmp/r0")" 'BEGIN {
 	printf "4. recursion 30+ deep: %.1f%% of samples unpaused, %.1f%% paused: %.2fx the paused share (goal >= 0.5x)\n", s, p, p ? s / p : 0 }'
+
+# 5. Totals: wall against the window, CPU against the kernel's count.
+ticks=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# totals PROGRAM: wall and CPU recordings of it, 3 s each
+totals() {
+	local prog=$1 name win win_cpu t0 t1 c0 c1 wall cpu proc_cpu
+	name=$(basename "$prog" .rb)
+	ruby_run "$tmp/$name.out" "$prog"
+	sleep 0.3
+	"$rbinspect" record -p "$pid" --duration 3 --idle --format folded -o "$tmp/$name.wall" \
+		--raw "$tmp/$name.wall.raw" -q
+	win=$(sed -n 's/^m\tduration\t//p' "$tmp/$name.wall.raw")
+	wall=$(awk '{ c += $NF } END { print c / 1e6 }' "$tmp/$name.wall")
+	c0=$(cpu_ticks "$pid"); t0=$(date +%s%N)
+	"$rbinspect" record -p "$pid" --duration 3 --mode cpu --format folded -o "$tmp/$name.cpu" \
+		--raw "$tmp/$name.cpu.raw" -q
+	t1=$(date +%s%N); c1=$(cpu_ticks "$pid")
+	kill "$pid"
+	cpu=$(awk '{ c += $NF } END { print c / 1e6 }' "$tmp/$name.cpu")
+	win_cpu=$(sed -n 's/^m\tduration\t//p' "$tmp/$name.cpu.raw")
+	proc_cpu=$(awk -v c="$((c1 - c0))" -v hz="$ticks" -v w="$win_cpu" -v el="$(( (t1 - t0) / 1000 ))" \
+		'BEGIN { printf "%.3f", c / hz * w / (el / 1e6) }')
+	awk -v n="$name" -v w="$wall" -v win="$win" -v c="$cpu" -v p="$proc_cpu" 'BEGIN {
+		printf "5. %s: wall (--idle) %.3f s in a %.3f s window: %+.2f%%; CPU %.3f s, /proc %.3f s: %+.2f%% (goal within 2%%)\n",
+			n, w, win, 100 * (w - win) / win, c, p, (p > 0 ? 100 * (c - p) / p : 0) }'
+}
+totals "$here/testdata/programs/hot.rb"
+totals "$here/testdata/programs/duty.rb"
