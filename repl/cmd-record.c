@@ -230,10 +230,10 @@ void profile_print_stats(FILE *f, rbi_profile *p)
 	const char *mode = rbi_profile_meta(p, "mode");
 
 	rbi_profile_stats(p, &st);
-	fprintf(f, "samples: %" PRIu64 " in %s s at %s Hz (%s time): %" PRIu64 " stacks, %"
-		PRIu64 " %s threads skipped\n", st.samples, dur ? dur : "?", rate ? rate : "?",
-		mode && !strcmp(mode, "cpu") ? "CPU" : "wall", st.stacks, st.idle,
-		mode && !strcmp(mode, "cpu") ? "off-CPU" : "idle");
+	fprintf(f, "samples: %" PRIu64 " in %s s at %s Hz: %" PRIu64 " stacks, %" PRIu64
+		" %s threads skipped (%s time)\n", st.samples, dur ? dur : "?", rate ? rate : "?",
+		st.stacks, st.idle, mode && !strcmp(mode, "cpu") ? "off-CPU" : "idle",
+		mode && !strcmp(mode, "cpu") ? "CPU" : "wall");
 	fprintf(f, "errors: %" PRIu64 ", torn: %" PRIu64 " (stacks re-read: %" PRIu64
 		"), late: %" PRIu64 "\n", st.errors, st.torn, st.retries, st.late);
 	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
