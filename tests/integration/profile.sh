@@ -101,6 +101,8 @@ by_samples() {
 	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "s" { $8 = 1000 } 1' "$1" >"$1.samples"
 	"$B" report "$1.samples" --format folded --no-lines -o "$2" -q
 }
+# nsamples FOLDED: how many samples a by_samples FOLDED holds
+nsamples() { awk '{ c += $NF } END { print c + 0 }' "$1"; }
 
 # deep_share FOLDED: the share (%) of recurse.rb's samples 30 or more Object#r deep.
 deep_share() {
@@ -350,8 +352,9 @@ while read -r kind ver root cmd; do
 
 	# ---- Torn stacks are never recorded ---------------------------------------------------
 	if ruby_start "$kind" "$root" "$cmd" recurse.rb; then
-		"$B" record -p "$RB_PID" --duration 1.5 --rate 1000 --no-lines --format folded \
-			-o "$T/rec.folded" 2>"$T/stats"
+		"$B" record -p "$RB_PID" --duration 1.5 --rate 1000 --format raw -o "$T/rec.rbiprof" \
+			2>"$T/stats"
+		by_samples "$T/rec.rbiprof" "$T/rec.folded"
 		bad=$(sed -E 's/ \([^;]*\)//g' "$T/rec.folded" | awk '{ $NF = ""; sub(/ $/, ""); print }' |
 			awk -F';' '
 			$0 == "<main>;Kernel#loop" { next }     # between two iterations
@@ -362,7 +365,7 @@ while read -r kind ver root cmd; do
 			  if (i < NF || (i == NF && $i !~ /^(Integer#zero\?|Numeric#zero\?|Integer#[-+%]|\(garbage collection\))$/)) ok = 0
 			  if (!ok) print }')
 		torn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
-		if [ -z "$bad" ] && [ "$(ms "$T/rec.folded")" -gt 100 ]; then
+		if [ -z "$bad" ] && [ "$(nsamples "$T/rec.folded")" -gt 100 ]; then
 			ok "$R: a stack that never stands still: every recorded stack is real ($torn torn, counted)"
 		else
 			not_ok "$R: made-up stacks recorded"; diag "$bad"; diag "$(cat "$T/stats")"
@@ -390,8 +393,9 @@ while read -r kind ver root cmd; do
 		# Paused, hardly anything is torn (Ruby 2.7 may be stopped half way
 		# through pushing a frame) and deep stacks get their share: depth d
 		# (0-59) takes time in proportion to 60 - d, so 30+ is a quarter.
-		"$B" record -p "$RB_PID" --duration 1.5 --rate 300 --pause --no-lines --format folded \
-			-o "$T/recp.folded" 2>"$T/stats"
+		"$B" record -p "$RB_PID" --duration 1.5 --rate 300 --pause --format raw \
+			-o "$T/recp.rbiprof" 2>"$T/stats"
+		by_samples "$T/recp.rbiprof" "$T/recp.folded"
 		deep=$(deep_share "$T/recp.folded")
 		ptorn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
 		pstacks=$(sed -n 's/.*Hz: \([0-9]*\) stacks.*/\1/p' "$T/stats")
@@ -410,8 +414,8 @@ while read -r kind ver root cmd; do
 
 	# ---- GC as its own frame ----------------------------------------------------------------
 	if ruby_start "$kind" "$root" "$cmd" alloc.rb; then
-		"$B" record -p "$RB_PID" --duration 1 --rate 300 --no-lines --format folded \
-			-o "$T/gc.folded" -q
+		"$B" record -p "$RB_PID" --duration 1 --rate 300 --format raw -o "$T/gc.rbiprof" -q
+		by_samples "$T/gc.rbiprof" "$T/gc.folded"
 		gc=$(leaf_share "$T/gc.folded" '(garbage collection)')
 		if awk -v g="$gc" 'BEGIN { exit !(g >= 3) }' &&
 			grep -q '^<main> .*;Alloc.churn .*;(garbage collection) [0-9]*$' "$T/gc.folded"; then
@@ -428,8 +432,9 @@ while read -r kind ver root cmd; do
 
 	# ---- Forking server: --subprocesses -------------------------------------------------------
 	if ruby_start "$kind" "$root" "$cmd" forker.rb; then
-		"$B" record -p "$RB_PID" --subprocesses --duration 3 --rate 250 --no-lines \
-			--format folded -o "$T/fork.folded" -q 2>"$T/err"
+		"$B" record -p "$RB_PID" --subprocesses --duration 3 --rate 250 \
+			--format raw -o "$T/fork.rbiprof" -q 2>"$T/err"
+		by_samples "$T/fork.rbiprof" "$T/fork.folded"
 		workers=$(sed -n 's/^process \([0-9]*\);.*/\1/p' "$T/fork.folded" | sort -u | wc -l)
 		fsh=$(hot_share "$T/fork.folded")
 		if [ "$workers" = 2 ] && near "$fsh" 80; then
