@@ -693,6 +693,31 @@ typedef int (*rbi_local_fn)(const struct rbi_local *local, void *arg);
 int rbi_local_foreach(rbi_target *t, const struct rbi_frame *frame,
 		      size_t max_string, rbi_local_fn fn, void *arg);
 
+/* ---- Names and members: a debugger's `p EXPR` ---------------------------- */
+
+/* The VALUE that NAME denotes in FRAME (as passed to an rbi_frame_fn, or a
+   copy), into *VALUE, as Ruby reads the name there: "self" is the frame's
+   receiver; any other word a local variable of the frame or of a scope
+   around it, the innermost first (a block's variable shadows its
+   method's).  Decode it with rbi_value_read().  Errors: RBI_INVAL for a
+   name that is no local there (the message lists those that are),
+   RBI_UNSUPPORTED for "@ivar", "$global" and "Constant" (not read yet),
+   and rbi_local_foreach's. */
+int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
+		     const char *name, uint64_t *value);
+
+/* VALUE[INDEX] of an Array, into *OUT: INDEX < 0 counts from the end, and
+   past either end it is nil, as Array#[].  RBI_INVAL if VALUE is no
+   Array. */
+int rbi_value_at(rbi_target *t, uint64_t value, int64_t index, uint64_t *out);
+
+/* VALUE.MEMBER, into *OUT, for the members that need no method call:
+   "class" of a heap object (its real class: no singleton class), "length"
+   and "size" of an Array and "bytesize" of a String (Integers).  RBI_INVAL
+   for anything else, with a message naming what is read. */
+int rbi_value_member(rbi_target *t, uint64_t value, const char *member,
+		     uint64_t *out);
+
 /* ---- Sampling ------------------------------------------------------------ */
 
 /* A sampler reads the Ruby stacks of every thread of a live target, over and

@@ -242,6 +242,8 @@ struct frame_ctx {
 	int locals_rc;          /* rbi_local_foreach's */
 	unsigned level;         /* text: the scope being listed */
 	size_t shown;           /* text: locals listed */
+	const struct expr *expr; /* p: what to print */
+	int eval_rc;            /* p: the library's status */
 };
 
 static int local_json(const struct rbi_local *l, void *arg)
@@ -361,11 +363,49 @@ static int frame_found(const struct rbi_frame *fr, void *arg)
 	return 1;
 }
 
+/* Frame C->want of the selected thread (or fiber) to FN, with C->th set;
+   an exit code (its message printed) if there is no such frame. */
+static int selected_frame(struct session *s, const char *cmd, struct frame_ctx *c,
+			  rbi_frame_fn fn)
+{
+	struct pick p;
+	int rc;
+
+	if (s->fiber) {
+		memset(&p, 0, sizeof(p));
+		if ((rc = session_fiber(s, &p.th)))
+			return rc;
+	} else if ((rc = find_thread(s, s->thread, &p, cmd))) {
+		return rc;
+	}
+	if (p.th.error) {
+		fprintf(stderr, "rbinspect: %s: thread %u cannot be read: ", cmd, p.th.number);
+		rbi_out_text_cstr(stderr, p.th.error_msg);
+		fputc('\n', stderr);
+		return EXIT_NO_VM;
+	}
+	c->th = &p.th;
+	rc = rbi_frame_foreach(s->target, &p.th, c->want + 1, fn, c);
+	c->th = NULL;
+	if (interrupted()) {
+		fflush(s->out);
+		fprintf(stderr, "rbinspect: %s: interrupted\n", cmd);
+		return EXIT_INTERRUPTED;
+	}
+	if (rc < 0)
+		return session_failure(s, rc);
+	if (!c->found) {
+		fprintf(stderr, "rbinspect: %s: thread %u has no frame %zu; see \"bt %u\"\n",
+			cmd, p.th.number, c->want, p.th.number);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int cmd_frame(struct session *s, int argc, char **argv)
 {
 	struct frame_ctx c = { .s = s, .want = s->frame };
 	unsigned long v;
-	struct pick p;
 	int rc;
 
 	if ((rc = target_gone(s, "frame")))
@@ -379,34 +419,9 @@ int cmd_frame(struct session *s, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (s->fiber) {
-		memset(&p, 0, sizeof(p));
-		if ((rc = session_fiber(s, &p.th)))
-			return rc;
-	} else if ((rc = find_thread(s, s->thread, &p, "frame"))) {
-		return rc;
-	}
-	if (p.th.error) {
-		fprintf(stderr, "rbinspect: frame: thread %u cannot be read: ", p.th.number);
-		rbi_out_text_cstr(stderr, p.th.error_msg);
-		fputc('\n', stderr);
-		return EXIT_NO_VM;
-	}
-	c.th = &p.th;
 	rbi_json_init(&c.j, s->out);
-	rc = rbi_frame_foreach(s->target, &p.th, c.want + 1, frame_found, &c);
-	if (interrupted()) {
-		fflush(s->out);
-		fputs("rbinspect: frame: interrupted\n", stderr);
-		return EXIT_INTERRUPTED;
-	}
-	if (rc < 0)
-		return session_failure(s, rc);
-	if (!c.found) {
-		fprintf(stderr, "rbinspect: frame: thread %u has no frame %zu; see \"bt %u\"\n",
-			p.th.number, c.want, p.th.number);
-		return EXIT_USAGE;
-	}
+	if ((rc = selected_frame(s, "frame", &c, frame_found)))
+		return rc;
 	s->frame = c.want;
 	if (c.locals_rc < 0) {
 		if (!s->json) {
@@ -417,6 +432,125 @@ int cmd_frame(struct session *s, int argc, char **argv)
 			fputc('\n', s->out);
 		}
 		return exit_code_for(c.locals_rc);
+	}
+	return EXIT_OK;
+}
+
+/* ---- p EXPR ------------------------------------------------------------- */
+
+/* p's expression, parsed: NAME, then at most one step into its value. */
+struct expr {
+	const char *text;       /* as typed */
+	char name[NAME_CAP];    /* self, a local, @ivar, $global, Const::PATH */
+	enum { STEP_NONE, STEP_INDEX, STEP_MEMBER } step;
+	long long index;        /* [INDEX] */
+	char member[NAME_CAP];  /* .MEMBER */
+};
+
+static bool word_char(char ch)
+{
+	return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') || (unsigned char)ch >= 0x80;
+}
+
+/* TEXT into E: NAME, NAME[I] or NAME.MEMBER; false if it is not one. */
+static bool expr_parse(const char *text, struct expr *e)
+{
+	const char *p = text, *start;
+	char *end;
+
+	memset(e, 0, sizeof(*e));
+	e->text = text;
+	start = p;
+	if (*p == '@' || *p == '$')
+		p++;
+	while (word_char(*p) || (p[0] == ':' && p[1] == ':' && word_char(p[2])))
+		p += *p == ':' ? 2 : 1;
+	if (p == start || (size_t)(p - start) >= sizeof(e->name))
+		return false;
+	memcpy(e->name, start, (size_t)(p - start));
+	if (*p == '[') {
+		e->step = STEP_INDEX;
+		e->index = strtoll(p + 1, &end, 10);
+		return end != p + 1 && end[0] == ']' && end[1] == '\0';
+	}
+	if (*p == '.') {
+		e->step = STEP_MEMBER;
+		start = ++p;
+		while (word_char(*p))
+			p++;
+		if (p == start || *p || (size_t)(p - start) >= sizeof(e->member))
+			return false;
+		memcpy(e->member, start, (size_t)(p - start));
+		return true;
+	}
+	return *p == '\0';
+}
+
+/* What E denotes in frame FR, into *V: the library's status. */
+static int expr_eval(struct session *s, const struct expr *e, const struct rbi_frame *fr,
+		     uint64_t *v)
+{
+	int rc = rbi_frame_lookup(s->target, fr, e->name, v);
+
+	if (rc)
+		return rc;
+	if (e->step == STEP_INDEX)
+		return rbi_value_at(s->target, *v, e->index, v);
+	if (e->step == STEP_MEMBER)
+		return rbi_value_member(s->target, *v, e->member, v);
+	return RBI_OK;
+}
+
+static int print_found(const struct rbi_frame *fr, void *arg)
+{
+	struct frame_ctx *c = arg;
+	char buf[VALUE_BUF];
+	struct rbi_value val;
+	uint64_t v;
+
+	if (fr->index != c->want)
+		return 0;
+	c->found = true;
+	if ((c->eval_rc = expr_eval(c->s, c->expr, fr, &v)))
+		return 1;
+	rbi_value_read(c->s->target, v, buf, sizeof(buf), &val);
+	if (c->s->json) {
+		rbi_json_object(&c->j);
+		rbi_json_key(&c->j, "expression"); rbi_json_cstr(&c->j, c->expr->text);
+		rbi_json_key(&c->j, "thread"); rbi_json_int(&c->j, c->th->number);
+		rbi_json_key(&c->j, "frame"); rbi_json_int(&c->j, (int64_t)fr->index);
+		rbi_json_key(&c->j, "value"); value_json(&c->j, &val);
+		rbi_json_end_object(&c->j);
+	} else {
+		value_text(c->s, &val);
+		fputc('\n', c->s->out);
+	}
+	return 1;
+}
+
+int cmd_print(struct session *s, int argc, char **argv)
+{
+	struct frame_ctx c = { .s = s, .want = s->frame };
+	struct expr e;
+	int rc;
+
+	if ((rc = target_gone(s, argv[0])))
+		return rc;
+	if (argc != 2 || !expr_parse(argv[1], &e)) {
+		fprintf(stderr, "rbinspect: %s: usage: %s NAME[.MEMBER|[I]] (NAME: self, a local "
+			"variable of the selected frame)\n", argv[0], argv[0]);
+		return EXIT_USAGE;
+	}
+	c.expr = &e;
+	rbi_json_init(&c.j, s->out);
+	if ((rc = selected_frame(s, argv[0], &c, print_found)))
+		return rc;
+	if (c.eval_rc) {
+		fprintf(stderr, "rbinspect: %s: ", argv[0]);
+		rbi_out_text_cstr(stderr, rbi_errmsg());
+		fputc('\n', stderr);
+		return exit_code_for(c.eval_rc);
 	}
 	return EXIT_OK;
 }

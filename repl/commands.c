@@ -75,6 +75,9 @@ const struct command commands[] = {
 	{ "frame", "[N] [--json]",
 	  "frame N of the selected thread (or fiber): self and local variables", cmd_frame,
 	  c_frame },
+	{ "print", "EXPR [--json]", "the value of EXPR in the selected frame: self, a local "
+	  "variable, NAME[I] of an Array, NAME.class, .length, .size, .bytesize", cmd_print,
+	  c_json },
 	{ "up", "[N]", "select and show the frame N (1) further out: the caller", cmd_up, NULL },
 	{ "down", "[N]", "select and show the frame N (1) further in", cmd_down, NULL },
 	{ "refresh", "", "re-read a live process now (the session does before each command)",
@@ -98,6 +101,7 @@ static const struct {
 	const char *alias, *name;
 } aliases[] = {
 	{ "where", "bt" }, { "backtrace", "bt" }, { "f", "frame" }, { "i", "info" },
+	{ "p", "print" },
 	{ "exit", "quit" },
 };
 

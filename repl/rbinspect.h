@@ -185,6 +185,7 @@ size_t bt_fibers_default_max(void);
 int parse_max_fibers(const char *cmd, int argc, char **argv, int *i, size_t *max);
 int session_fiber(struct session *s, struct rbi_thread *th);
 int cmd_frame(struct session *s, int argc, char **argv);
+int cmd_print(struct session *s, int argc, char **argv);
 int cmd_up(struct session *s, int argc, char **argv);
 int cmd_down(struct session *s, int argc, char **argv);
 int cmd_set(struct session *s, int argc, char **argv);

@@ -211,12 +211,11 @@ bool rbi_vm_class_path(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 	return true;
 }
 
-bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
-		       char *buf, size_t cap)
+bool rbi_vm_class_real(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
+		       uint64_t *real)
 {
 	uint64_t flags;
 
-	buf[0] = '\0';
 	for (int i = 0; i < CLASS_CHAIN_MAX; i++) {
 		if (rbi_vm_obj_flags(t, vm, klass, &flags))
 			return false;
@@ -226,9 +225,18 @@ bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 				return false;
 			continue;
 		}
-		return rbi_vm_class_path(t, vm, klass, buf, cap);
+		*real = klass;
+		return true;
 	}
 	return false;
+}
+
+bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
+		       char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	return rbi_vm_class_real(t, vm, klass, &klass) &&
+	       rbi_vm_class_path(t, vm, klass, buf, cap);
 }
 
 /* ---- For the heap walk (heap.c) ------------------------------------------ */

@@ -55,7 +55,6 @@
 #define T_SYMBOL 0x14
 #define T_MOVED 0x1e
 #define T_ZOMBIE 0x1d
-#define RBASIC_KLASS 8
 
 RBI_EXPORT const char *rbi_value_kind_name(rbi_value_kind kind)
 {
@@ -161,7 +160,7 @@ static int heap_value(struct rbi_target *t, struct rbi_vm *vm, uint64_t v,
 	if (out->type == T_NONE || out->type == T_MOVED || out->type == T_ZOMBIE)
 		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " is a free or moved heap "
 				"slot (type 0x%02x)", v, out->type);
-	if ((rc = rbi_read_u64(t, v + RBASIC_KLASS, &klass)))
+	if ((rc = rbi_read_u64(t, v + RBI_RBASIC_KLASS, &klass)))
 		return rc;
 	if (rbi_vm_class_name(t, vm, klass, name, sizeof(name)))
 		set_class(out, b, name);

@@ -108,6 +108,8 @@ enum {
 	RBI_IMEMO_MENT = 6, RBI_IMEMO_ISEQ = 7,
 };
 #define RBI_FL_USHIFT 12
+/* RBasic.klass: the word after the flags. */
+#define RBI_RBASIC_KLASS 8
 #define RBI_IMEMO_TYPE(flags) (((flags) >> RBI_FL_USHIFT) & 0xf)
 
 /* Is V a pointer to a heap object (not an immediate, false or nil)? */
@@ -178,6 +180,9 @@ void rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
    false (and "") if it has none we can read (anonymous, or Ruby 3.2). */
 bool rbi_vm_class_path(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 		       char *buf, size_t cap);
+/* rb_class_real(KLASS) into *REAL; false if the chain cannot be read. */
+bool rbi_vm_class_real(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
+		       uint64_t *real);
 /* The path of rb_class_real(KLASS): KLASS (an object's RBasic.klass)
    without singleton classes and include wrappers. */
 bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,

@@ -1,0 +1,152 @@
+/* lookup.c: what a name means in a frame, and one step into a value: the
+ * evaluation behind a debugger's `p EXPR`.
+ *
+ * A name is looked up as Ruby reads it there: `self` is the frame's
+ * receiver, a bare word a local variable of the frame or of a scope around
+ * it (the innermost scope first: a block's variable shadows its method's).
+ * Instance variables, globals and constants are not read yet: an object's
+ * ivars sit in object shapes from Ruby 3.2 (iv_index_tbl before), globals
+ * in the static rb_global_tbl and constants in each class's const_tbl, all
+ * id_tables this library does not walk; each gives RBI_UNSUPPORTED with a
+ * message that says so, never a guess.
+ *
+ * One step into a value: Array#[] (rbi_vm_array_at), and the members that
+ * need no method call: length and size of an Array, bytesize of a String,
+ * class of a heap object (rb_class_real of its RBasic.klass). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vm/vm.h"
+
+/* The local names listed in a "no such variable" message. */
+#define NAMES_SHOWN 160
+/* Fixnums: what length and size give back, as the target would. */
+#define FIXNUM(n) (((uint64_t)(n) << 1) | 1)
+
+struct find {
+	const char *name;
+	bool found;
+	uint64_t value;
+	char names[NAMES_SHOWN];
+	size_t used;
+};
+
+static int find_local(const struct rbi_local *l, void *arg)
+{
+	struct find *f = arg;
+	int n;
+
+	if (l->internal || !l->name)
+		return 0;
+	if (!strcmp(l->name, f->name)) {
+		f->found = true;
+		f->value = l->value.raw;
+		return 1;
+	}
+	if (f->used < sizeof(f->names)) {
+		n = snprintf(f->names + f->used, sizeof(f->names) - f->used, "%s%s",
+			     f->used ? ", " : "", l->name);
+		f->used += n > 0 ? (size_t)n : 0;
+	}
+	return 0;
+}
+
+RBI_EXPORT int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
+				const char *name, uint64_t *value)
+{
+	struct find f = { .name = name };
+	int rc;
+
+	if (!t || !frame || !name || !value)
+		return rbi_fail(RBI_INVAL, "no target, frame, name or result");
+	if (!strcmp(name, "self")) {
+		*value = frame->self;
+		return RBI_OK;
+	}
+	if (name[0] == '@')
+		return rbi_fail(RBI_UNSUPPORTED, "instance variables (%s) are not read yet: "
+				"\"p self\" shows the object", name);
+	if (name[0] == '$')
+		return rbi_fail(RBI_UNSUPPORTED, "global variables (%s) are not read yet",
+				name);
+	if (name[0] >= 'A' && name[0] <= 'Z')
+		return rbi_fail(RBI_UNSUPPORTED, "constants (%s) are not read yet", name);
+	rc = rbi_local_foreach(t, frame, 1, find_local, &f);
+	if (rc < 0)
+		return rc;
+	if (!f.found)
+		return rbi_fail(RBI_INVAL, "no local variable \"%s\" in frame %zu (%s%s)",
+				name, frame->index, f.used ? "locals: " : "it has no locals",
+				f.names);
+	*value = f.value;
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_value_at(rbi_target *t, uint64_t value, int64_t index, uint64_t *out)
+{
+	struct rbi_vm *vm;
+	uint64_t len, elems, flags;
+	int rc;
+
+	if (!t || !out)
+		return rbi_fail(RBI_INVAL, "no target or result");
+	if ((rc = rbi_vm_get(t, &vm)))
+		return rc;
+	if (!rbi_vm_heap_p(vm, value) || rbi_vm_obj_flags(t, vm, value, &flags) ||
+	    (flags & RBI_T_MASK) != RBI_T_ARRAY)
+		return rbi_fail(RBI_INVAL, "[i] reads an Array's element; 0x%" PRIx64
+				" is no Array", value);
+	if ((rc = rbi_vm_array(t, vm, value, &len, &elems)))
+		return rc;
+	if (index < 0)
+		index += (int64_t)len;
+	if (index < 0 || (uint64_t)index >= len) {
+		*out = vm->k.qnil;      /* as Array#[] past either end */
+		return RBI_OK;
+	}
+	return rbi_read_u64(t, elems + 8 * (uint64_t)index, out);
+}
+
+RBI_EXPORT int rbi_value_member(rbi_target *t, uint64_t value, const char *member,
+				uint64_t *out)
+{
+	struct rbi_vm *vm;
+	uint64_t flags = 0, len, elems, full;
+	unsigned type;
+	char byte;
+	int rc;
+
+	if (!t || !member || !out)
+		return rbi_fail(RBI_INVAL, "no target, member or result");
+	if ((rc = rbi_vm_get(t, &vm)))
+		return rc;
+	if (rbi_vm_heap_p(vm, value) && (rc = rbi_vm_obj_flags(t, vm, value, &flags)))
+		return rc;
+	type = flags & RBI_T_MASK;
+	if (!strcmp(member, "class")) {
+		if (!flags)
+			return rbi_fail(RBI_INVAL, ".class of nil, true, false, an Integer, a "
+					"Float or a Symbol: p shows it with the value");
+		if ((rc = rbi_read_u64(t, value + RBI_RBASIC_KLASS, out)))
+			return rc;
+		if (!rbi_vm_class_real(t, vm, *out, out))
+			return rbi_fail(RBI_CORRUPT, "the class of 0x%" PRIx64 " cannot be "
+					"read", value);
+		return RBI_OK;
+	}
+	if ((!strcmp(member, "length") || !strcmp(member, "size")) && type == RBI_T_ARRAY) {
+		if ((rc = rbi_vm_array(t, vm, value, &len, &elems)))
+			return rc;
+		*out = FIXNUM(len);
+		return RBI_OK;
+	}
+	if (!strcmp(member, "bytesize") && type == RBI_T_STRING) {
+		if ((rc = rbi_vm_string_full(t, vm, value, &byte, 1, NULL, &full)))
+			return rc;
+		*out = FIXNUM(full);
+		return RBI_OK;
+	}
+	return rbi_fail(RBI_INVAL, "no member \"%s\" here: rbi reads .class, an Array's "
+			".length and .size, a String's .bytesize", member);
+}
