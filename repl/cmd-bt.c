@@ -1,5 +1,6 @@
-/* cmd-bt.c: `bt [all|N] [--max-frames N] [--native]`: Ruby backtraces, one
- * block per thread, each frame as Ruby 3.4 prints it: path:line:in 'label';
+/* cmd-bt.c: `bt [all|N] [--max-frames N] [--native] [--locals]`: Ruby
+ * backtraces, one block per thread, each frame as Ruby 3.4 prints it:
+ * path:line:in 'label', with --locals followed by its self and locals;
  * with --native (or `set native on`) merged with native frames
  * (bt-native.c). */
 #include <inttypes.h>
@@ -17,6 +18,8 @@ struct bt_ctx {
 	size_t max;             /* frames per thread, 0: all */
 	bool native;            /* --native */
 	bool fibers;            /* --fibers */
+	bool locals;            /* --locals */
+	size_t max_value;       /* --max-value-bytes: String bytes shown */
 	size_t max_fibers;
 	size_t count;           /* frames of the current thread */
 	bool truncated;
@@ -25,6 +28,9 @@ struct bt_ctx {
 	bool crashed_pass;      /* showing only that thread now */
 	bool crashed_shown;
 };
+
+/* --max-value-bytes at most: the library reads no longer Strings. */
+#define VALUE_BYTES_MAX (1u << 20)
 
 /* Stop a walk: the interrupt (Ctrl-C) or the frame limit. */
 #define STOP_INTERRUPTED 2
@@ -61,6 +67,28 @@ void frame_line_text(struct session *s, const struct rbi_frame *f)
 	}
 }
 
+/* --locals: F's self and locals under its line, or in its JSON object;
+   a frame whose locals cannot be read says why and the walk goes on. */
+static int frame_locals(struct bt_ctx *c, const struct rbi_frame *f)
+{
+	struct rbi_json *j = c->s->json ? &c->j : NULL;
+	int rc = frame_vars(c->s, j, f, c->max_value);
+
+	if (rc > 0)
+		return STOP_INTERRUPTED;
+	if (j) {
+		rbi_json_key(j, "locals_error");
+		rbi_json_cstr(j, rc < 0 ? rbi_errmsg() : NULL);
+	} else if (rc < 0) {
+		style_begin(c->s, STYLE_ERROR);
+		fputs("  locals: ", c->s->out);
+		rbi_out_text_cstr(c->s->out, rbi_errmsg());
+		style_end(c->s);
+		fputc('\n', c->s->out);
+	}
+	return 0;
+}
+
 static int frame_text(const struct rbi_frame *f, void *arg)
 {
 	struct bt_ctx *c = arg;
@@ -69,7 +97,7 @@ static int frame_text(const struct rbi_frame *f, void *arg)
 	if (stop)
 		return stop;
 	frame_line_text(c->s, f);
-	return 0;
+	return c->locals ? frame_locals(c, f) : 0;
 }
 
 void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f)
@@ -99,8 +127,9 @@ static int frame_json(const struct rbi_frame *f, void *arg)
 		return stop;
 	rbi_json_object(j);
 	frame_json_fields(j, f);
+	stop = c->locals ? frame_locals(c, f) : 0;
 	rbi_json_end_object(j);
-	return 0;
+	return stop;
 }
 
 /* A native walk's failure that no other thread would escape (no ptrace
@@ -241,6 +270,18 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			c.native = true;
 		} else if (!strcmp(a, "--fibers")) {
 			c.fibers = true;
+		} else if (!strcmp(a, "--locals")) {
+			c.locals = true;
+		} else if (!strcmp(a, "--max-value-bytes") ||
+			   !strncmp(a, "--max-value-bytes=", 18)) {
+			val = a[17] == '=' ? a + 18 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val || parse_count(val, VALUE_BYTES_MAX, &v) || !v) {
+				fprintf(stderr, "rbinspect: bt: --max-value-bytes needs a number "
+					"from 1 to %u\n", VALUE_BYTES_MAX);
+				s->json = json;
+				return EXIT_USAGE;
+			}
+			c.max_value = v;
 		} else if ((rc = parse_max_fibers("bt", argc, argv, &i, &c.max_fibers))) {
 			if (rc < 0) {
 				s->json = json;
@@ -258,11 +299,18 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			c.want = (unsigned)v;
 		} else {
 			fprintf(stderr, "rbinspect: bt: unknown argument \"%s\" (usage: bt "
-				"[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]])\n",
+				"[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]] "
+				"[--locals [--max-value-bytes N]])\n",
 				a);
 			s->json = json;
 			return EXIT_USAGE;
 		}
+	}
+	if (c.locals && (c.native || c.fibers)) {
+		fprintf(stderr, "rbinspect: bt: --locals shows the Ruby frames of threads, "
+			"without --native or --fibers\n");
+		s->json = json;
+		return EXIT_USAGE;
 	}
 	if (c.fibers) {
 		if (c.native || c.want) {

@@ -10,7 +10,7 @@
 
 #define NAME_CAP 256
 #define VALUE_BUF 4096
-/* String values shown in full up to this many bytes. */
+/* String values shown in full up to this many bytes, unless told. */
 #define STRING_SHOWN 200
 
 /* ---- Finding the selected thread --------------------------------------- */
@@ -150,7 +150,8 @@ static void print_double(FILE *f, double d)
 	}
 }
 
-static void value_text(struct session *s, const struct rbi_value *v)
+/* V as Ruby's inspect would show it, a String cut to MAX bytes. */
+static void value_text(struct session *s, const struct rbi_value *v, size_t max)
 {
 	FILE *f = s->out;
 	const char *type;
@@ -168,8 +169,8 @@ static void value_text(struct session *s, const struct rbi_value *v)
 		break;
 	case RBI_VALUE_STRING:
 		quoted(f, '"', v->bytes ? v->bytes : "",
-		       v->len > STRING_SHOWN ? STRING_SHOWN : v->len);
-		if (v->truncated || v->len > STRING_SHOWN)
+		       v->len > max ? max : v->len);
+		if (v->truncated || v->len > max)
 			fprintf(f, "... (%" PRIu64 " bytes)", v->full_len);
 		break;
 	case RBI_VALUE_OBJECT:
@@ -231,26 +232,23 @@ static void value_json(struct rbi_json *j, const struct rbi_value *v)
 	rbi_json_end_object(j);
 }
 
-/* ---- frame N ------------------------------------------------------------ */
+/* ---- Self and locals: frame, bt --locals ------------------------------- */
 
-struct frame_ctx {
+struct vars_ctx {
 	struct session *s;
-	struct rbi_json j;
-	const struct rbi_thread *th;
-	size_t want;
-	bool found;
-	int locals_rc;          /* rbi_local_foreach's */
+	struct rbi_json *j;     /* NULL: text */
+	size_t max;             /* String bytes shown */
 	unsigned level;         /* text: the scope being listed */
 	size_t shown;           /* text: locals listed */
-	const struct expr *expr; /* p: what to print */
-	int eval_rc;            /* p: the library's status */
 };
 
 static int local_json(const struct rbi_local *l, void *arg)
 {
-	struct frame_ctx *c = arg;
-	struct rbi_json *j = &c->j;
+	struct vars_ctx *c = arg;
+	struct rbi_json *j = c->j;
 
+	if (interrupted())
+		return 1;
 	rbi_json_object(j);
 	rbi_json_key(j, "name"); rbi_json_cstr(j, l->name);
 	rbi_json_key(j, "level"); rbi_json_int(j, l->level);
@@ -263,7 +261,7 @@ static int local_json(const struct rbi_local *l, void *arg)
 
 static int local_text(const struct rbi_local *l, void *arg)
 {
-	struct frame_ctx *c = arg;
+	struct vars_ctx *c = arg;
 	FILE *f = c->s->out;
 
 	if (interrupted())
@@ -285,17 +283,54 @@ static int local_text(const struct rbi_local *l, void *arg)
 	rbi_out_text_cstr(f, l->name ? l->name : "?");
 	style_end(c->s);
 	fputs(" = ", f);
-	value_text(c->s, &l->value);
+	value_text(c->s, &l->value, c->max);
 	fputc('\n', f);
 	return 0;
 }
+
+int frame_vars(struct session *s, struct rbi_json *j, const struct rbi_frame *fr, size_t max)
+{
+	struct vars_ctx c = { .s = s, .j = j, .max = max ? max : STRING_SHOWN };
+	char buf[VALUE_BUF];
+	struct rbi_value self;
+	int rc;
+
+	rbi_value_read(s->target, fr->self, buf, sizeof(buf), &self);
+	if (j) {
+		rbi_json_key(j, "self"); value_json(j, &self);
+		rbi_json_key(j, "locals"); rbi_json_array(j);
+		rc = rbi_local_foreach(s->target, fr, c.max, local_json, &c);
+		rbi_json_end_array(j);
+		return rc;
+	}
+	fputs("  self: ", s->out);
+	value_text(s, &self, c.max);
+	fputc('\n', s->out);
+	if (fr->kind != RBI_FRAME_RUBY)
+		return RBI_OK;
+	rc = rbi_local_foreach(s->target, fr, c.max, local_text, &c);
+	if (rc == 0 && c.shown == 0)
+		fputs("  no local variables\n", s->out);
+	return rc;
+}
+
+/* ---- frame N ------------------------------------------------------------ */
+
+struct frame_ctx {
+	struct session *s;
+	struct rbi_json j;
+	const struct rbi_thread *th;
+	size_t want;
+	bool found;
+	int locals_rc;          /* rbi_local_foreach's */
+	const struct expr *expr; /* p: what to print */
+	int eval_rc;            /* p: the library's status */
+};
 
 static void frame_text(struct frame_ctx *c, const struct rbi_frame *fr)
 {
 	struct session *s = c->s;
 	FILE *f = s->out;
-	char buf[VALUE_BUF];
-	struct rbi_value self;
 
 	style_begin(s, STYLE_HEADER);
 	fprintf(f, "#%zu", fr->index);
@@ -311,24 +346,14 @@ static void frame_text(struct frame_ctx *c, const struct rbi_frame *fr)
 	if (fr->line)
 		fprintf(f, ":%d", fr->line);
 	fputc('\n', f);
-	rbi_value_read(s->target, fr->self, buf, sizeof(buf), &self);
-	fputs("  self: ", f);
-	value_text(s, &self);
-	fputc('\n', f);
-	if (fr->kind != RBI_FRAME_RUBY) {
+	c->locals_rc = frame_vars(s, NULL, fr, 0);
+	if (fr->kind != RBI_FRAME_RUBY)
 		fputs("  (a method written in C: no local variables)\n", f);
-		return;
-	}
-	c->locals_rc = rbi_local_foreach(s->target, fr, 0, local_text, c);
-	if (c->locals_rc == 0 && c->shown == 0)
-		fputs("  no local variables\n", f);
 }
 
 static void frame_json(struct frame_ctx *c, const struct rbi_frame *fr)
 {
 	struct rbi_json *j = &c->j;
-	char buf[VALUE_BUF];
-	struct rbi_value self;
 
 	rbi_json_object(j);
 	rbi_json_key(j, "thread"); rbi_json_object(j);
@@ -337,11 +362,7 @@ static void frame_json(struct frame_ctx *c, const struct rbi_frame *fr)
 	rbi_json_key(j, "frame"); rbi_json_object(j);
 	frame_json_fields(j, fr);
 	rbi_json_end_object(j);
-	rbi_value_read(c->s->target, fr->self, buf, sizeof(buf), &self);
-	rbi_json_key(j, "self"); value_json(j, &self);
-	rbi_json_key(j, "locals"); rbi_json_array(j);
-	c->locals_rc = rbi_local_foreach(c->s->target, fr, 0, local_json, c);
-	rbi_json_end_array(j);
+	c->locals_rc = frame_vars(c->s, j, fr, 0);
 	rbi_json_key(j, "error");
 	rbi_json_cstr(j, c->locals_rc < 0 ? rbi_errmsg() : NULL);
 	rbi_json_end_object(j);
@@ -523,7 +544,7 @@ static int print_found(const struct rbi_frame *fr, void *arg)
 		rbi_json_key(&c->j, "value"); value_json(&c->j, &val);
 		rbi_json_end_object(&c->j);
 	} else {
-		value_text(c->s, &val);
+		value_text(c->s, &val, STRING_SHOWN);
 		fputc('\n', c->s->out);
 	}
 	return 1;

@@ -24,7 +24,8 @@ int parse_count(const char *s, unsigned long max, unsigned long *out)
 static const char *const c_json[] = { "--json", NULL };
 static const char *const c_info[] = { "locals", "frame", "threads", "--json", NULL };
 static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--native", "--fibers",
-				     "--max-fibers=", "--json", NULL };
+				     "--max-fibers=", "--locals", "--max-value-bytes=", "--json",
+				     NULL };
 static const char *const c_fibers[] = { "--max-fibers=", "--json", NULL };
 static const char *const c_thread[] = { "%thread", NULL };
 static const char *const c_frame[] = { "%frame", "--json", NULL };
@@ -52,9 +53,10 @@ const struct command commands[] = {
 	  "each was found; info locals, frame, threads as in gdb", cmd_info, c_info },
 	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads,
 	  c_json },
-	{ "bt", "[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]]",
+	{ "bt", "[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]] "
+	  "[--locals [--max-value-bytes N]]",
 	  "Ruby backtrace of every thread, or of thread N; --native: with C frames; "
-	  "--fibers: every fiber", cmd_bt, c_bt },
+	  "--fibers: every fiber; --locals: each frame's self and locals", cmd_bt, c_bt },
 	{ "fibers", "[--max-fibers N]", "one line per fiber: thread, status, innermost frame",
 	  cmd_fibers, c_fibers },
 	{ "objects", "[--by-class] [--top N] [--pause]",
