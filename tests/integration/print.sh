@@ -1,0 +1,125 @@
+# print.sh: a debugger's `p EXPR` and `bt --locals` on every test Ruby, live
+# and from a core, against the locals the target wrote about itself
+# (testdata/programs/simple.rb: "local" truth records of frames 1, 3 and 4
+# of main; tests/locals-check.py compares).  p of every local the target
+# listed, one step into a value (NAME[I], .length, .bytesize, .class), the
+# kinds not read yet (@ivar, $global, Constant) and bad expressions as one
+# line with their exit codes; bt --locals as JSON (every frame's locals) and
+# as text (escaped, cut by --max-value-bytes).
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+check_py=$here/tests/locals-check.py
+
+# p_locals LABEL TARGET...: `p NAME` of every local the truth lists for frames
+# 1, 3 and 4 of main, in one session, checked as a frame's locals would be.
+p_locals() {
+	local label=$1 i out names; shift
+	for i in 1 3 4; do
+		names=$(awk -F'\t' -v i="$i" '$1 == "local" && $2 == "main" && $3 == i { print $4 }' \
+			"$RB_TRUTH")
+		args=(-ex "frame $i")
+		for n in $names; do args+=(-ex "p $n"); done
+		"$RBINSPECT" --json "$@" "${args[@]}" >"$RB_TMP/p$i.out" 2>"$RB_TMP/p$i.err"
+		# The frame's own JSON first, then one value per p: as `frame --json` gives them.
+		# (Python, not jq: jq 1.6 reads integers as doubles.)
+		python3 -c '
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+json.dump({"frame": {"index": int(sys.argv[2])},
+           "locals": [{"name": d["expression"], "internal": False, "value": d["value"]}
+                      for d in docs[1:]]}, sys.stdout)' "$RB_TMP/p$i.out" "$i" \
+			>"$RB_TMP/p$i.json" 2>>"$RB_TMP/p$i.err"
+		if out=$(python3 "$check_py" "$RB_TRUTH" main "$i" "$RB_TMP/p$i.json" 2>&1); then
+			ok "$label: p of each local of frame $i is the target's own ($(tail -1 <<<"$out"))"
+		else
+			not_ok "$label: p of each local of frame $i is the target's own"
+			diag "$out"; diag "$(head -5 "$RB_TMP/p$i.err")"
+		fi
+	done
+}
+
+# bt_locals LABEL TARGET...: bt --locals --json: frames 1, 3 and 4 of the main
+# thread carry the locals the target listed there.
+bt_locals() {
+	local label=$1 i out; shift
+	"$RBINSPECT" --json "$@" bt --locals >"$RB_TMP/btl.json" 2>"$RB_TMP/btl.err"
+	is "$?" 0 "$label: bt --locals --json: exit 0"
+	for i in 1 3 4; do
+		python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+f = [t for t in doc["threads"] if t.get("main")][0]["frames"][int(sys.argv[2])]
+json.dump({"frame": {"index": f["index"]}, "locals": f["locals"],
+           "error": f["locals_error"]}, sys.stdout)' "$RB_TMP/btl.json" "$i" \
+			>"$RB_TMP/btl$i.json" 2>>"$RB_TMP/btl.err"
+		if out=$(python3 "$check_py" "$RB_TRUTH" main "$i" "$RB_TMP/btl$i.json" 2>&1); then
+			ok "$label: bt --locals: frame $i's locals are the target's own"
+		else
+			not_ok "$label: bt --locals: frame $i's locals are the target's own"
+			diag "$out"; diag "$(head -5 "$RB_TMP/btl.err")"
+		fi
+	done
+	check "$label: bt --locals: every frame of every thread has self" \
+		jq -e '[.threads[].frames[]] | length > 0 and all(.self.kind != null)' "$RB_TMP/btl.json" \
+		>/dev/null
+}
+
+first=1
+while read -r kind ver root cmd; do
+	if ! ruby_start "$kind" "$root" "$cmd" simple.rb; then
+		not_ok "$kind $ver: simple.rb did not start"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
+	r=(-p "$RB_PID")
+	p_locals "$kind $ver live" "${r[@]}"
+	bt_locals "$kind $ver live" "${r[@]}"
+
+	# One step into a value, and the frame's receiver.
+	got=$("$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex 'p arr[1]' -ex 'p arr[-2]' -ex 'p arr[5]' \
+		-ex 'p arr.length' -ex 'p long.bytesize' -ex 'p obj.class' -ex 'p self' 2>&1 |
+		sed -n '/^  *later = /,$p' | tail -n +2)
+	want=$(printf '2\n1\nnil\n2\n600\n')
+	is "$(head -5 <<<"$got")" "$want" "$kind $ver: p arr[1], arr[-2], arr[5], arr.length, long.bytesize"
+	like "$(sed -n 6,7p <<<"$got" | tr '\n' ' ')" '^Thing \(Class\) #<Object 0x[0-9a-f]+> $' \
+		"$kind $ver: p obj.class, p self"
+
+	core=$(core_of "$RB_PID")
+	p_locals "$kind $ver core" "$core"
+	bt_locals "$kind $ver core" "$core"
+	rm -f "$core"
+
+	if [ "$first" = 1 ]; then
+		first=0
+		"$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex 'print esc' >"$RB_TMP/esc.txt" 2>&1
+		check "print: control characters and bidirectional controls are escaped" \
+			grep -qxF '"tab\tnl\n\e[31mredé\"q\\\u{202e}"' "$RB_TMP/esc.txt"
+		"$RBINSPECT" "${r[@]}" p count >"$RB_TMP/one.txt" 2>&1
+		is "$?:$(cat "$RB_TMP/one.txt")" "2:rbinspect: p: no local variable \"count\" in frame 0 (it has no locals)" \
+			"one-shot p in frame 0 (Kernel#sleep): no such local, exit 2"
+		for e in '@n|instance variables' '$stdout|global variables' 'Foo::BAR|constants'; do
+			"$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex "p ${e%%|*}" >/dev/null 2>"$RB_TMP/e.err"
+			is "$?:$(wc -l <"$RB_TMP/e.err"):$(grep -c "${e#*|} (${e%%|*}) are not read yet" "$RB_TMP/e.err")" \
+				"1:1:1" "p ${e%%|*}: one line saying ${e#*|} are not read yet, exit 1"
+		done
+		for e in nosuch 'arr[x' 'arr.' 'a b' 'small.foo' 'str[0]'; do
+			"$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex "p $e" >/dev/null 2>"$RB_TMP/e.err"
+			is "$?:$(wc -l <"$RB_TMP/e.err")" "2:1" "p $e: one line, exit 2"
+		done
+		"$RBINSPECT" "${r[@]}" bt 1 --locals --max-value-bytes 4 >"$RB_TMP/btl.txt" 2>&1
+		check "bt --locals --max-value-bytes 4: Strings cut, with their length" \
+			grep -qxF '    long = "xxxx"... (600 bytes)' "$RB_TMP/btl.txt"
+		check "bt --locals: escaped values" \
+			grep -qxF '    esc = "tab\t"... (23 bytes)' "$RB_TMP/btl.txt"
+		check "bt --locals: no raw escape byte reaches the output" \
+			bash -c "! grep -q \$'\\x1b' '$RB_TMP/btl.txt'"
+		check "bt --locals: a C frame shows its self" \
+			grep -qA1 "in 'Array#each'\$" "$RB_TMP/btl.txt"
+		"$RBINSPECT" "${r[@]}" bt --locals --native >/dev/null 2>&1
+		is "$?" 2 "bt --locals --native: exit 2"
+		"$RBINSPECT" "${r[@]}" bt --locals --max-value-bytes 0 >/dev/null 2>&1
+		is "$?" 2 "bt --max-value-bytes 0: exit 2"
+	fi
+	kill -9 "$RB_PID"
+done < <(rubies_list)
+tap_done
