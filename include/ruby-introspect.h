@@ -244,6 +244,13 @@ pid_t rbi_target_pid(const rbi_target *t);
    the last. */
 const char *rbi_target_warning(const rbi_target *t, size_t index);
 
+/* The tid this process's pid namespace gives the live target's thread TID
+   (rbi_thread.tid: the number the target itself sees), so that a thread
+   in a container can be matched with top -H or /proc here: TID itself
+   when the target shares our pid namespace, its task's NSpid otherwise.
+   0 when it cannot be told (a core, a task gone). */
+int32_t rbi_target_host_tid(rbi_target *t, int32_t tid);
+
 /* ---- How the process died ------------------------------------------------ */
 
 /* "SIGSEGV"; NULL for a number that names no signal. */

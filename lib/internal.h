@@ -123,6 +123,11 @@ int rbi_proc_stat(const char *path, char *state, int *ppid);
    address space randomization moves at every exec.  0 if LINE is not one
    (or the fields are hidden: no permission to trace the process). */
 uint64_t rbi_proc_stat_image(const char *line);
+/* Whether PID is in our pid namespace (true when it cannot be told). */
+bool rbi_proc_same_pidns(pid_t pid);
+/* The target's own number (the last of NSpid) for its task HOST (as our
+   /proc/PID/task names it), or 0. */
+int32_t rbi_proc_ns_tid(pid_t pid, long host);
 
 /* ---- util/open.c: files a core or a process names ----------------------- */
 

@@ -9,6 +9,8 @@
 
 void thread_json_fields(struct session *s, struct rbi_json *j, const struct rbi_thread *th)
 {
+	int32_t host;
+
 	rbi_json_key(j, "number"); rbi_json_int(j, th->number);
 	rbi_json_key(j, "thread"); rbi_json_addr(j, th->thread);
 	if (th->error) {
@@ -20,6 +22,11 @@ void thread_json_fields(struct session *s, struct rbi_json *j, const struct rbi_
 	rbi_json_key(j, "tid");
 	if (th->tid)
 		rbi_json_int(j, th->tid);
+	else
+		rbi_json_null(j);
+	rbi_json_key(j, "host_tid");
+	if ((host = rbi_target_host_tid(s->target, th->tid)))
+		rbi_json_int(j, host);
 	else
 		rbi_json_null(j);
 	rbi_json_key(j, "pthread"); rbi_json_addr(j, th->pthread);
@@ -34,6 +41,8 @@ void thread_json_fields(struct session *s, struct rbi_json *j, const struct rbi_
 
 void thread_header_text(struct session *s, FILE *f, const struct rbi_thread *th)
 {
+	int32_t host;
+
 	fprintf(f, "Thread %u", th->number);
 	if (th->error) {
 		fprintf(f, " (0x%" PRIx64 "): ", th->thread);
@@ -49,6 +58,8 @@ void thread_header_text(struct session *s, FILE *f, const struct rbi_thread *th)
 		fputs(" (main)", f);
 	if (th->tid)
 		fprintf(f, " tid %d", (int)th->tid);
+	if (th->tid && (host = rbi_target_host_tid(s->target, th->tid)) && host != th->tid)
+		fprintf(f, " (host tid %d)", (int)host);
 	fprintf(f, " %s", rbi_thread_status_name(th->status));
 	if (th->gvl)
 		fputs(", holds the GVL", f);
@@ -95,6 +106,8 @@ static int thread_line(const struct rbi_thread *th, void *arg)
 {
 	struct threads_ctx *c = arg;
 	FILE *f = c->s->out;
+	char tid[48];
+	int32_t host;
 
 	if (c->s->json) {
 		rbi_json_object(&c->j);
@@ -109,10 +122,14 @@ static int thread_line(const struct rbi_thread *th, void *arg)
 		return 0;
 	}
 	fprintf(f, "%4u  0x%-14" PRIx64 " ", th->number, th->thread);
-	if (th->tid)
-		fprintf(f, "%-8d ", (int)th->tid);
+	host = rbi_target_host_tid(c->s->target, th->tid);
+	if (th->tid && host && host != th->tid)
+		snprintf(tid, sizeof(tid), "%d (host %d)", (int)th->tid, (int)host);
+	else if (th->tid)
+		snprintf(tid, sizeof(tid), "%d", (int)th->tid);
 	else
-		fprintf(f, "%-8s ", "-");
+		snprintf(tid, sizeof(tid), "-");
+	fprintf(f, "%-8s ", tid);
 	fprintf(f, "%-16s %-4s %-3s ", rbi_thread_status_name(th->status),
 		th->main ? "main" : "", th->gvl ? "gvl" : "");
 	if (th->name)

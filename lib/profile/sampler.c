@@ -86,44 +86,6 @@ RBI_EXPORT int rbi_sample_state_idle(rbi_sample_state s)
 	return s == RBI_STATE_WAITING || s == RBI_STATE_SLEEPING;
 }
 
-static bool same_pid_namespace(pid_t pid)
-{
-	char a[64], b[64], path[64];
-	ssize_t n, m;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	n = readlink("/proc/self/ns/pid", a, sizeof(a) - 1);
-	m = readlink(path, b, sizeof(b) - 1);
-	/* Unknown: assume the same, as without namespaces. */
-	return n < 0 || m < 0 || (n == m && !memcmp(a, b, (size_t)n));
-}
-
-/* The target's view of host task HOST (its last NSpid), or 0. */
-static int32_t ns_tid(pid_t pid, long host)
-{
-	char path[96], line[256];
-	int32_t tid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, host);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		char *last = strrchr(line, '\t');
-		char *sp = strrchr(line, ' ');
-
-		if (sp > last)
-			last = sp;
-		if (last)
-			tid = (int32_t)strtol(last + 1, NULL, 10);
-		break;
-	}
-	fclose(f);
-	return tid;
-}
-
 static int open_task_file(pid_t pid, long host, const char *name)
 {
 	char path[96];
@@ -206,7 +168,7 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 				int32_t tid;
 				struct ostask *t;
 
-				if (host <= 0 || !(tid = ns_tid(s->pid, host)))
+				if (host <= 0 || !(tid = rbi_proc_ns_tid(s->pid, host)))
 					continue;
 				for (size_t i = 0; i < n; i++)
 					if (th[i].tid == tid && !task_find(s, tid) &&
@@ -324,7 +286,7 @@ RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opt
 		s->opts = *opts;
 	else if (opts && opts->size >= offsetof(struct rbi_sampler_opts, flags) + 4)
 		s->opts.flags = opts->flags;
-	s->same_pidns = same_pid_namespace(s->pid);
+	s->same_pidns = rbi_proc_same_pidns(s->pid);
 	s->last_ns = rbi_now_ns();
 	if (((s->opts.flags & RBI_SAMPLER_CPU) && (rc = schedstat_check(s->pid))) ||
 	    (rc = rbi_vm_sampler_new(t, &s->vs)) ||

@@ -1,9 +1,12 @@
 /* procstat.c: the state and parent of a process or task, and which
- * program it runs, from its /proc stat line ("pid (comm) S ppid ..."). */
+ * program it runs, from its /proc stat line ("pid (comm) S ppid ..."), and
+ * how a task in another pid namespace (a container) is numbered there and
+ * here (NSpid). */
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,4 +67,41 @@ int rbi_proc_stat(const char *path, char *state, int *ppid)
 		return n < 0 ? -errno : -ENOENT;        /* read as the task went */
 	buf[n] = '\0';
 	return rbi_proc_stat_parse(buf, state, ppid) ? 0 : -EINVAL;
+}
+
+bool rbi_proc_same_pidns(pid_t pid)
+{
+	char a[64], b[64], path[64];
+	ssize_t n, m;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	n = readlink("/proc/self/ns/pid", a, sizeof(a) - 1);
+	m = readlink(path, b, sizeof(b) - 1);
+	/* Unknown: assume the same, as without namespaces. */
+	return n < 0 || m < 0 || (n == m && !memcmp(a, b, (size_t)n));
+}
+
+int32_t rbi_proc_ns_tid(pid_t pid, long host)
+{
+	char path[96], line[256];
+	int32_t tid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, host);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		char *last = strrchr(line, '\t');
+		char *sp = strrchr(line, ' ');
+
+		if (sp > last)
+			last = sp;
+		if (last)
+			tid = (int32_t)strtol(last + 1, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return tid;
 }

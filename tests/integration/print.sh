@@ -5,7 +5,8 @@
 # listed, one step into a value (NAME[I], .length, .bytesize, .class), the
 # kinds not read yet (@ivar, $global, Constant) and bad expressions as one
 # line with their exit codes; bt --locals as JSON (every frame's locals) and
-# as text (escaped, cut by --max-value-bytes).
+# as text (escaped, cut by --max-value-bytes).  And the host tid of a
+# namespaced process's threads.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -122,4 +123,35 @@ while read -r kind ver root cmd; do
 	fi
 	kill -9 "$RB_PID"
 done < <(rubies_list)
+
+# A process in its own pid namespace (a container): threads and bt give each
+# thread's host tid beside its own, as this machine's /proc numbers it.
+read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
+if [ -z "$kind" ]; then
+	skip "container: no Debian Ruby in this list"
+elif ruby_start "$kind" "$root" "$cmd" simple.rb ns; then
+	want=$(for t in /proc/"$RB_PID"/task/*; do
+		awk -v h="${t##*/}" '$1 == "NSpid:" { print $NF, h }' "$t/status"
+	done | sort -n)
+	"$RBINSPECT" --json -p "$RB_PID" threads >"$RB_TMP/nsth.json" 2>&1
+	got=$(jq -r '.threads[] | "\(.tid) \(.host_tid)"' "$RB_TMP/nsth.json" | sort -n)
+	missing=$(comm -23 <(sort <<<"$got") <(sort <<<"$want"))
+	is "$(wc -l <<<"$got") ${missing:-none}" "3 none" \
+		"container: threads --json: each thread's host_tid is the task whose NSpid ends in its tid"
+	"$RBINSPECT" -p "$RB_PID" bt 1 >"$RB_TMP/nsbt.txt" 2>&1
+	check "container: bt names the host tid of the main thread (tid 1 inside)" \
+		grep -qE "^Thread 1 \(main\) tid 1 \(host tid $RB_PID\) " "$RB_TMP/nsbt.txt"
+	"$RBINSPECT" -p "$RB_PID" threads >"$RB_TMP/nsth.txt" 2>&1
+	check "container: threads: tid 1 (host $RB_PID)" \
+		grep -qE "^ +1 +0x[0-9a-f]+ +1 \(host $RB_PID\) " "$RB_TMP/nsth.txt"
+	kill -9 "$RB_PID"
+	if ruby_start "$kind" "$root" "$cmd" simple.rb; then
+		"$RBINSPECT" --json -p "$RB_PID" threads >"$RB_TMP/th.json" 2>&1
+		is "$(jq '[.threads[] | .tid == .host_tid] | all' "$RB_TMP/th.json")" true \
+			"no namespace: host_tid is the tid"
+		kill -9 "$RB_PID"
+	fi
+else
+	not_ok "container: simple.rb did not start in a namespace"
+fi
 tap_done
