@@ -331,6 +331,37 @@ struct rbi_ruby_info {
    message says how to supply DWARF), RBI_NO_VM, RBI_CORRUPT. */
 int rbi_ruby_info(rbi_target *t, const struct rbi_ruby_info **out);
 
+/* ---- Ruby processes on this machine -------------------------------------- */
+
+/* One Ruby process, as rbi_process_foreach() found it without attaching.
+   Valid only during the callback, strings included. */
+struct rbi_process {
+	pid_t pid;              /* as this machine numbers it */
+	pid_t ns_pid;           /* as its own pid namespace does (PID when it
+				   shares ours) */
+	int container;          /* non-zero: another pid namespace than ours */
+	char version[16];       /* "3.4.11" from libruby's file name; "3.4"
+				   when only a library directory tells the
+				   family; "" unknown (rbi_ruby_info reads it) */
+	const char *image;      /* libruby, or the executable of a static
+				   Ruby, as its maps name it */
+	uint64_t uptime_ms;     /* since it started; 0 unknown */
+	uint64_t rss_bytes;     /* resident memory; 0 unknown */
+	unsigned threads;       /* the kernel's threads (Ruby's and others) */
+	const char *cmdline;    /* its arguments joined by spaces: raw bytes
+				   (untrusted: escape before printing) */
+	size_t cmdline_len;
+};
+
+typedef int (*rbi_process_fn)(const struct rbi_process *p, void *arg);
+
+/* Call FN for every Ruby process this one may inspect, in /proc's order:
+   those whose /proc/PID/maps can be read (the kernel's ptrace access
+   check) and map libruby or an executable named like ruby.  Nothing is
+   attached and no process memory is read.  Returns RBI_OK, FN's non-zero
+   return, or an error (RBI_SYSTEM: no /proc). */
+int rbi_process_foreach(rbi_process_fn fn, void *arg);
+
 /* ---- Threads ------------------------------------------------------------- */
 
 /* enum rb_thread_status, in Ruby's own numbering. */

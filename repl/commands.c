@@ -94,6 +94,8 @@ const struct command commands[] = {
 	  "live view of the hottest methods, refreshed every second", cmd_top, c_top },
 	{ "report", "FILE [--format F] [-o FILE]", "render a raw profile (record --format raw)",
 	  cmd_report, c_report },
+	{ "ps", "", "the Ruby processes this user may inspect: pid, version, uptime, RSS, "
+	  "threads, command line", cmd_ps, c_json },
 	{ "quit", "", "leave the session (so does end of input, Ctrl-D)", cmd_quit, NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };

@@ -15,6 +15,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: rbinspect [OPTIONS] -p PID [COMMAND [ARGS...]]\n"
 	      "       rbinspect [OPTIONS] CORE [EXE] [COMMAND [ARGS...]]\n"
+	      "       rbinspect [--json] ps\n"
 	      "\n"
 	      "Inspect a running Ruby process or a core file without stopping it.\n"
 	      "With no COMMAND (and no -ex or -x), start an interactive session.\n"
@@ -214,7 +215,7 @@ static bool targetless(int argc, char **argv)
 	const char *name = argv[0];
 
 	return !strcmp(name, "record") || !strcmp(name, "report") || !strcmp(name, "top") ||
-	       !strcmp(name, "help") ||
+	       !strcmp(name, "help") || !strcmp(name, "ps") ||
 	       (!strcmp(name, "heap") && argc > 1 &&
 		(!strcmp(argv[1], "diff") || !strcmp(argv[1], "retainers") ||
 		 !strcmp(argv[1], "top")));
@@ -237,7 +238,7 @@ int main(int argc, char **argv)
 	style_resolve(&cli.s);
 	if (cli.gdb)
 		return gdb_main(&cli.s, &cli.opts, argc - i, argv + i);
-	/* record, report, top, heap diff/retainers/top and help find their own process
+	/* record, report, top, heap diff/retainers/top, ps and help find their own process
 	   (-p, -- COMMAND) or files, or need none, when no target was given
 	   first. */
 	if (!cli.pid && !cli.nbatch && i < argc && targetless(argc - i, argv + i)) {

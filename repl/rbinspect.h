@@ -99,6 +99,8 @@ int parse_count(const char *s, unsigned long max, unsigned long *out);
 
 int cmd_info(struct session *s, int argc, char **argv);
 int cmd_threads(struct session *s, int argc, char **argv);
+/* `ps` (cmd-ps.c): needs no target. */
+int cmd_ps(struct session *s, int argc, char **argv);
 int cmd_bt(struct session *s, int argc, char **argv);
 int cmd_objects(struct session *s, int argc, char **argv);
 int cmd_heap_dump(struct session *s, int argc, char **argv);

@@ -103,45 +103,6 @@ static bool parse_version(const char *s, int *major, int *minor, int *teeny)
 	       *minor < 100 && *teeny < 1000;
 }
 
-/* libruby's file name ends in ".so.X.Y.Z": Ruby's full version. */
-static bool version_of_libruby(const char *name, int *major, int *minor, int *teeny)
-{
-	const char *so = strstr(name, ".so.");
-
-	return so && parse_version(so + 4, major, minor, teeny) && *teeny >= 0;
-}
-
-/* A mapped path with "/ruby/X.Y.0/" (extensions, encodings): the family. */
-static bool version_of_paths(struct rbi_target *t, int *major, int *minor, char *via, size_t cap)
-{
-	const struct rbi_region_list *rl;
-
-	if (rbi_regions(t, &rl))
-		return false;
-	for (size_t i = 0; i < rl->n; i++) {
-		const char *p = rl->v[i].path;
-		int teeny;
-
-		for (const char *q = p ? strstr(p, "/ruby/") : NULL; q; q = strstr(q + 1, "/ruby/")) {
-			if (!isdigit((unsigned char)q[6]))
-				continue;
-			char dir[16];
-			size_t n = strcspn(q + 6, "/");
-
-			if (n >= sizeof(dir) || q[6 + n] != '/')
-				continue;
-			memcpy(dir, q + 6, n);
-			dir[n] = '\0';
-			if (sscanf(dir, "%d.%d.%d", major, minor, &teeny) == 3 && teeny == 0) {
-				snprintf(via, cap, "path %.*s (patch release unknown)",
-					 (int)(q + 6 + n - p), p);
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -149,14 +110,64 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+bool rbi_vm_libruby_version(const char *path, int *major, int *minor, int *teeny)
+{
+	const char *so = strstr(base_name(path), ".so.");
+
+	return so && parse_version(so + 4, major, minor, teeny) && *teeny >= 0;
+}
+
+bool rbi_vm_path_family(const char *path, int *major, int *minor, size_t *prefix)
+{
+	for (const char *q = strstr(path, "/ruby/"); q; q = strstr(q + 1, "/ruby/")) {
+		char dir[16];
+		size_t n = strcspn(q + 6, "/");
+		int teeny;
+
+		if (!isdigit((unsigned char)q[6]) || n >= sizeof(dir) || q[6 + n] != '/')
+			continue;
+		memcpy(dir, q + 6, n);
+		dir[n] = '\0';
+		if (sscanf(dir, "%d.%d.%d", major, minor, &teeny) == 3 && teeny == 0) {
+			*prefix = (size_t)(q + 6 + n - path);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool rbi_vm_ruby_image_name(const char *path, bool exe)
+{
+	return !strncmp(base_name(path), exe ? "ruby" : "libruby", exe ? 4 : 7);
+}
+
+/* A mapped path with "/ruby/X.Y.0/" (extensions, encodings): the family. */
+static bool version_of_paths(struct rbi_target *t, int *major, int *minor, char *via, size_t cap)
+{
+	const struct rbi_region_list *rl;
+	size_t prefix;
+
+	if (rbi_regions(t, &rl))
+		return false;
+	for (size_t i = 0; i < rl->n; i++) {
+		const char *p = rl->v[i].path;
+
+		if (p && rbi_vm_path_family(p, major, minor, &prefix)) {
+			snprintf(via, cap, "path %.*s (patch release unknown)", (int)prefix, p);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* libruby, else the executable of a static Ruby. */
 static const struct rbi_image *ruby_image(struct rbi_image_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (!strncmp(base_name(l->v[i].name), "libruby", 7))
+		if (rbi_vm_ruby_image_name(l->v[i].name, false))
 			return &l->v[i];
 	for (size_t i = 0; i < l->n; i++)
-		if (!strncmp(base_name(l->v[i].name), "ruby", 4))
+		if (rbi_vm_ruby_image_name(l->v[i].name, true))
 			return &l->v[i];
 	return NULL;
 }
@@ -214,7 +225,7 @@ int rbi_vm_find_offline(struct rbi_target *t, struct rbi_vm *vm,
 	if (!vm->image && !(vm->image = ruby_image(images)))
 		return rbi_fail(RBI_NOT_RUBY, "not a Ruby process: no loaded image defines "
 				"ruby_version or is named like libruby or ruby");
-	named = version_of_libruby(base_name(vm->image->name), &major, &minor, &teeny);
+	named = rbi_vm_libruby_version(vm->image->name, &major, &minor, &teeny);
 	if (named)
 		snprintf(vm->version_via, sizeof(vm->version_via), "file name %s",
 			 base_name(vm->image->name));

@@ -58,6 +58,16 @@ struct rbi_vm {
    (symbol, code, then a scan of libruby's data) and the symbol table. */
 int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm);
 
+/* Which Ruby a mapped file's path tells (offline.c), without reading it:
+   rbi_vm_libruby_version, libruby's file name ending in ".so.X.Y.Z";
+   rbi_vm_path_family, a directory "/ruby/X.Y.0/" of Ruby's library
+   (extensions, encodings: the family only), *PREFIX the length of PATH up
+   to it; rbi_vm_ruby_image_name, a file named like libruby (EXE false) or
+   like a ruby executable (EXE true). */
+bool rbi_vm_libruby_version(const char *path, int *major, int *minor, int *teeny);
+bool rbi_vm_path_family(const char *path, int *major, int *minor, size_t *prefix);
+bool rbi_vm_ruby_image_name(const char *path, bool exe);
+
 /* vm/offline.c: Ruby in a core that lacks libruby's symbols and read-only
    data (carried off its machine): the image by its name, the version from
    file names or --ruby-version, then rbi_vm_locate.  RBI_NO_LAYOUT when
