@@ -712,6 +712,10 @@ struct rbi_local {
 				   local_variables lists (anonymous *, **, &
 				   and ... parameters, compiler temporaries) */
 	struct rbi_value value;
+	int argument;           /* 1: a parameter of its scope's method or
+				   block (Method#parameters lists it); 0: not;
+				   -1: unknown (the Ruby's built-in layout has
+				   no iseq parameter size: read its DWARF) */
 };
 
 /* Callback for each local.  Returning non-zero stops the walk and makes

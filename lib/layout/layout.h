@@ -131,7 +131,8 @@
 	X(fiber, saved_ec,       "rb_fiber_struct", "cont.saved_ec", OFF)           \
 	X(fiber, prev,           "rb_fiber_struct", "prev", OFF)                    \
 	X(fiber, resuming_fiber, "rb_fiber_struct", "resuming_fiber", OFF)          \
-	X(fiber, status,         "rb_fiber_struct", "status", BIT)
+	X(fiber, status,         "rb_fiber_struct", "status", BIT)                  \
+	X(body, param_size,      "rb_iseq_constant_body", "param.size", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -286,7 +286,8 @@ static int scope_locals(struct lwalk *w, const struct rbi_iseq *is, uint64_t ep,
 {
 	const struct rbi_layout *l = w->vm->layout;
 	uint64_t table, base;
-	uint32_t size;
+	uint32_t size, params = 0;
+	bool params_known = l->body_param_size != RBI_ABSENT;
 	int rc;
 
 	if (l->body_local_table == RBI_ABSENT || l->body_local_table_size == RBI_ABSENT)
@@ -298,7 +299,10 @@ static int scope_locals(struct lwalk *w, const struct rbi_iseq *is, uint64_t ep,
 		return rbi_fail_context(rc, "iseq 0x%" PRIx64 " local table: ", is->addr);
 	if (size == 0)
 		return RBI_OK;
-	if (size > LOCALS_MAX || !table || (table & 7) ||
+	if (params_known &&
+	    (rc = rbi_read_u32(w->t, is->body + l->body_param_size, &params)))
+		return rbi_fail_context(rc, "iseq 0x%" PRIx64 " parameters: ", is->addr);
+	if (size > LOCALS_MAX || params > size || !table || (table & 7) ||
 	    ep < (uint64_t)(size + VM_ENV_DATA_SIZE) * 8)
 		return rbi_fail(RBI_CORRUPT, "iseq 0x%" PRIx64 " has a local table "
 				"of %u at 0x%" PRIx64, is->addr, size, table);
@@ -314,7 +318,8 @@ static int scope_locals(struct lwalk *w, const struct rbi_iseq *is, uint64_t ep,
 	if ((rc = rbi_read(w->t, base, w->vals, (size_t)size * 8)))
 		return rbi_fail_context(rc, "environment 0x%" PRIx64 ": ", ep);
 	for (uint32_t i = 0; i < size; i++) {
-		struct rbi_local loc = { .level = level, .index = i };
+		struct rbi_local loc = { .level = level, .index = i,
+					 .argument = params_known ? i < params : -1 };
 		struct sbuf b = { .p = w->buf, .cap = w->cap };
 
 		loc.internal = !local_id(w->vm, w->ids[i]);

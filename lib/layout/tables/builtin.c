@@ -119,6 +119,7 @@ static const struct rbi_layout layout_2_6_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -239,6 +240,7 @@ static const struct rbi_layout layout_2_7_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -359,6 +361,7 @@ static const struct rbi_layout layout_2_7_4 = {
 	.fiber_prev = 520,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = 4224,
+	.body_param_size = 20,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -479,6 +482,7 @@ static const struct rbi_layout layout_3_0_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -599,6 +603,7 @@ static const struct rbi_layout layout_3_0_1 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -719,6 +724,7 @@ static const struct rbi_layout layout_3_1_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -839,6 +845,7 @@ static const struct rbi_layout layout_3_1_2 = {
 	.fiber_prev = 512,
 	.fiber_resuming_fiber = 520,
 	.fiber_status = 4224,
+	.body_param_size = 20,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -959,6 +966,7 @@ static const struct rbi_layout layout_3_1_5 = {
 	.fiber_prev = 512,
 	.fiber_resuming_fiber = 520,
 	.fiber_status = 4224,
+	.body_param_size = 20,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1079,6 +1087,7 @@ static const struct rbi_layout layout_3_2_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1199,6 +1208,7 @@ static const struct rbi_layout layout_3_2_3 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1319,6 +1329,7 @@ static const struct rbi_layout layout_3_2_4 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1439,6 +1450,7 @@ static const struct rbi_layout layout_3_2_7 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -1559,6 +1571,7 @@ static const struct rbi_layout layout_3_3_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -1679,6 +1692,7 @@ static const struct rbi_layout layout_3_3_1 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -1799,6 +1813,7 @@ static const struct rbi_layout layout_3_3_7 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -1919,6 +1934,7 @@ static const struct rbi_layout layout_3_3_8 = {
 	.fiber_prev = 520,
 	.fiber_resuming_fiber = 528,
 	.fiber_status = 4288,
+	.body_param_size = 20,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2039,6 +2055,7 @@ static const struct rbi_layout layout_3_4_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2159,6 +2176,7 @@ static const struct rbi_layout layout_3_4_5 = {
 	.fiber_prev = 504,
 	.fiber_resuming_fiber = 512,
 	.fiber_status = 4160,
+	.body_param_size = 20,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -2279,6 +2297,7 @@ static const struct rbi_layout layout_4_0_0 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -2399,6 +2418,7 @@ static const struct rbi_layout layout_4_0_6 = {
 	.fiber_prev = RBI_ABSENT,
 	.fiber_resuming_fiber = RBI_ABSENT,
 	.fiber_status = RBI_ABSENT,
+	.body_param_size = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
