@@ -254,6 +254,11 @@ static int local_json(const struct rbi_local *l, void *arg)
 	rbi_json_key(j, "level"); rbi_json_int(j, l->level);
 	rbi_json_key(j, "index"); rbi_json_int(j, (int64_t)l->index);
 	rbi_json_key(j, "internal"); rbi_json_bool(j, l->internal);
+	rbi_json_key(j, "argument");
+	if (l->argument < 0)
+		rbi_json_null(j);
+	else
+		rbi_json_bool(j, l->argument);
 	rbi_json_key(j, "value"); value_json(j, &l->value);
 	rbi_json_end_object(j);
 	return 0;
@@ -572,6 +577,100 @@ int cmd_print(struct session *s, int argc, char **argv)
 		rbi_out_text_cstr(stderr, rbi_errmsg());
 		fputc('\n', stderr);
 		return exit_code_for(c.eval_rc);
+	}
+	return EXIT_OK;
+}
+
+/* ---- info args --------------------------------------------------------- */
+
+struct args_ctx {
+	struct frame_ctx f;
+	size_t shown;
+	bool unknown;           /* the layout cannot tell parameters */
+};
+
+static int arg_found(const struct rbi_local *l, void *arg)
+{
+	struct args_ctx *c = arg;
+	FILE *f = c->f.s->out;
+
+	if (interrupted())
+		return 1;
+	if (l->argument < 0) {
+		c->unknown = true;
+		return 1;
+	}
+	/* gdb's info args: the frame's own method or block, not the scopes
+	   around a block. */
+	if (l->level > 0)
+		return 1;
+	if (!l->argument || l->internal)
+		return 0;
+	c->shown++;
+	if (c->f.s->json) {
+		rbi_json_object(&c->f.j);
+		rbi_json_key(&c->f.j, "name"); rbi_json_cstr(&c->f.j, l->name);
+		rbi_json_key(&c->f.j, "index"); rbi_json_int(&c->f.j, (int64_t)l->index);
+		rbi_json_key(&c->f.j, "value"); value_json(&c->f.j, &l->value);
+		rbi_json_end_object(&c->f.j);
+		return 0;
+	}
+	style_begin(c->f.s, STYLE_NAME);
+	rbi_out_text_cstr(f, l->name ? l->name : "?");
+	style_end(c->f.s);
+	fputs(" = ", f);
+	value_text(c->f.s, &l->value, STRING_SHOWN);
+	fputc('\n', f);
+	return 0;
+}
+
+static int args_frame(const struct rbi_frame *fr, void *arg)
+{
+	struct args_ctx *c = arg;
+	struct rbi_json *j = &c->f.j;
+	int rc;
+
+	if (fr->index != c->f.want)
+		return 0;
+	c->f.found = true;
+	if (c->f.s->json) {
+		rbi_json_object(j);
+		rbi_json_key(j, "thread"); rbi_json_int(j, c->f.th->number);
+		rbi_json_key(j, "frame"); rbi_json_int(j, (int64_t)fr->index);
+		rbi_json_key(j, "arguments"); rbi_json_array(j);
+	}
+	rc = rbi_local_foreach(c->f.s->target, fr, STRING_SHOWN, arg_found, c);
+	c->f.locals_rc = rc < 0 ? rc : RBI_OK;
+	if (c->f.s->json) {
+		rbi_json_end_array(j);
+		rbi_json_key(j, "error");
+		rbi_json_cstr(j, rc < 0 ? rbi_errmsg() : c->unknown ?
+			      "this Ruby's layout does not say which locals are parameters" :
+			      NULL);
+		rbi_json_end_object(j);
+	} else if (rc >= 0 && !c->unknown && !c->shown) {
+		fputs("No arguments.\n", c->f.s->out);
+	}
+	return 1;
+}
+
+int frame_args(struct session *s)
+{
+	struct args_ctx c = { .f = { .s = s, .want = s->frame } };
+	int rc;
+
+	if ((rc = target_gone(s, "info args")))
+		return rc;
+	rbi_json_init(&c.f.j, s->out);
+	if ((rc = selected_frame(s, "info args", &c.f, args_frame)))
+		return rc;
+	if (c.f.locals_rc < 0)
+		return report_failure(c.f.locals_rc);
+	if (c.unknown) {
+		fputs("rbinspect: info args: this Ruby's built-in layout does not say which "
+		      "locals are parameters (no iseq parameter size): install its debug "
+		      "info, or see \"info locals\"\n", stderr);
+		return EXIT_NO_LAYOUT;
 	}
 	return EXIT_OK;
 }

@@ -119,8 +119,10 @@ int cmd_info(struct session *s, int argc, char **argv)
 		return cmd_frame(s, 1, argv);
 	if (argc == 2 && !strcmp(argv[1], "threads"))
 		return cmd_threads(s, 1, argv);
+	if (argc == 2 && !strcmp(argv[1], "args"))
+		return frame_args(s);
 	if (argc > 1) {
-		fputs("rbinspect: info: takes no arguments, or one of locals, frame and "
+		fputs("rbinspect: info: takes no arguments, or one of locals, args, frame and "
 		      "threads; not \"", stderr);
 		rbi_out_text_cstr(stderr, argv[1]);
 		fputs("\"\n", stderr);

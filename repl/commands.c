@@ -22,7 +22,7 @@ int parse_count(const char *s, unsigned long max, unsigned long *out)
 
 /* What tab completion offers after each command's name (rbinspect.h). */
 static const char *const c_json[] = { "--json", NULL };
-static const char *const c_info[] = { "locals", "frame", "threads", "--json", NULL };
+static const char *const c_info[] = { "locals", "args", "frame", "threads", "--json", NULL };
 static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--native", "--fibers",
 				     "--max-fibers=", "--locals", "--max-value-bytes=", "--json",
 				     NULL };
@@ -49,8 +49,8 @@ static const char *const c_report[] = {
 	"--fibers", "--idle", "--gvl", "--no-lines", NULL };
 
 const struct command commands[] = {
-	{ "info", "[locals|frame|threads]", "Ruby version, libruby, VM address and where "
-	  "each was found; info locals, frame, threads as in gdb", cmd_info, c_info },
+	{ "info", "[locals|args|frame|threads]", "Ruby version, libruby, VM address and where "
+	  "each was found; info locals, args, frame, threads as in gdb", cmd_info, c_info },
 	{ "threads", "", "one line per Ruby thread: tid, status, GVL, name", cmd_threads,
 	  c_json },
 	{ "bt", "[all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]] "

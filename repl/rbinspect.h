@@ -188,6 +188,8 @@ int parse_max_fibers(const char *cmd, int argc, char **argv, int *i, size_t *max
 int session_fiber(struct session *s, struct rbi_thread *th);
 int cmd_frame(struct session *s, int argc, char **argv);
 int cmd_print(struct session *s, int argc, char **argv);
+/* `info args`: the parameters of the selected frame's method or block. */
+int frame_args(struct session *s);
 /* Frame FR's self and local variables as `frame` shows them, Strings cut
    to MAX bytes (0: 200): as text, or as members "self" and "locals" of J's
    open object when J is not NULL.  rbi_local_foreach's status (1 when

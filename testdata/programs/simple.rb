@@ -10,7 +10,7 @@
 #                         (frames 5..0). "local" truth records: frame 1 (the block: its own
 #                         variables and inner's), 3 (inner: one of each kind of value, its
 #                         variables on the VM stack) and 4 (outer: its variables moved to the
-#                         heap by a Binding).
+#                         heap by a Binding); "param" records: inner's parameters (frame 3).
 #          rbi-truth, rbi-truth-helper   the truth writer (lib/truth.rb), parked in Queue#pop
 $stdout.sync = true
 require_relative "lib/truth"
@@ -45,6 +45,7 @@ def inner(count, label, *rest, key: :kw)
                     big_fixnum: big_fixnum, bignum: bignum, flo: flo, zero: zero,
                     heap_float: heap_float, sym: sym, dsym: dsym, str: str, esc: esc,
                     long: long, arr: arr, obj: obj, later: nil })
+  RbiTruth.params(3, method(__method__).parameters)
   [1].each do |x|
     blk = "in block"
     RbiTruth.locals(1, local_variables,

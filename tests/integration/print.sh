@@ -1,4 +1,4 @@
-# print.sh: a debugger's `p EXPR` and `bt --locals` on every test Ruby, live
+# print.sh: a debugger's `p EXPR`, `info args` and `bt --locals` on every test Ruby, live
 # and from a core, against the locals the target wrote about itself
 # (testdata/programs/simple.rb: "local" truth records of frames 1, 3 and 4
 # of main; tests/locals-check.py compares).  p of every local the target
@@ -66,6 +66,26 @@ json.dump({"frame": {"index": f["index"]}, "locals": f["locals"],
 		>/dev/null
 }
 
+# info_args LABEL TARGET...: info args of frame 3 (inner) names the parameters the
+# target's own Method#parameters listed ("param" records), in order, with the values
+# `frame 3` gives them; the block (frame 1) has x, outer (frame 4) none.
+info_args() {
+	local label=$1 want got; shift
+	want=$(awk -F'\t' '$1 == "param" && $2 == "main" && $3 == 3 { print $4 }' "$RB_TRUTH")
+	"$RBINSPECT" --json "$@" -ex 'fr 3' -ex 'info args' >"$RB_TMP/args.json" 2>"$RB_TMP/args.err"
+	got=$(python3 -c '
+import json, sys
+frame, args = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+vals = {l["name"]: l["value"] for l in frame["locals"]}
+for a in args["arguments"]:
+    print(a["name"] if a["value"] == vals.get(a["name"]) else a["name"] + " (value differs)")
+' "$RB_TMP/args.json" 2>&1)
+	is "$got" "$want" "$label: info args of frame 3: Method#parameters' names, frame's values"
+	got=$("$RBINSPECT" "$@" -ex 'fr 1' -ex 'info args' -ex 'fr 4' -ex 'info args' 2>&1 |
+		grep -v '^ \|^#')
+	is "$got" "$(printf 'x = 1\nNo arguments.')" "$label: info args: the block's x; outer has none"
+}
+
 first=1
 while read -r kind ver root cmd; do
 	if ! ruby_start "$kind" "$root" "$cmd" simple.rb; then
@@ -74,6 +94,7 @@ while read -r kind ver root cmd; do
 	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
 	r=(-p "$RB_PID")
 	p_locals "$kind $ver live" "${r[@]}"
+	info_args "$kind $ver live" "${r[@]}"
 	bt_locals "$kind $ver live" "${r[@]}"
 
 	# One step into a value, and the frame's receiver.
@@ -87,6 +108,7 @@ while read -r kind ver root cmd; do
 
 	core=$(core_of "$RB_PID")
 	p_locals "$kind $ver core" "$core"
+	info_args "$kind $ver core" "$core"
 	bt_locals "$kind $ver core" "$core"
 	rm -f "$core"
 

@@ -45,6 +45,10 @@
 #           VALUE is value.inspect for nil, true, false, Integer and Float; for a Symbol or a
 #           String the hex of its bytes (name.unpack1("H*")), so any byte survives; "-" for
 #           anything else. Only some programs write them (simple.rb).
+#   param   NAME  INDEX  VAR  KIND
+#           a parameter of the method frame INDEX of thread NAME runs, as its Method#parameters
+#           lists it (KIND: req, opt, rest, keyreq, key, keyrest, block), recorded by the
+#           program about itself (RbiTruth.params). Only some programs write them (simple.rb).
 #   count   KEY  N       ObjectSpace.count_objects after GC.start (TOTAL, FREE, T_STRING, ...)
 #   class   NAME  N      instances per class, from ObjectSpace.each_object(Object) after
 #                        GC.start, most frequent first (top 40). Anonymous classes are inspected.
@@ -115,6 +119,14 @@ module RbiTruth
               end
       out << "local\t#{name}\t#{index}\t#{var}\t#{clean(v.class.name)}\t#{shown}\n"
     end
+    (@locals ||= []) << out
+  end
+
+  # The parameters of the method running frame INDEX: Method#parameters there.
+  def self.params(index, params)
+    name = clean(thread_name(Thread.current))
+    out = +""
+    params.each { |kind, var| out << "param\t#{name}\t#{index}\t#{var}\t#{kind}\n" }
     (@locals ||= []) << out
   end
 
