@@ -87,7 +87,9 @@ for line in "${picked[@]}"; do
 	keys "$s" Tab Tab
 	expect "$l: Tab Tab lists the candidates" "$s" '^thread +threads$' 30
 	keys "$s" C-u 'bt ' Tab Tab
-	expect "$l: bt completes options and thread numbers" "$s" '^--fibers +--json +--max-fibers +--max-frames +--native +1 +2 +3 +all$' 30
+	# Two lines of candidates, sorted down the columns, at the pane's width.
+	expect "$l: bt completes options and thread numbers" "$s" '^--fibers +--locals +--max-frames +--native +2 +all$' 30
+	expect "$l: bt completes options and thread numbers (second line)" "$s" '^--json +--max-fibers +--max-value-bytes +1 +3$' 30
 	keys "$s" C-u 'set c' Tab
 	expect "$l: set completes its keys" "$s" '^\(rbinspect\) set color$' 30
 	keys "$s" Tab Tab
