@@ -833,7 +833,8 @@ struct CommandDoc {
 
 const CommandDoc kCommands[] = {
 	{ "bt", "Ruby backtrace of every thread, or of thread N, as Ruby prints it.",
-	  "rb bt [all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]] [--json]" },
+	  "rb bt [all|N] [--max-frames N] [--native] [--fibers [--max-fibers N]] "
+	  "[--locals [--max-value-bytes N]] [--json]" },
 	{ "threads", "One line per Ruby thread: number, tid, status, GVL, name.",
 	  "rb threads [--json]" },
 	{ "objects", "The Ruby heap: live objects by type and by class.",
