@@ -29,6 +29,7 @@ static const char *const c_bt[] = { "all", "%thread", "--max-frames=", "--native
 static const char *const c_fibers[] = { "--max-fibers=", "--json", NULL };
 static const char *const c_thread[] = { "%thread", NULL };
 static const char *const c_frame[] = { "%frame", "--json", NULL };
+static const char *const c_print[] = { "%local", "--json", NULL };
 static const char *const c_set[] = { "color=on|off|auto", "max-frames=", "native=on|off",
 				      "json=on|off", NULL };
 static const char *const c_help[] = { "%command", NULL };
@@ -79,7 +80,7 @@ const struct command commands[] = {
 	  c_frame },
 	{ "print", "EXPR [--json]", "the value of EXPR in the selected frame: self, a local "
 	  "variable, NAME[I] of an Array, NAME.class, .length, .size, .bytesize", cmd_print,
-	  c_json },
+	  c_print },
 	{ "up", "[N]", "select and show the frame N (1) further out: the caller", cmd_up, NULL },
 	{ "down", "[N]", "select and show the frame N (1) further in", cmd_down, NULL },
 	{ "refresh", "", "re-read a live process now (the session does before each command)",

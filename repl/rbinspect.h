@@ -55,7 +55,8 @@ struct command {
 	int (*run)(struct session *s, int argc, char **argv);
 	/* Words tab completion offers after the name (NULL-terminated,
 	   or NULL): literal options, "%thread" (thread numbers), "%frame"
-	   (frame numbers of the selected thread), "%command" (command
+	   (frame numbers of the selected thread), "%local" (self and the
+	   local variables of its selected frame), "%command" (command
 	   names); "KEY=a|b" offers a or b after the word KEY. */
 	const char *const *complete;
 };

@@ -283,10 +283,27 @@ static int comp_frame(const struct rbi_frame *f, void *arg)
 	return 0;
 }
 
+static int comp_local(const struct rbi_local *l, void *arg)
+{
+	if (!l->internal && l->name)
+		comp_add(l->name);
+	return comp_n >= COMPLETE_MAX;
+}
+
+/* The selected frame's: "self" and its locals' names. */
+static int comp_frame_locals(const struct rbi_frame *f, void *arg)
+{
+	if (f->index != comp_session->frame)
+		return 0;
+	comp_add("self");
+	rbi_local_foreach(comp_session->target, f, 1, comp_local, NULL);
+	return 1;
+}
+
 struct comp_pick {
 	unsigned want;
-	struct rbi_thread th;
-	bool found;
+	rbi_frame_fn fn;        /* called for its frames */
+	size_t max;
 };
 
 static int comp_pick_thread(const struct rbi_thread *th, void *arg)
@@ -295,11 +312,9 @@ static int comp_pick_thread(const struct rbi_thread *th, void *arg)
 
 	if (p->want ? th->number != p->want : !th->main)
 		return 0;
-	p->th = *th;
-	p->found = !th->error;
 	/* Walk its frames here: TH is valid only during the callback. */
-	if (p->found)
-		rbi_frame_foreach(comp_session->target, th, COMPLETE_MAX, comp_frame, NULL);
+	if (!th->error)
+		rbi_frame_foreach(comp_session->target, th, p->max, p->fn, NULL);
 	return 1;
 }
 
@@ -337,10 +352,16 @@ static void comp_collect(const struct command *c, const char *prev)
 		} else if (!strcmp(*e, "%thread")) {
 			if (!s->gone)
 				rbi_thread_foreach(s->target, comp_thread, NULL);
-		} else if (!strcmp(*e, "%frame")) {
-			struct comp_pick p = { .want = s->thread };
+		} else if (!strcmp(*e, "%frame") || !strcmp(*e, "%local")) {
+			struct comp_pick p = { .want = s->thread, .fn = comp_frame,
+					       .max = COMPLETE_MAX };
 
-			if (!s->gone)
+			if (!strcmp(*e, "%local")) {
+				p.fn = comp_frame_locals;
+				p.max = s->frame + 1;
+			}
+			/* The selected fiber's frames are not offered. */
+			if (!s->gone && !s->fiber)
 				rbi_thread_foreach(s->target, comp_pick_thread, &p);
 		} else if (eq) {
 			char word[64];

@@ -102,6 +102,12 @@ for line in "${picked[@]}"; do
 	expect "$l live: frame 3 through completion" "$s" '^#3  .*inner \(method\)$'
 	expect "$l live: locals with values" "$s" '^    small = 42$'
 	expect "$l live: a String, escaped" "$s" '^    esc = "tab\\tnl\\n\\e\[31mredé\\"q\\\\\\u\{202e\}"$'
+	# p completes the selected frame's locals (frame 3: inner's).
+	keys "$s" 'p sm' Tab
+	expect "$l: p completes a local of the selected frame" "$s" '^\(rbinspect\) p small$' 30
+	keys "$s" Enter
+	expect "$l: p small" "$s" '^42$'
+	wait_prompt "$s"
 	keys "$s" 'frame 1' Enter
 	expect "$l live: a block's own and enclosing locals" "$s" '^  locals of the enclosing scope:$'
 	wait_prompt "$s"
