@@ -67,28 +67,6 @@ void frame_line_text(struct session *s, const struct rbi_frame *f)
 	}
 }
 
-/* --locals: F's self and locals under its line, or in its JSON object;
-   a frame whose locals cannot be read says why and the walk goes on. */
-static int frame_locals(struct bt_ctx *c, const struct rbi_frame *f)
-{
-	struct rbi_json *j = c->s->json ? &c->j : NULL;
-	int rc = frame_vars(c->s, j, f, c->max_value);
-
-	if (rc > 0)
-		return STOP_INTERRUPTED;
-	if (j) {
-		rbi_json_key(j, "locals_error");
-		rbi_json_cstr(j, rc < 0 ? rbi_errmsg() : NULL);
-	} else if (rc < 0) {
-		style_begin(c->s, STYLE_ERROR);
-		fputs("  locals: ", c->s->out);
-		rbi_out_text_cstr(c->s->out, rbi_errmsg());
-		style_end(c->s);
-		fputc('\n', c->s->out);
-	}
-	return 0;
-}
-
 static int frame_text(const struct rbi_frame *f, void *arg)
 {
 	struct bt_ctx *c = arg;
@@ -97,7 +75,9 @@ static int frame_text(const struct rbi_frame *f, void *arg)
 	if (stop)
 		return stop;
 	frame_line_text(c->s, f);
-	return c->locals ? frame_locals(c, f) : 0;
+	if (c->locals && frame_locals(c->s, NULL, f, c->max_value))
+		return STOP_INTERRUPTED;
+	return 0;
 }
 
 void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f)
@@ -127,7 +107,7 @@ static int frame_json(const struct rbi_frame *f, void *arg)
 		return stop;
 	rbi_json_object(j);
 	frame_json_fields(j, f);
-	stop = c->locals ? frame_locals(c, f) : 0;
+	stop = c->locals && frame_locals(c->s, j, f, c->max_value) ? STOP_INTERRUPTED : 0;
 	rbi_json_end_object(j);
 	return stop;
 }
@@ -306,9 +286,9 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (c.locals && (c.native || c.fibers)) {
-		fprintf(stderr, "rbinspect: bt: --locals shows the Ruby frames of threads, "
-			"without --native or --fibers\n");
+	if (c.locals && c.native) {
+		fprintf(stderr, "rbinspect: bt: --locals shows the Ruby frames, without "
+			"--native\n");
 		s->json = json;
 		return EXIT_USAGE;
 	}
@@ -319,7 +299,7 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			s->json = json;
 			return EXIT_USAGE;
 		}
-		rc = bt_fibers(s, c.max, c.max_fibers);
+		rc = bt_fibers(s, c.max, c.max_fibers, c.locals, c.max_value);
 		s->json = json;
 		return rc;
 	}

@@ -26,6 +26,8 @@ struct fctx {
 	struct rbi_json j;
 	bool bt;                /* bt --fibers: frames; else one line each */
 	size_t max_frames;
+	bool locals;            /* bt --fibers --locals */
+	size_t max_value;       /* its --max-value-bytes */
 	struct kept_thread *th;
 	size_t nth, capth;
 	unsigned header;        /* the thread whose header was printed last */
@@ -125,6 +127,7 @@ static void fiber_json_fields(struct fctx *c, const struct rbi_fiber *f)
 static int frame_cb(const struct rbi_frame *fr, void *arg)
 {
 	struct fctx *c = arg;
+	int stop;
 
 	if (interrupted())
 		return 2;
@@ -136,11 +139,12 @@ static int frame_cb(const struct rbi_frame *fr, void *arg)
 	if (c->s->json) {
 		rbi_json_object(&c->j);
 		frame_json_fields(&c->j, fr);
+		stop = c->locals && frame_locals(c->s, &c->j, fr, c->max_value) ? 2 : 0;
 		rbi_json_end_object(&c->j);
-	} else {
-		frame_line_text(c->s, fr);
+		return stop;
 	}
-	return 0;
+	frame_line_text(c->s, fr);
+	return c->locals && frame_locals(c->s, NULL, fr, c->max_value) ? 2 : 0;
 }
 
 /* The header above fiber F: its thread's, or "Other fibers of ...". */
@@ -332,9 +336,11 @@ static int run(struct session *s, struct fctx *c, size_t max, rbi_fiber_fn fn)
 	return c->rc ? exit_code_for(c->rc) : EXIT_OK;
 }
 
-int bt_fibers(struct session *s, size_t max_frames, size_t max_fibers)
+int bt_fibers(struct session *s, size_t max_frames, size_t max_fibers, bool locals,
+	      size_t max_value)
 {
-	struct fctx c = { .s = s, .bt = true, .max_frames = max_frames };
+	struct fctx c = { .s = s, .bt = true, .max_frames = max_frames, .locals = locals,
+			  .max_value = max_value };
 
 	return run(s, &c, max_fibers, bt_fiber);
 }

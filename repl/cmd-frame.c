@@ -319,6 +319,26 @@ int frame_vars(struct session *s, struct rbi_json *j, const struct rbi_frame *fr
 	return rc;
 }
 
+int frame_locals(struct session *s, struct rbi_json *j, const struct rbi_frame *fr,
+		 size_t max)
+{
+	int rc = frame_vars(s, j, fr, max);
+
+	if (rc > 0)
+		return 1;
+	if (j) {
+		rbi_json_key(j, "locals_error");
+		rbi_json_cstr(j, rc < 0 ? rbi_errmsg() : NULL);
+	} else if (rc < 0) {
+		style_begin(s, STYLE_ERROR);
+		fputs("  locals: ", s->out);
+		rbi_out_text_cstr(s->out, rbi_errmsg());
+		style_end(s);
+		fputc('\n', s->out);
+	}
+	return 0;
+}
+
 /* ---- frame N ------------------------------------------------------------ */
 
 struct frame_ctx {

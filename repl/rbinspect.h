@@ -177,13 +177,15 @@ int cmd_help(struct session *s, int argc, char **argv);
 int gdb_main(struct session *s, struct rbi_open_opts *opts, int argc, char **argv);
 int cmd_thread(struct session *s, int argc, char **argv);
 /* Fibers (cmd-fibers.c).  bt_fibers: `bt --fibers`, at most MAX_FIBERS
-   fibers (0: all) of MAX_FRAMES frames each; session_fiber: the selected
+   fibers (0: all) of MAX_FRAMES frames each, with LOCALS each frame's
+   self and locals (frame_locals, Strings cut to MAX_VALUE); session_fiber: the selected
    fiber (s->fiber) as a thread for rbi_frame_foreach, or an exit code;
    parse_max_fibers: ARGV[*I] as --max-fibers N: 1, 0 if it is not that,
    -1 after a usage message. */
 int cmd_fibers(struct session *s, int argc, char **argv);
 int cmd_fiber(struct session *s, int argc, char **argv);
-int bt_fibers(struct session *s, size_t max_frames, size_t max_fibers);
+int bt_fibers(struct session *s, size_t max_frames, size_t max_fibers, bool locals,
+	       size_t max_value);
 size_t bt_fibers_default_max(void);
 int parse_max_fibers(const char *cmd, int argc, char **argv, int *i, size_t *max);
 int session_fiber(struct session *s, struct rbi_thread *th);
@@ -196,6 +198,11 @@ int frame_args(struct session *s);
    open object when J is not NULL.  rbi_local_foreach's status (1 when
    interrupted). */
 int frame_vars(struct session *s, struct rbi_json *j, const struct rbi_frame *fr, size_t max);
+/* bt --locals: frame_vars under a frame's line, or in its JSON object
+   with "locals_error"; a frame whose locals cannot be read says why on
+   its own line.  1 when interrupted, else 0: the walk goes on. */
+int frame_locals(struct session *s, struct rbi_json *j, const struct rbi_frame *fr,
+		 size_t max);
 int cmd_up(struct session *s, int argc, char **argv);
 int cmd_down(struct session *s, int argc, char **argv);
 int cmd_set(struct session *s, int argc, char **argv);

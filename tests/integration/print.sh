@@ -146,6 +146,30 @@ while read -r kind ver root cmd; do
 	kill -9 "$RB_PID"
 done < <(rubies_list)
 
+# bt --fibers --locals: suspended fibers' frames with their locals (fibers.rb: Lab.produce(y)
+# in an external enumerator, Lab.request(n) in scheduler fibers for n = 0 and 1,
+# Lab.run_fibered's inner Fiber), live and from a core.
+read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
+if [ -n "$kind" ] && ruby_start "$kind" "$root" "$cmd" fibers.rb; then
+	wait_parked "$RB_PID" || diag "fibers.rb: not every task sleeps"
+	core=$(core_of "$RB_PID")
+	for t in "-p $RB_PID" "$core"; do
+		what=$([ "$t" = "$core" ] && echo core || echo live)
+		# shellcheck disable=SC2086
+		"$RBINSPECT" --json $t bt --fibers --locals >"$RB_TMP/fib.json" 2>"$RB_TMP/fib.err"
+		got=$(jq -r '[.. | objects | select(.base_label? | IN("produce", "request", "run_fibered")) |
+			"\(.base_label) " + ([.locals[] | select(.internal | not) |
+			"\(.name)=\(.value.class):\(.value.value)"] | join(","))] | unique | join(" ")' \
+			"$RB_TMP/fib.json" 2>&1)
+		is "$got" "produce y=Enumerator::Yielder:null request n=Integer:0 request n=Integer:1 run_fibered inner=Fiber:null" \
+			"$kind $ver $what: bt --fibers --locals: the suspended fibers' locals"
+	done
+	rm -f "$core"
+	kill -9 "$RB_PID"
+else
+	not_ok "fibers.rb did not start"
+fi
+
 # A process in its own pid namespace (a container): threads and bt give each
 # thread's host tid beside its own, as this machine's /proc numbers it.
 read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
