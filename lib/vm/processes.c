@@ -16,12 +16,12 @@
 
 /* Lines of one maps file read at most (a process maps a few thousand). */
 #define MAPS_LINES_MAX (1u << 20)
-#define LINE_MAX_ 4096
+#define MAPS_LINE_MAX 4096
 #define CMDLINE_MAX 4096
 
 struct scan {
 	struct rbi_process p;
-	char image[LINE_MAX_];
+	char image[MAPS_LINE_MAX];
 	char cmdline[CMDLINE_MAX];
 	int major, minor, teeny;        /* teeny -1: the family only */
 	bool named;                     /* version from libruby's name */
@@ -47,7 +47,7 @@ static char *maps_path(char *line)
    Ruby or its maps cannot be read. */
 static bool scan_maps(pid_t pid, struct scan *s)
 {
-	char path[64], line[LINE_MAX_], exe[LINE_MAX_] = "";
+	char path[64], line[MAPS_LINE_MAX], exe[MAPS_LINE_MAX] = "";
 	size_t prefix;
 	bool lib = false;
 	FILE *f;
