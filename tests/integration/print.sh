@@ -61,9 +61,8 @@ json.dump({"frame": {"index": f["index"]}, "locals": f["locals"],
 			diag "$out"; diag "$(head -5 "$RB_TMP/btl.err")"
 		fi
 	done
-	check "$label: bt --locals: every frame of every thread has self" \
-		jq -e '[.threads[].frames[]] | length > 0 and all(.self.kind != null)' "$RB_TMP/btl.json" \
-		>/dev/null
+	is "$(jq '[.threads[].frames[]] | length > 0 and all(.self.kind != null)' "$RB_TMP/btl.json")" \
+		true "$label: bt --locals: every frame of every thread has self"
 }
 
 # info_args LABEL TARGET...: info args of frame 3 (inner) names the parameters the
