@@ -286,6 +286,12 @@ int cmd_bt(struct session *s, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (c.max_value && !c.locals) {
+		fprintf(stderr, "rbinspect: bt: --max-value-bytes cuts the values --locals "
+			"shows: give --locals too\n");
+		s->json = json;
+		return EXIT_USAGE;
+	}
 	if (c.locals && c.native) {
 		fprintf(stderr, "rbinspect: bt: --locals shows the Ruby frames, without "
 			"--native\n");

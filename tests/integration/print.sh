@@ -141,6 +141,8 @@ while read -r kind ver root cmd; do
 		is "$?" 2 "bt --locals --native: exit 2"
 		"$RBINSPECT" "${r[@]}" bt --locals --max-value-bytes 0 >/dev/null 2>&1
 		is "$?" 2 "bt --max-value-bytes 0: exit 2"
+		"$RBINSPECT" "${r[@]}" bt --max-value-bytes 5 >/dev/null 2>"$RB_TMP/e.err"
+		is "$?:$(wc -l <"$RB_TMP/e.err")" "2:1" "bt --max-value-bytes without --locals: one line, exit 2"
 	fi
 	kill -9 "$RB_PID"
 done < <(rubies_list)
