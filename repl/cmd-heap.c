@@ -22,6 +22,20 @@
 #define TOP_DEFAULT 20
 #define PATHS_DEFAULT 5
 
+/* Whether ARGV[*I] is the option NAME ("--top"), as "--top=V" or
+   "--top V" (then *I moves past V); its value in *VAL, NULL when none
+   follows. */
+static bool option(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) || (a[n] && a[n] != '='))
+		return false;
+	*val = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+	return true;
+}
+
 static void row_class(FILE *f, const struct heapdiff_row *r)
 {
 	if (r->class_name)
@@ -128,8 +142,7 @@ static int cmd_heap_diff(struct session *s, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val;
 
-		if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
-			val = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+		if (option(argc, argv, &i, "--top", &val)) {
 			if (!val || parse_count(val, ULONG_MAX, &top)) {
 				fputs("rbinspect: heap diff: --top needs a number\n", stderr);
 				return EXIT_USAGE;
@@ -280,8 +293,7 @@ static int cmd_heap_retainers(struct session *s, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--max-paths") || !strncmp(a, "--max-paths=", 12)) {
-			val = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : NULL);
+		if (option(argc, argv, &i, "--max-paths", &val)) {
 			if (!val || parse_count(val, ULONG_MAX, &max_paths)) {
 				fputs("rbinspect: heap retainers: --max-paths needs a number\n", stderr);
 				return EXIT_USAGE;
@@ -415,14 +427,12 @@ static int cmd_heap_top(struct session *s, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
-			val = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+		if (option(argc, argv, &i, "--top", &val)) {
 			if (!val || parse_count(val, ULONG_MAX, &top)) {
 				fputs("rbinspect: heap top: --top needs a number\n", stderr);
 				return EXIT_USAGE;
 			}
-		} else if (!strcmp(a, "--by") || !strncmp(a, "--by=", 5)) {
-			val = a[4] == '=' ? a + 5 : (i + 1 < argc ? argv[++i] : NULL);
+		} else if (option(argc, argv, &i, "--by", &val)) {
 			if (parse_sort(val, &by)) {
 				fputs("rbinspect: heap top: --by retained, shallow or count\n", stderr);
 				return EXIT_USAGE;
