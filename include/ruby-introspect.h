@@ -1272,7 +1272,8 @@ void rbi_heap_iter_fini(rbi_heap_iter *it);
    cut to fit): its permanent path ("Foo::Bar"), or as Ruby inspects an
    anonymous one ("#<Class:0x000055d0c0ffee00>").  On Ruby 3.2, whose
    class paths hide in object shapes, every class is shown the anonymous
-   way.  Errors: RBI_CORRUPT (not a class or module). */
+   way.  Errors: RBI_CORRUPT (not a class or module), RBI_GONE (the
+   process exited: its classes cannot be named, anonymous or not). */
 int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t cap);
 
 /* ---- Printing what the target holds --------------------------------------- */

@@ -207,6 +207,9 @@ struct rbi_target {
 					   0 no, 1 we stopped it, 2 it was
 					   stopped already */
 	struct rbi_pause *pause;        /* when 1: how */
+	bool gone;                      /* a read found the process gone: what
+					   failed to read since may have been
+					   read as absent (rbi_target_gone_seen) */
 	enum {
 		RBI_CRASH_UNKNOWN,      /* not looked at yet */
 		RBI_CRASH_NONE,         /* no signal killed it */
@@ -236,6 +239,17 @@ int rbi_target_read_fn(void *ctx, uint64_t addr, void *buf, size_t len,
 
 void rbi_cache_clear(struct rbi_cache *c);
 void rbi_cache_free(struct rbi_cache *c);
+/* ops->read of T, noting a process found gone (T->gone). */
+int rbi_backend_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
+		     size_t *nread);
+/* Whether a read of T found the process gone.  Code that takes an
+   unreadable item as absent (an anonymous class, a name not found) asks
+   this before saying so: a target gone is RBI_GONE, not a fact about the
+   item.  Safe from any thread. */
+bool rbi_target_gone_seen(const struct rbi_target *t);
+/* Fail with RBI_GONE for T, whose reads found it gone. */
+int rbi_fail_gone(const struct rbi_target *t);
+
 /* Read through the cache; same returns as rbi_mem_ops.read. */
 int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		   size_t *nread);

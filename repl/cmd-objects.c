@@ -100,8 +100,13 @@ static int name_classes(struct objects *o)
 
 	for (size_t i = 0; i < o->ncls; i++) {
 		struct class_count *c = &o->cls[i];
+		int rc = rbi_class_name(o->s->target, c->c.klass, buf, sizeof(buf));
 
-		if (rbi_class_name(o->s->target, c->c.klass, buf, sizeof(buf)))
+		/* A class that cannot be read is marked; a process gone is not
+		   a fact about its classes. */
+		if (rc == RBI_GONE)
+			return rc;
+		if (rc)
 			snprintf(buf, sizeof(buf), "#<unreadable class 0x%" PRIx64 ">", c->c.klass);
 		if (!(c->name = strdup(buf)))
 			return RBI_NOMEM;

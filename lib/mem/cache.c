@@ -50,7 +50,7 @@ static struct rbi_cache_tag *cache_page(struct rbi_target *t, uint64_t page,
 	if (s->page == page + 1)
 		return s;
 	s->page = 0;
-	int rc = t->ops->read(t->be, page, d, RBI_CACHE_PAGE, &n);
+	int rc = rbi_backend_read(t, page, d, RBI_CACHE_PAGE, &n);
 	if ((rc != RBI_OK && rc != RBI_PARTIAL) || n == 0)
 		return NULL;
 	s->page = page + 1;
@@ -70,7 +70,7 @@ int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 	if (addr + len < addr)
 		return RBI_UNMAPPED;
 	if ((t->ops->flags & RBI_MEM_STATIC) || len > RBI_CACHE_PAGE)
-		return t->ops->read(t->be, addr, buf, len, nread);
+		return rbi_backend_read(t, addr, buf, len, nread);
 
 	while (done < len) {
 		uint64_t a = addr + done;
@@ -82,7 +82,7 @@ int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		if (!s) {
 			/* Let the backend say why (unmapped, gone, denied). */
 			size_t n = 0;
-			int rc = t->ops->read(t->be, a, dst + done, len - done, &n);
+			int rc = rbi_backend_read(t, a, dst + done, len - done, &n);
 
 			*nread = done + n;
 			if (rc == RBI_UNMAPPED && done)

@@ -10,6 +10,29 @@
 
 #include "internal.h"
 
+static int note_gone(struct rbi_target *t, int rc)
+{
+	if (rc == RBI_GONE || rc == RBI_ZOMBIE)
+		__atomic_store_n(&t->gone, true, __ATOMIC_RELAXED);
+	return rc;
+}
+
+int rbi_backend_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
+		     size_t *nread)
+{
+	return note_gone(t, t->ops->read(t->be, addr, buf, len, nread));
+}
+
+bool rbi_target_gone_seen(const struct rbi_target *t)
+{
+	return __atomic_load_n(&t->gone, __ATOMIC_RELAXED);
+}
+
+int rbi_fail_gone(const struct rbi_target *t)
+{
+	return rbi_fail(RBI_GONE, "process %d has exited", (int)t->pid);
+}
+
 RBI_EXPORT int rbi_target_read(rbi_target *t, uint64_t addr, void *buf,
 			       size_t len, size_t *nread)
 {
@@ -25,11 +48,11 @@ RBI_EXPORT int rbi_target_read_batch(rbi_target *t, struct rbi_iov *iov, size_t 
 	if (!t || (!iov && n))
 		return rbi_fail(RBI_INVAL, "invalid read");
 	if (t->ops->read_batch)
-		return t->ops->read_batch(t->be, iov, n);
+		return note_gone(t, t->ops->read_batch(t->be, iov, n));
 	for (size_t i = 0; i < n; i++) {
 		iov[i].nread = 0;
-		iov[i].status = t->ops->read(t->be, iov[i].addr, iov[i].buf,
-					     iov[i].len, &iov[i].nread);
+		iov[i].status = rbi_backend_read(t, iov[i].addr, iov[i].buf,
+						 iov[i].len, &iov[i].nread);
 		if (iov[i].status != RBI_OK && iov[i].status != RBI_PARTIAL &&
 		    iov[i].status != RBI_UNMAPPED)
 			return iov[i].status;

@@ -520,6 +520,10 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			f.line = w->caller_line;
 		}
 emit:
+		/* Labels and paths read as unknown because the process died
+		   under the read are not this frame's. */
+		if (rbi_target_gone_seen(w->t))
+			return rbi_fail_gone(w->t);
 		f.cme = cme;
 		f.label = m->label;
 		f.own_label = m->own_label;

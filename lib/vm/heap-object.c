@@ -188,6 +188,9 @@ static int class_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if (out->real_class && out->real_class != s->addr)
 		out->real_class_name = permanent_name(it, out->real_class, sc->real_name,
 						      sizeof(sc->real_name));
+	/* A name left out because the process died is not an anonymous class. */
+	if (rbi_target_gone_seen(heap_iter_target(it)))
+		return rbi_fail_gone(heap_iter_target(it));
 	return RBI_OK;
 }
 

@@ -831,6 +831,9 @@ RBI_EXPORT int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t c
 				"(type 0x%02x)", klass, type);
 	if (rbi_vm_class_path(t, vm, klass, buf, cap))
 		return RBI_OK;
+	/* No path read: anonymous, unless the process died under the read. */
+	if (rbi_target_gone_seen(t))
+		return rbi_fail_gone(t);
 	/* rb_class_path of an anonymous class: "#<Class:%p>". */
 	snprintf(buf, cap, "#<%s:0x%016" PRIx64 ">",
 		 type == RBI_T_CLASS ? "Class" : "Module", klass);

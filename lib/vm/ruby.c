@@ -441,7 +441,8 @@ int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out)
 	rc = vm_find(t, vm);
 	if (rc) {
 		free(vm);
-		return rc;
+		/* Not Ruby, or no VM, may only be what a dead process reads as. */
+		return rbi_target_gone_seen(t) ? rbi_fail_gone(t) : rc;
 	}
 	t->vm = vm;
 	*out = vm;

@@ -298,7 +298,7 @@ static void check_next_after_count(rbi_target *t)
 
 /* The core served as a live process would be: reads from two threads at
    once (so a walk reads ahead on a second thread), and gone after
-   READS_LEFT batched reads (-1: never). */
+   READS_LEFT batched reads (-1: never); once gone, every read fails. */
 struct dying {
 	const struct rbi_mem_ops *ops;
 	void *be;
@@ -313,7 +313,12 @@ static int dying_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nr
 	int rc;
 
 	pthread_mutex_lock(&d->mu);
-	rc = d->ops->read(d->be, addr, buf, len, nread);
+	if (d->reads_left == 0) {
+		*nread = 0;
+		rc = rbi_fail(RBI_GONE, "process 1 has exited (the test's doing)");
+	} else {
+		rc = d->ops->read(d->be, addr, buf, len, nread);
+	}
 	pthread_mutex_unlock(&d->mu);
 	return rc;
 }
@@ -437,6 +442,50 @@ static void check_dying(const char *core, rbi_target *plain)
 	   reads - 1);
 }
 
+/* A process that dies after a walk by class, before its classes are
+   named: each name is the one the core gives (read before it died) or
+   RBI_GONE; never an anonymous "#<Class:0x...>" for a class that has a
+   name. */
+static void check_names_after_death(const char *core, rbi_target *plain)
+{
+	struct tally tal;
+	struct dying *d;
+	rbi_target *t;
+	char want[512], got[512];
+	size_t gone = 0, named = 0, bad = 0;
+
+	if (!check((t = open_dying(core, -1, &d)) != NULL, "the core as a live process"))
+		return;
+	if (!check(tally_walk(t, 0, &tal) == RBI_OK, "tally by class")) {
+		rbi_target_close(t);
+		return;
+	}
+	pthread_mutex_lock(&d->mu);
+	d->reads_left = 0;
+	pthread_mutex_unlock(&d->mu);
+	for (size_t i = 0; i < tal.n; i++) {
+		int rc = rbi_class_name(t, tal.v[i].klass, got, sizeof(got));
+
+		if (rbi_class_name(plain, tal.v[i].klass, want, sizeof(want)) != RBI_OK) {
+			bad++;
+			continue;
+		}
+		if (rc == RBI_GONE && strstr(rbi_errmsg(), "has exited")) {
+			gone++;
+		} else if (rc == RBI_OK && !strcmp(got, want)) {
+			named++;
+		} else {
+			diag("class 0x%llx: %s \"%s\" (the core: \"%s\")",
+			     (unsigned long long)tal.v[i].klass, rbi_strerror(rc), got, want);
+			bad++;
+		}
+	}
+	ok(bad == 0 && gone > 0, "%zu classes named after the process died: %zu RBI_GONE, "
+	   "%zu from bytes read before, none anonymous", tal.n, gone, named);
+	free(tal.v);
+	rbi_target_close(t);
+}
+
 int main(void)
 {
 	char *core = unpack_core();
@@ -452,6 +501,7 @@ int main(void)
 		check_next_after_count(t);
 		check_one_way(t);
 		check_dying(core, t);
+		check_names_after_death(core, t);
 		rbi_target_close(t);
 	}
 	unlink(core);
