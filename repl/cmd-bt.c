@@ -112,12 +112,13 @@ static int frame_json(const struct rbi_frame *f, void *arg)
 	return stop;
 }
 
-/* A native walk's failure that no other thread would escape (no ptrace
-   permission, a backend without registers): it ends the command, with its
-   exit status, rather than repeat under every thread. */
+/* A failure that no other thread would escape (the process gone; for a
+   native walk, no ptrace permission, a backend without registers): it ends
+   the command, with its exit status, rather than repeat under every
+   thread. */
 static bool whole_target_failure(const struct bt_ctx *c, int rc)
 {
-	return c->native && (rc == RBI_PERM || rc == RBI_UNSUPPORTED);
+	return rc == RBI_GONE || (c->native && (rc == RBI_PERM || rc == RBI_UNSUPPORTED));
 }
 
 static int thread_bt(const struct rbi_thread *th, void *arg)
@@ -158,6 +159,10 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 			rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0,
 					       frame_json, c);
 			rbi_json_end_array(&c->j);
+			if (whole_target_failure(c, rc)) {
+				rbi_json_end_object(&c->j);
+				return rc;
+			}
 			rbi_json_key(&c->j, "truncated"); rbi_json_bool(&c->j, c->truncated);
 			rbi_json_key(&c->j, "error");
 			rbi_json_cstr(&c->j, rc < 0 ? rbi_errmsg() : NULL);
