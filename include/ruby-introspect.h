@@ -473,6 +473,9 @@ struct rbi_frame {
 				   called into Ruby, a thread or the program
 				   started): the outermost Ruby frame of that
 				   run (VM_FRAME_FLAG_FINISH) */
+	const char *line_error; /* LINE is 0 because the line table gave a
+				   line the VM cannot have (corrupt memory):
+				   why; NULL otherwise */
 };
 
 /* Callback for each frame.  Returning non-zero stops the walk and makes

@@ -111,7 +111,7 @@ static int mixed_frame(const struct rbi_mixed_frame *f, void *arg)
 		rbi_json_key(c->j, "ruby");
 		if (f->ruby) {
 			rbi_json_object(c->j);
-			frame_json_fields(c->j, f->ruby);
+			frame_json_fields(c->s, c->j, f->ruby);
 			rbi_json_end_object(c->j);
 		} else {
 			rbi_json_null(c->j);

@@ -56,15 +56,24 @@ void frame_line_text(struct session *s, const struct rbi_frame *f)
 	rbi_out_text_cstr(out, f->path ? f->path : "(unknown)");
 	if (f->line)
 		fprintf(out, ":%d", f->line);
+	else if (f->line_error)
+		fputs(":?", out);
 	if (f->label) {
 		fputs(":in '", out);
 		style_begin(s, STYLE_LABEL);
 		rbi_out_text_cstr(out, f->label);
 		style_end(s);
-		fputs("'\n", out);
+		fputc('\'', out);
 	} else {
-		fputs(":in unknown method\n", out);
+		fputs(":in unknown method", out);
 	}
+	if (f->line_error) {
+		fputs(" (line unknown: ", out);
+		rbi_out_text_cstr(out, f->line_error);
+		fputc(')', out);
+		s->bad_values++;
+	}
+	fputc('\n', out);
 }
 
 static int frame_text(const struct rbi_frame *f, void *arg)
@@ -80,7 +89,7 @@ static int frame_text(const struct rbi_frame *f, void *arg)
 	return 0;
 }
 
-void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f)
+void frame_json_fields(struct session *s, struct rbi_json *j, const struct rbi_frame *f)
 {
 	rbi_json_key(j, "index"); rbi_json_int(j, (int64_t)f->index);
 	rbi_json_key(j, "kind"); rbi_json_cstr(j, f->kind == RBI_FRAME_CFUNC ? "cfunc" : "ruby");
@@ -90,6 +99,8 @@ void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f)
 	rbi_json_key(j, "base_label"); rbi_json_cstr(j, f->base_label);
 	rbi_json_key(j, "path"); rbi_json_cstr(j, f->path);
 	rbi_json_key(j, "line"); rbi_json_int(j, f->line);
+	rbi_json_key(j, "line_error"); rbi_json_cstr(j, f->line_error);
+	s->bad_values += f->line_error != NULL;
 	rbi_json_key(j, "cfp"); rbi_json_addr(j, f->cfp);
 	rbi_json_key(j, "iseq"); rbi_json_addr(j, f->iseq);
 	rbi_json_key(j, "pc"); rbi_json_addr(j, f->pc);
@@ -106,7 +117,7 @@ static int frame_json(const struct rbi_frame *f, void *arg)
 	if (stop)
 		return stop;
 	rbi_json_object(j);
-	frame_json_fields(j, f);
+	frame_json_fields(c->s, j, f);
 	stop = c->locals && frame_locals(c->s, j, f, c->max_value) ? STOP_INTERRUPTED : 0;
 	rbi_json_end_object(j);
 	return stop;

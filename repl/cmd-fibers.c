@@ -138,7 +138,7 @@ static int frame_cb(const struct rbi_frame *fr, void *arg)
 	c->frames++;
 	if (c->s->json) {
 		rbi_json_object(&c->j);
-		frame_json_fields(&c->j, fr);
+		frame_json_fields(c->s, &c->j, fr);
 		stop = c->locals && frame_locals(c->s, &c->j, fr, c->max_value) ? 2 : 0;
 		rbi_json_end_object(&c->j);
 		return stop;
@@ -233,7 +233,7 @@ static int top_frame(const struct rbi_frame *fr, void *arg)
 	if (c->s->json) {
 		rbi_json_key(&c->j, "top");
 		rbi_json_object(&c->j);
-		frame_json_fields(&c->j, fr);
+		frame_json_fields(c->s, &c->j, fr);
 		rbi_json_end_object(&c->j);
 	} else {
 		frame_line_text(c->s, fr);

@@ -385,7 +385,7 @@ static void frame_json(struct frame_ctx *c, const struct rbi_frame *fr)
 	thread_json_fields(c->s, j, c->th);
 	rbi_json_end_object(j);
 	rbi_json_key(j, "frame"); rbi_json_object(j);
-	frame_json_fields(j, fr);
+	frame_json_fields(c->s, j, fr);
 	rbi_json_end_object(j);
 	c->locals_rc = frame_vars(c->s, j, fr, 0);
 	rbi_json_key(j, "error");

@@ -43,6 +43,9 @@ struct session {
 				   `frame` reads; 0: the thread's own */
 	size_t max_frames;      /* `set max-frames`: frames per thread, 0: all */
 	bool native;            /* `set native`: bt merges native frames */
+	unsigned bad_values;    /* values the VM cannot have that the
+				   running command showed as unknown: it
+				   then fails with EXIT_NO_VM (repl.c) */
 	int color_mode;         /* COLOR_* */
 	bool color;             /* write escape sequences (resolved from
 				   color_mode, the terminal and NO_COLOR) */
@@ -166,11 +169,13 @@ void crash_json(struct session *s, struct rbi_json *j);
    when interrupted, or a library status. */
 int bt_native(struct session *s, struct rbi_json *j, const struct rbi_thread *th,
 	      size_t max, bool *truncated);
-/* A Ruby frame as Ruby 3.4 prints it, one line: path:line:in 'label'
-   (cmd-bt.c). */
+/* A Ruby frame as Ruby 3.4 prints it, one line: path:line:in 'label';
+   a line the VM cannot have is "path:?:in 'label' (line unknown: why)",
+   counted in S->bad_values (cmd-bt.c). */
 void frame_line_text(struct session *s, const struct rbi_frame *f);
-/* A frame's fields as JSON object members (cmd-bt.c). */
-void frame_json_fields(struct rbi_json *j, const struct rbi_frame *f);
+/* A frame's fields as JSON object members, "line_error" included
+   (counted as frame_line_text does; cmd-bt.c). */
+void frame_json_fields(struct session *s, struct rbi_json *j, const struct rbi_frame *f);
 int cmd_help(struct session *s, int argc, char **argv);
 /* `--gdb COMMAND ARGS`: run a command on the target a gdb session holds,
    described by gdb's output on stdin (gdb.c, for rbinspect.gdb). */

@@ -90,11 +90,19 @@ int run_command(struct session *s, int argc, char **argv)
 		else
 			argv[n++] = argv[i];
 	}
+	s->bad_values = 0;
 	rc = c->run(s, n, argv);
 	if (once)
 		s->json = json;
 	fflush(s->out);
 	print_new_warnings(s);
+	/* Output that had to mark something unknown is no success. */
+	if (rc == EXIT_OK && s->bad_values) {
+		fprintf(stderr, "rbinspect: %s: %u value%s the VM cannot have (corrupt "
+			"memory) shown as unknown\n", c->name, s->bad_values,
+			s->bad_values == 1 ? "" : "s");
+		rc = EXIT_NO_VM;
+	}
 	return rc;
 }
 

@@ -93,6 +93,7 @@ struct memo {
 	uint64_t cfunc;                 /* a C method's function */
 	uint64_t last_pc;
 	int last_line;
+	char line_bad[RBI_LINE_WHY_MAX];        /* why LAST_LINE is unknown, or "" */
 };
 
 /* One look at a thread's stack: its control frames and the environment
@@ -124,6 +125,7 @@ struct fwalk {
 	bool caller_valid, caller_none;
 	char caller_path[PATH_MAX_];
 	int caller_line;
+	char caller_line_bad[RBI_LINE_WHY_MAX];
 };
 
 static void get_cfp(const struct fwalk *w, size_t i, struct cfp *out)
@@ -399,7 +401,7 @@ static int ruby_frame(struct fwalk *w, const struct cfp *c, uint64_t flags,
 	}
 	if (m->last_pc != c->pc || !m->last_pc) {
 		if ((rc = rbi_iseq_frame_line(w->t, w->vm, &m->is, c->pc, c->jit_return,
-					      &m->last_line)))
+					      &m->last_line, m->line_bad, sizeof(m->line_bad))))
 			return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ",
 						c->addr);
 		m->last_pc = c->pc;
@@ -422,6 +424,7 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 	w->caller_none = true;
 	w->caller_path[0] = '\0';
 	w->caller_line = 0;
+	w->caller_line_bad[0] = '\0';
 	for (size_t j = i + 1; j < w->cur->n; j++) {
 		uint64_t flags, me_cref, cme;
 		struct memo *m;
@@ -440,6 +443,7 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 		snprintf(w->caller_path, sizeof(w->caller_path), "%s",
 			 m->path ? m->path : "");
 		w->caller_line = line;
+		snprintf(w->caller_line_bad, sizeof(w->caller_line_bad), "%s", m->line_bad);
 		return RBI_OK;
 	}
 	w->caller_idx = w->cur->n;
@@ -488,6 +492,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 				f.kind = RBI_FRAME_CFUNC;
 				f.path = w->caller_none ? NULL : w->caller_path;
 				f.line = w->caller_line;
+				f.line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
 				goto emit;
 			}
 			skip_next = w->vm->k.label_skips_rescue_caller &&
@@ -500,6 +505,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			f.iseq = c.iseq;
 			f.pc = c.pc;
 			f.path = m->path;
+			f.line_error = m->line_bad[0] ? m->line_bad : NULL;
 		} else {
 			if (f.type != RBI_FRAME_TYPE_CFUNC)
 				continue;       /* not a frame Ruby reports */
@@ -518,6 +524,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			f.cfunc = m->cfunc;
 			f.path = w->caller_none ? NULL : w->caller_path;
 			f.line = w->caller_line;
+			f.line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
 		}
 emit:
 		/* Labels and paths read as unknown because the process died

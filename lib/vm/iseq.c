@@ -184,17 +184,19 @@ static bool pc_inside(const struct rbi_iseq *is, uint64_t pc)
 }
 
 int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
-			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line)
+			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line,
+			char *bad, size_t bad_cap)
 {
 	if (jit_return && !pc_inside(is, pc)) {
 		*line = 0;
+		bad[0] = '\0';
 		return RBI_OK;
 	}
-	return rbi_iseq_line(t, vm, is, pc, line);
+	return rbi_iseq_line(t, vm, is, pc, line, bad, bad_cap);
 }
 
 int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
-		  const struct rbi_iseq *is, uint64_t pc, int *line)
+		  const struct rbi_iseq *is, uint64_t pc, int *line, char *bad, size_t bad_cap)
 {
 	uint32_t esize = vm->layout->insn_info_size;
 	uint64_t pos, idx;
@@ -202,6 +204,7 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 	int rc;
 
 	*line = 0;
+	bad[0] = '\0';
 	if (!pc_inside(is, pc))
 		return rbi_fail(RBI_CORRUPT, "pc 0x%" PRIx64 " is outside iseq 0x%"
 				PRIx64, pc, is->addr);
@@ -218,10 +221,11 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 		if ((rc = succ_index_lookup(t, is->succ_index_table, pos, &idx)))
 			return rbi_fail_context(rc, "iseq 0x%" PRIx64 " line table: ",
 						is->addr);
-		if (idx == 0 || idx > is->insns_info_size)
-			return rbi_fail(RBI_CORRUPT, "iseq 0x%" PRIx64 " line table "
-					"gives entry %" PRIu64 " of %u", is->addr, idx,
-					is->insns_info_size);
+		if (idx == 0 || idx > is->insns_info_size) {
+			snprintf(bad, bad_cap, "iseq 0x%" PRIx64 " line table gives entry "
+				 "%" PRIu64 " of %u", is->addr, idx, is->insns_info_size);
+			return RBI_OK;
+		}
 		idx--;
 	} else if (is->positions) {
 		if ((rc = positions_lookup(t, is, pos, &idx)))
@@ -232,6 +236,14 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 	/* iseq_insn_info_entry starts with int line_no in every version. */
 	if ((rc = rbi_read_u32(t, is->insns_info + idx * esize, &line_no)))
 		return rc;
+	/* Lines count from the iseq's first line, which only eval can set
+	   below 0: a negative line in code that starts at 0 or later is
+	   not one the VM has. */
+	if ((int)line_no < 0 && is->first_lineno >= 0) {
+		snprintf(bad, bad_cap, "iseq 0x%" PRIx64 " line table gives line %d "
+			 "in code from line %d on", is->addr, (int)line_no, is->first_lineno);
+		return RBI_OK;
+	}
 	*line = (int)line_no;
 	return RBI_OK;
 }

@@ -677,6 +677,7 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 {
 	const struct rbi_sample_frame *f;
 	struct iseq_info *info;
+	char bad[RBI_LINE_WHY_MAX];     /* a line the VM cannot have: sampled as unknown */
 	const char *label;
 	uint64_t v;
 	int line, rc;
@@ -685,11 +686,13 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		return rc;
 	if (!info->is.addr && (rc = iseq_info_get(s, iseq, true, &info)))
 		return rc;
-	rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line);
+	rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line,
+				 bad, sizeof(bad));
 	if (rc == RBI_CORRUPT) {
 		/* The address may hold another iseq now: read it again. */
 		if ((rc = iseq_info_get(s, iseq, true, &info)) ||
-		    (rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line)))
+		    (rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line,
+				 bad, sizeof(bad))))
 			return rc;
 		rbi_map_put(&s->labels, iseq, cme, 2, 0);
 	} else if (rc) {

@@ -247,9 +247,13 @@ int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, char *buf, size_t cap);
 /* The source line of the instruction before PC (what Ruby reports for a
    frame whose pc is PC); 0 if the iseq has no line table.  RBI_CORRUPT if
-   PC is outside the iseq. */
+   PC is outside the iseq.  A line table that gives a line the VM cannot
+   have (an entry past its end, a negative line in code that starts at 0
+   or later) is no error for the frame: *LINE is 0 (unknown) and BAD (CAP
+   bytes) says why; else BAD is "". */
+#define RBI_LINE_WHY_MAX 160
 int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
-		  const struct rbi_iseq *is, uint64_t pc, int *line);
+		  const struct rbi_iseq *is, uint64_t pc, int *line, char *bad, size_t bad_cap);
 /* rbi_iseq_line for the frame running IS at PC whose cfp->jit_return is
    JIT_RETURN.  JIT code (YJIT) pushes a frame without its pc and writes
    the pc only when it calls out, so in a frame JIT code entered, a pc
@@ -257,7 +261,8 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
    line is then unknown (*LINE 0), not an error.  A pc inside the iseq is
    the line the frame last called out from. */
 int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
-			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line);
+			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line,
+			char *bad, size_t bad_cap);
 /* Ruby 3.4's calculate_iseq_label for IS run by a method of OWNER (0 if
    none): "Foo#bar", "block in Foo#bar", "block (2 levels) in <main>". */
 int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,

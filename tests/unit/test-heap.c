@@ -16,26 +16,8 @@
 
 #include "internal.h"
 #include "ruby-introspect.h"
+#include "example-core.h"
 #include "tap.h"
-
-/* The core, unpacked into a temporary file; NULL if it cannot be. */
-static char *unpack_core(void)
-{
-	static char path[] = "/tmp/rbi-test-heap.XXXXXX";
-	char cmd[4096];
-	int fd = mkstemp(path);
-
-	if (fd < 0)
-		return NULL;
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "xz -dc '%s/testdata/cores/ruby-3.1-threads.core.xz' > '%s'",
-		 RBI_SRCDIR, path);
-	if (system(cmd) != 0) {
-		unlink(path);
-		return NULL;
-	}
-	return path;
-}
 
 /* The "count TYPE N" records of the truth file the core's Ruby wrote. */
 static bool truth_count(const char *type, uint64_t *n)

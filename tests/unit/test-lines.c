@@ -1,0 +1,224 @@
+/* test-lines.c: a line table that gives a line the VM cannot have, in a
+ * copy of the bundled example core whose bytes are changed: the frame is
+ * still delivered, its line unknown (0) and line_error saying why, the
+ * other frames as they were; `rbinspect CORE bt` prints "path:?" with the
+ * reason and exits 8 (inconsistent VM data).  TAP output. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "vm/vm.h"
+#include "example-core.h"
+#include "tap.h"
+
+#define BAD_LINE (-337320011)
+#define FRAMES_MAX 16
+/* The main thread's frame "block in Foo::Bar.run_main" (threads.rb:62). */
+#define VICTIM_LABEL "block in Foo::Bar.run_main"
+
+struct frames {
+	size_t n;
+	int line[FRAMES_MAX];
+	char *error[FRAMES_MAX];
+	uint64_t iseq[FRAMES_MAX];
+	char *label[FRAMES_MAX];
+};
+
+static int frame_cb(const struct rbi_frame *f, void *arg)
+{
+	struct frames *fr = arg;
+
+	if (fr->n == FRAMES_MAX)
+		return 1;
+	fr->line[fr->n] = f->line;
+	fr->error[fr->n] = f->line_error ? strdup(f->line_error) : NULL;
+	fr->iseq[fr->n] = f->iseq;
+	fr->label[fr->n] = strdup(f->label ? f->label : "");
+	fr->n++;
+	return 0;
+}
+
+struct main_walk {
+	rbi_target *t;
+	struct frames *fr;
+	int rc;
+};
+
+static int thread_cb(const struct rbi_thread *th, void *arg)
+{
+	struct main_walk *w = arg;
+
+	if (th->number != 1)
+		return 0;
+	w->rc = rbi_frame_foreach(w->t, th, 0, frame_cb, w->fr);
+	return 1;
+}
+
+static void frames_free(struct frames *fr)
+{
+	for (size_t i = 0; i < fr->n; i++) {
+		free(fr->error[i]);
+		free(fr->label[i]);
+	}
+}
+
+/* The main thread's frames of T into *FR. */
+static int main_frames(rbi_target *t, struct frames *fr)
+{
+	struct main_walk w = { t, fr, RBI_ITER_END };
+	int rc;
+
+	memset(fr, 0, sizeof(*fr));
+	rc = rbi_thread_foreach(t, thread_cb, &w);
+	return rc == 1 ? w.rc : rc;
+}
+
+/* The offset in core file FD that holds target address ADDR, or -1. */
+static off_t file_offset(int fd, uint64_t addr)
+{
+	Elf *e;
+	size_t n;
+	off_t off = -1;
+
+	elf_version(EV_CURRENT);
+	if (!(e = elf_begin(fd, ELF_C_READ, NULL)) || elf_getphdrnum(e, &n)) {
+		elf_end(e);
+		return -1;
+	}
+	for (size_t i = 0; i < n && off < 0; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    addr >= ph.p_vaddr && addr + 4 <= ph.p_vaddr + ph.p_filesz)
+			off = (off_t)(ph.p_offset + (addr - ph.p_vaddr));
+	}
+	elf_end(e);
+	return off;
+}
+
+/* A copy of CORE whose iseq IS has every line of its table BAD_LINE. */
+static bool corrupt_copy(const char *core, const char *out, rbi_target *t,
+			 const struct rbi_iseq *is)
+{
+	char cmd[8192];
+	struct rbi_vm *vm;
+	int32_t bad = BAD_LINE;
+	bool done = true;
+	int fd;
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", core, out);
+	if (system(cmd) != 0 || rbi_vm_get(t, &vm) || (fd = open(out, O_RDWR)) < 0)
+		return false;
+	for (uint32_t i = 0; i < is->insns_info_size && done; i++) {
+		uint64_t a = is->insns_info + (uint64_t)i * vm->layout->insn_info_size;
+		off_t off = file_offset(fd, a);
+
+		done = off >= 0 && pwrite(fd, &bad, sizeof(bad), off) == sizeof(bad);
+	}
+	close(fd);
+	return done;
+}
+
+/* rbinspect ARGS on CORE: its exit status, standard output and error. */
+static int run_cli(const char *core, const char *args, char *out, size_t cap,
+		   char *err, size_t ecap)
+{
+	char cmd[8192], ef[] = "/tmp/rbi-test-lines-err.XXXXXX";
+	FILE *p;
+	size_t n;
+	int fd = mkstemp(ef), st;
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s 2>'%s'", RBINSPECT_PATH, core, args, ef);
+	if (!(p = popen(cmd, "r")))
+		return -1;
+	n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	p = fopen(ef, "r");
+	n = p ? fread(err, 1, ecap - 1, p) : 0;
+	err[n] = '\0';
+	if (p)
+		fclose(p);
+	unlink(ef);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int main(void)
+{
+	char *core = unpack_core(), bad_core[] = "/tmp/rbi-test-lines.XXXXXX";
+	static char out[65536], err[4096];
+	struct frames want, got;
+	struct rbi_iseq is;
+	struct rbi_vm *vm;
+	rbi_target *t, *b;
+	size_t victim = FRAMES_MAX, same = 0;
+	int fd, rc;
+
+	if (!core) {
+		skip("xz cannot unpack testdata/cores/ruby-3.1-threads.core.xz", "line tables");
+		return tap_plan();
+	}
+	if ((fd = mkstemp(bad_core)) >= 0)
+		close(fd);
+	if (!check(rbi_target_open_core(core, NULL, &t) == RBI_OK, "open the example core") ||
+	    !check(main_frames(t, &want) == RBI_OK, "the main thread's frames"))
+		goto out;
+	for (size_t i = 0; i < want.n; i++)
+		if (!strcmp(want.label[i], VICTIM_LABEL))
+			victim = i;
+	if (!check(victim < want.n && want.line[victim] == 62 && !want.error[victim],
+		   "frame '" VICTIM_LABEL "' at line 62") ||
+	    !check(rbi_vm_get(t, &vm) == RBI_OK &&
+		   rbi_iseq_read(t, vm, want.iseq[victim], &is) == RBI_OK && is.insns_info_size,
+		   "its iseq and line table") ||
+	    !check(corrupt_copy(core, bad_core, t, &is), "a copy of the core with every "
+		   "line of that table %d", BAD_LINE))
+		goto out_t;
+	if (!check(rbi_target_open_core(bad_core, NULL, &b) == RBI_OK, "open the copy"))
+		goto out_t;
+	rc = main_frames(b, &got);
+	ok(rc == RBI_OK && got.n == want.n, "every frame delivered (%zu of %zu): %s", got.n,
+	   want.n, rbi_strerror(rc));
+	for (size_t i = 0; i < got.n && i < want.n; i++)
+		same += i != victim && got.line[i] == want.line[i] && !got.error[i] &&
+			!strcmp(got.label[i], want.label[i]);
+	ok(same + 1 == want.n, "the other frames as in the core (%zu of %zu)", same, want.n - 1);
+	if (victim < got.n)
+		ok(got.line[victim] == 0 && got.error[victim] &&
+		   strstr(got.error[victim], "-337320011") &&
+		   !strcmp(got.label[victim], VICTIM_LABEL),
+		   "the frame itself: line 0 (unknown), why: %s",
+		   got.error[victim] ? got.error[victim] : "(none)");
+	frames_free(&got);
+	rbi_target_close(b);
+
+	rc = run_cli(bad_core, "bt 1", out, sizeof(out), err, sizeof(err));
+	ok(rc == 8, "rbinspect CORE bt: exit status 8 (got %d)", rc);
+	ok(strstr(out, "threads.rb:?:in '" VICTIM_LABEL "' (line unknown: ") &&
+	   !strstr(out, "-337320011:"), "the frame printed as threads.rb:?, with why");
+	ok(strstr(err, "rbinspect: bt: 1 value the VM cannot have (corrupt memory) shown as "
+		  "unknown\n") != NULL, "a line on standard error says so");
+	rc = run_cli(bad_core, "--json bt 1", out, sizeof(out), err, sizeof(err));
+	ok(rc == 8 && strstr(out, "\"line\":0,\"line_error\":\"iseq 0x"),
+	   "--json: exit status 8, \"line\": 0 and \"line_error\"");
+	rc = run_cli(core, "bt 1", out, sizeof(out), err, sizeof(err));
+	ok(rc == 0 && strstr(out, "threads.rb:62:in '" VICTIM_LABEL "'") &&
+	   !strstr(err, "cannot have"), "the intact core: exit 0, line 62");
+out_t:
+	frames_free(&want);
+	rbi_target_close(t);
+out:
+	unlink(bad_core);
+	unlink(core);
+	return tap_plan();
+}
