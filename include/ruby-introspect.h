@@ -1139,8 +1139,10 @@ struct rbi_heap_stats {
 				   one per size pool from 3.2 */
 	int moved;              /* non-zero: the heap changed during the walk
 				   (a GC ran or was running, the page list
-				   changed, pages were skipped), so counts
-				   are approximate; MOVED_WHY says how */
+				   changed, pages were skipped) or holds
+				   what no heap has (used slots of T_NONE,
+				   T_NIL...: corrupt memory), so counts are
+				   approximate; MOVED_WHY says how */
 	const char *moved_why;  /* "" if MOVED is 0; static text */
 };
 

@@ -159,7 +159,9 @@ static void objects_json(struct objects *o, const struct rbi_ruby_info *ri, bool
 	rbi_json_object(&j);
 	rbi_json_key(&j, "TOTAL"); rbi_json_int(&j, (int64_t)o->st.slots);
 	rbi_json_key(&j, "FREE"); rbi_json_int(&j, (int64_t)o->st.free);
-	for (unsigned t = 1; t < RBI_TYPE_COUNT; t++) {
+	/* T_NONE too: a used slot of no type is counted, so that the
+	   counts add up to TOTAL (and the walk says it is approximate). */
+	for (unsigned t = 0; t < RBI_TYPE_COUNT; t++) {
 		char num[16];
 
 		if (!o->types[t])
@@ -226,7 +228,7 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 	if (!o->by_class) {
 		fprintf(f, "%-12s %12" PRIu64 "\n", "TOTAL", o->st.slots);
 		fprintf(f, "%-12s %12" PRIu64 "\n", "FREE", o->st.free);
-		for (unsigned t = 1; t < RBI_TYPE_COUNT; t++) {
+		for (unsigned t = 0; t < RBI_TYPE_COUNT; t++) {
 			const char *name = rbi_value_type_name(t);
 
 			if (!o->types[t])

@@ -53,6 +53,18 @@ static const char *const type_names[RBI_TYPE_COUNT] = {
 	[0x1c] = "T_ICLASS", [0x1d] = "T_ZOMBIE", [0x1e] = "T_MOVED",
 };
 
+/* Types no heap slot in use can have: T_NONE (a free slot's flags are 0),
+   the special constants' (T_NIL, T_TRUE, T_FALSE, T_FIXNUM, T_UNDEF), and
+   numbers no Ruby uses. */
+#define IMPOSSIBLE_TYPES (1u << 0x00 | 1u << 0x10 | 1u << 0x11 | 1u << 0x12 | 1u << 0x13 | \
+			  1u << 0x15 | 1u << 0x16 | 1u << 0x17 | 1u << 0x18 | 1u << 0x19 | \
+			  1u << 0x1f)
+
+static bool impossible_type(unsigned type)
+{
+	return (IMPOSSIBLE_TYPES >> type) & 1u;
+}
+
 RBI_EXPORT const char *rbi_value_type_name(unsigned type)
 {
 	return type < RBI_TYPE_COUNT ? type_names[type] : NULL;
@@ -84,6 +96,7 @@ struct rbi_heap_iter {
 	uint32_t slot;          /* next slot of B's pages[cur] */
 	struct rbi_heap_slot out;
 	struct rbi_heap_stats st;
+	uint64_t impossible;    /* used slots of a type no heap object has */
 	bool ended;
 	int end_rc;             /* the end's reads failed: why */
 	char end_err[RBI_ERRMSG_MAX];
@@ -260,6 +273,10 @@ static int finish(struct rbi_heap_iter *it)
 	if (it->ended)
 		return it->end_rc ? rbi_fail(it->end_rc, "%s", it->end_err) : RBI_OK;
 	it->ended = true;
+	/* Counts that hold what no heap has do not add up to Ruby's. */
+	if (it->impossible)
+		moved(it, "used slots have a type no heap object has (T_NONE, T_NIL...): "
+		      "corrupt memory, or read as it changed");
 	if (!(rc = read_gc_state(it, &count, &running))) {
 		if (count != it->st.gc_count)
 			moved(it, "a GC ran during the walk");
@@ -456,6 +473,7 @@ static bool next_in_batch(struct rbi_heap_iter *it, struct rbi_heap_slot *out)
 			if (!(it->flags & RBI_HEAP_FREE_SLOTS))
 				continue;
 		}
+		it->impossible += flags && impossible_type(type);
 		*out = (struct rbi_heap_slot){
 			.addr = p->body + off, .flags = flags, .klass = rbi_get_u64(b, 8),
 			.type = type, .size = p->slot_size, .bytes = b,
@@ -480,6 +498,18 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 			return rc;
 	*out = &it->out;
 	return RBI_OK;
+}
+
+/* Counts by type C (RBI_TYPE_COUNT of them) added to a caller's: the
+   impossible ones noted. */
+static void add_counts(struct rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT],
+		       const uint64_t *c)
+{
+	for (unsigned t = 0; t < RBI_TYPE_COUNT; t++) {
+		counts[t] += c[t];
+		if (impossible_type(t))
+			it->impossible += c[t];
+	}
 }
 
 /* Page P's free slots from FROM counted into C: into the stats. */
@@ -522,8 +552,7 @@ static int count_begin(struct rbi_heap_iter *it, enum heap_count_mode mode,
 			return rc;
 	if (!it->b->counted || it->cur != 0 || it->slot != 0)
 		return RBI_OK;
-	for (unsigned t = 0; t < RBI_TYPE_COUNT; t++)
-		counts[t] += it->b->counts[t];
+	add_counts(it, counts, it->b->counts);
 	for (size_t i = 0; i < it->nwalk; i++)
 		if (it->b->pages[i].ok)
 			take_free(it, &it->b->pages[i], it->b->pages[i].free);
@@ -550,8 +579,7 @@ RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_C
 		heap_page_count(p, it->slot, c);
 		take_free(it, p, c[RBI_TYPE_COUNT] - before);
 	}
-	for (unsigned t = 0; t < RBI_TYPE_COUNT; t++)
-		counts[t] += c[t];
+	add_counts(it, counts, c);
 	return RBI_OK;
 }
 

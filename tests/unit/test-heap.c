@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "ruby-introspect.h"
+#include "vm/vm.h"
 #include "example-core.h"
 #include "tap.h"
 
@@ -468,6 +469,74 @@ static void check_names_after_death(const char *core, rbi_target *plain)
 	rbi_target_close(t);
 }
 
+/* The first used T_OBJECT slot of T's heap, its address and flags. */
+static bool first_object(rbi_target *t, uint64_t *addr, uint64_t *flags)
+{
+	const struct rbi_heap_slot *s;
+	rbi_heap_iter *it;
+	bool found = false;
+
+	if (rbi_heap_iter_init(t, 0, &it))
+		return false;
+	while (!found && rbi_heap_iter_next(it, &s) == RBI_OK)
+		if (s->type == RBI_T_OBJECT) {
+			*addr = s->addr;
+			*flags = s->flags;
+			found = true;
+		}
+	rbi_heap_iter_fini(it);
+	return found;
+}
+
+/* A core whose heap holds a used slot of type T_NONE (its flags' type
+   bits cleared, the others kept): counted under T_NONE, so the counts
+   still add up to TOTAL, and the walk says they are approximate, and why;
+   `rbinspect CORE objects` shows T_NONE and the note. */
+static void check_impossible_type(const char *core, rbi_target *plain)
+{
+	static const char copy_tmpl[] = "/tmp/rbi-test-heap-none.XXXXXX";
+	char copy[sizeof(copy_tmpl)];
+	uint64_t want[RBI_TYPE_COUNT + 1], got[RBI_TYPE_COUNT + 1], addr = 0, flags = 0, sum = 0;
+	static char out[65536], err[65536];
+	struct rbi_heap_stats st;
+	rbi_target *t;
+	int fd, rc;
+
+	memcpy(copy, copy_tmpl, sizeof(copy));
+	if (!check(walk(plain, 0, want, &st) == RBI_OK && !st.moved, "the core's counts, exact") ||
+	    !check(first_object(plain, &addr, &flags), "a T_OBJECT slot") ||
+	    (fd = mkstemp(copy)) < 0)
+		return;
+	close(fd);
+	flags &= ~(uint64_t)RBI_T_MASK;
+	if (!check(flags && copy_core(core, copy) && patch_core(copy, addr, &flags, sizeof(flags)),
+		   "a copy of the core with that slot's type T_NONE") ||
+	    !check(rbi_target_open_core(copy, NULL, &t) == RBI_OK, "open the copy")) {
+		unlink(copy);
+		return;
+	}
+	rc = walk(t, 0, got, &st);
+	for (unsigned i = 0; i < RBI_TYPE_COUNT; i++)
+		sum += got[i];
+	ok(rc == RBI_OK && got[0] == 1 && got[RBI_T_OBJECT] + 1 == want[RBI_T_OBJECT] &&
+	   st.slots == st.free + sum, "counted under T_NONE: TOTAL %llu = FREE + the types",
+	   (unsigned long long)st.slots);
+	ok(st.moved && strstr(st.moved_why, "no heap object has"),
+	   "the counts say they are approximate: %s", st.moved_why);
+	rbi_target_close(t);
+	rc = run_cli(copy, "objects", out, err, sizeof(out));
+	ok(rc == 0 && strstr(out, "\nT_NONE                  1\n") &&
+	   strstr(out, "note: counts are approximate: used slots have a type no heap object has"),
+	   "rbinspect CORE objects: T_NONE 1 and the note (exit %d)", rc);
+	rc = run_cli(copy, "--json objects", out, err, sizeof(out));
+	ok(rc == 0 && strstr(out, "\"approximate\":true,\"approximate_reason\":\"used slots") &&
+	   strstr(out, "\"T_NONE\":1"), "--json: approximate, with the reason, and T_NONE");
+	rc = run_cli(core, "--json objects", out, err, sizeof(out));
+	ok(rc == 0 && strstr(out, "\"approximate\":false") && !strstr(out, "T_NONE"),
+	   "the intact core: exact, no T_NONE");
+	unlink(copy);
+}
+
 int main(void)
 {
 	char *core = unpack_core();
@@ -484,6 +553,7 @@ int main(void)
 		check_one_way(t);
 		check_dying(core, t);
 		check_names_after_death(core, t);
+		check_impossible_type(core, t);
 		rbi_target_close(t);
 	}
 	unlink(core);

@@ -4,13 +4,10 @@
  * other frames as they were; `rbinspect CORE bt` prints "path:?" with the
  * reason and exits 8 (inconsistent VM data).  TAP output. */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -80,83 +77,25 @@ static int main_frames(rbi_target *t, struct frames *fr)
 	return rc == 1 ? w.rc : rc;
 }
 
-/* The offset in core file FD that holds target address ADDR, or -1. */
-static off_t file_offset(int fd, uint64_t addr)
-{
-	Elf *e;
-	size_t n;
-	off_t off = -1;
-
-	elf_version(EV_CURRENT);
-	if (!(e = elf_begin(fd, ELF_C_READ, NULL)) || elf_getphdrnum(e, &n)) {
-		elf_end(e);
-		return -1;
-	}
-	for (size_t i = 0; i < n && off < 0; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-		    addr >= ph.p_vaddr && addr + 4 <= ph.p_vaddr + ph.p_filesz)
-			off = (off_t)(ph.p_offset + (addr - ph.p_vaddr));
-	}
-	elf_end(e);
-	return off;
-}
-
 /* A copy of CORE whose iseq IS has every line of its table BAD_LINE. */
 static bool corrupt_copy(const char *core, const char *out, rbi_target *t,
 			 const struct rbi_iseq *is)
 {
-	char cmd[8192];
 	struct rbi_vm *vm;
 	int32_t bad = BAD_LINE;
-	bool done = true;
-	int fd;
+	bool done;
 
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", core, out);
-	if (system(cmd) != 0 || rbi_vm_get(t, &vm) || (fd = open(out, O_RDWR)) < 0)
-		return false;
-	for (uint32_t i = 0; i < is->insns_info_size && done; i++) {
-		uint64_t a = is->insns_info + (uint64_t)i * vm->layout->insn_info_size;
-		off_t off = file_offset(fd, a);
-
-		done = off >= 0 && pwrite(fd, &bad, sizeof(bad), off) == sizeof(bad);
-	}
-	close(fd);
+	done = copy_core(core, out) && rbi_vm_get(t, &vm) == RBI_OK;
+	for (uint32_t i = 0; i < is->insns_info_size && done; i++)
+		done = patch_core(out, is->insns_info + (uint64_t)i * vm->layout->insn_info_size,
+				  &bad, sizeof(bad));
 	return done;
-}
-
-/* rbinspect ARGS on CORE: its exit status, standard output and error. */
-static int run_cli(const char *core, const char *args, char *out, size_t cap,
-		   char *err, size_t ecap)
-{
-	char cmd[8192], ef[] = "/tmp/rbi-test-lines-err.XXXXXX";
-	FILE *p;
-	size_t n;
-	int fd = mkstemp(ef), st;
-
-	if (fd < 0)
-		return -1;
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s 2>'%s'", RBINSPECT_PATH, core, args, ef);
-	if (!(p = popen(cmd, "r")))
-		return -1;
-	n = fread(out, 1, cap - 1, p);
-	out[n] = '\0';
-	st = pclose(p);
-	p = fopen(ef, "r");
-	n = p ? fread(err, 1, ecap - 1, p) : 0;
-	err[n] = '\0';
-	if (p)
-		fclose(p);
-	unlink(ef);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 int main(void)
 {
 	char *core = unpack_core(), bad_core[] = "/tmp/rbi-test-lines.XXXXXX";
-	static char out[65536], err[4096];
+	static char out[65536], err[65536];
 	struct frames want, got;
 	struct rbi_iseq is;
 	struct rbi_vm *vm;
@@ -202,16 +141,16 @@ int main(void)
 	frames_free(&got);
 	rbi_target_close(b);
 
-	rc = run_cli(bad_core, "bt 1", out, sizeof(out), err, sizeof(err));
+	rc = run_cli(bad_core, "bt 1", out, err, sizeof(out));
 	ok(rc == 8, "rbinspect CORE bt: exit status 8 (got %d)", rc);
 	ok(strstr(out, "threads.rb:?:in '" VICTIM_LABEL "' (line unknown: ") &&
 	   !strstr(out, "-337320011:"), "the frame printed as threads.rb:?, with why");
 	ok(strstr(err, "rbinspect: bt: 1 value the VM cannot have (corrupt memory) shown as "
 		  "unknown\n") != NULL, "a line on standard error says so");
-	rc = run_cli(bad_core, "--json bt 1", out, sizeof(out), err, sizeof(err));
+	rc = run_cli(bad_core, "--json bt 1", out, err, sizeof(out));
 	ok(rc == 8 && strstr(out, "\"line\":0,\"line_error\":\"iseq 0x"),
 	   "--json: exit status 8, \"line\": 0 and \"line_error\"");
-	rc = run_cli(core, "bt 1", out, sizeof(out), err, sizeof(err));
+	rc = run_cli(core, "bt 1", out, err, sizeof(out));
 	ok(rc == 0 && strstr(out, "threads.rb:62:in '" VICTIM_LABEL "'") &&
 	   !strstr(err, "cannot have"), "the intact core: exit 0, line 62");
 out_t:
