@@ -476,6 +476,10 @@ struct rbi_frame {
 	const char *line_error; /* LINE is 0 because the line table gave a
 				   line the VM cannot have (corrupt memory):
 				   why; NULL otherwise */
+	uint64_t label_cut;     /* LABEL holds the start of a longer label
+				   (names are read up to 4 KiB): the bytes
+				   left out; 0 when it is whole */
+	uint64_t path_cut;      /* the same for PATH (4 KiB) */
 };
 
 /* Callback for each frame.  Returning non-zero stops the walk and makes

@@ -49,11 +49,19 @@ static int frame_next(struct bt_ctx *c)
 	return 0;
 }
 
+/* After a name of which CUT bytes were left out: the mark of the cut. */
+static void cut_text(FILE *out, uint64_t cut)
+{
+	if (cut)
+		fprintf(out, "\u2026[+%" PRIu64 " bytes]", cut);
+}
+
 void frame_line_text(struct session *s, const struct rbi_frame *f)
 {
 	FILE *out = s->out;
 
 	rbi_out_text_cstr(out, f->path ? f->path : "(unknown)");
+	cut_text(out, f->path_cut);
 	if (f->line)
 		fprintf(out, ":%d", f->line);
 	else if (f->line_error)
@@ -64,6 +72,7 @@ void frame_line_text(struct session *s, const struct rbi_frame *f)
 		rbi_out_text_cstr(out, f->label);
 		style_end(s);
 		fputc('\'', out);
+		cut_text(out, f->label_cut);
 	} else {
 		fputs(":in unknown method", out);
 	}
@@ -97,7 +106,9 @@ void frame_json_fields(struct session *s, struct rbi_json *j, const struct rbi_f
 	rbi_json_key(j, "label"); rbi_json_cstr(j, f->label);
 	rbi_json_key(j, "own_label"); rbi_json_cstr(j, f->own_label);
 	rbi_json_key(j, "base_label"); rbi_json_cstr(j, f->base_label);
+	rbi_json_key(j, "label_cut"); rbi_json_int(j, (int64_t)f->label_cut);
 	rbi_json_key(j, "path"); rbi_json_cstr(j, f->path);
+	rbi_json_key(j, "path_cut"); rbi_json_int(j, (int64_t)f->path_cut);
 	rbi_json_key(j, "line"); rbi_json_int(j, f->line);
 	rbi_json_key(j, "line_error"); rbi_json_cstr(j, f->line_error);
 	s->bad_values += f->line_error != NULL;

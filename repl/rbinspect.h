@@ -170,11 +170,12 @@ void crash_json(struct session *s, struct rbi_json *j);
 int bt_native(struct session *s, struct rbi_json *j, const struct rbi_thread *th,
 	      size_t max, bool *truncated);
 /* A Ruby frame as Ruby 3.4 prints it, one line: path:line:in 'label';
-   a line the VM cannot have is "path:?:in 'label' (line unknown: why)",
-   counted in S->bad_values (cmd-bt.c). */
+   a name cut short is followed by "…[+N bytes]"; a line the VM cannot
+   have is "path:?:in 'label' (line unknown: why)", counted in
+   S->bad_values (cmd-bt.c). */
 void frame_line_text(struct session *s, const struct rbi_frame *f);
-/* A frame's fields as JSON object members, "line_error" included
-   (counted as frame_line_text does; cmd-bt.c). */
+/* A frame's fields as JSON object members, "label_cut", "path_cut" and
+   "line_error" included (counted as frame_line_text does; cmd-bt.c). */
 void frame_json_fields(struct session *s, struct rbi_json *j, const struct rbi_frame *f);
 int cmd_help(struct session *s, int argc, char **argv);
 /* `--gdb COMMAND ARGS`: run a command on the target a gdb session holds,

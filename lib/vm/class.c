@@ -146,40 +146,40 @@ static bool class_or_module(struct rbi_target *t, const struct rbi_vm *vm,
 	return (*flags & RBI_T_MASK) == RBI_T_CLASS || (*flags & RBI_T_MASK) == RBI_T_MODULE;
 }
 
-void rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
-			uint64_t owner, const char *name, char *buf, size_t cap,
-			bool *qualified)
+size_t rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
+			  uint64_t owner, const char *name, char *buf, size_t cap,
+			  bool *qualified)
 {
 	const struct rbi_layout *l = vm->layout;
 	char path[CLASSPATH_MAX];
 	uint64_t flags, attached;
 	char sep = '#';
+	size_t plain = (size_t)snprintf(buf, cap, "%s", name);
 
 	*qualified = false;
-	snprintf(buf, cap, "%s", name);
 	if (!owner || !class_or_module(t, vm, owner, &flags))
-		return;
+		return plain;
 	/* RCLASS_SINGLETON_P: only a T_CLASS carries FL_SINGLETON. */
 	if ((flags & RBI_T_MASK) == RBI_T_CLASS && (flags & vm->k.fl_singleton)) {
 		if (!vm->k.classpath_in_classext) {
 			class_ids(t, vm);
 			if (!class_ivar(t, vm, owner, vm->id_attached, &attached))
-				return;
+				return plain;
 		} else if (l->rclass_classext == RBI_ABSENT ||
 			   l->classext_attached_object == RBI_ABSENT ||
 			   rbi_read_u64(t, owner + l->rclass_classext +
 					l->classext_attached_object, &attached)) {
-			return;
+			return plain;
 		}
 		if (!class_or_module(t, vm, attached, &flags))
-			return;
+			return plain;
 		owner = attached;
 		sep = '.';
 	}
 	if (!class_path(t, vm, owner, path, sizeof(path)))
-		return;
-	snprintf(buf, cap, "%s%c%s", path, sep, name);
+		return plain;
 	*qualified = true;
+	return (size_t)snprintf(buf, cap, "%s%c%s", path, sep, name);
 }
 
 /* rb_class_real: KLASS without singleton classes and include wrappers. */

@@ -30,7 +30,9 @@
 #define VM_STACK_MAX (1ull << 27)
 #define CHUNK_FRAMES 256
 #define MEMO_SLOTS 256
-#define LABEL_MAX 1024
+/* A label: a name of up to RBI_NAME_MAX bytes in its class's path and
+   "block (N levels) in ". */
+#define LABEL_MAX (2 * RBI_NAME_MAX)
 #define PATH_MAX_ 4096
 /* Reads of a live thread's stack: the first, and again while it moves
    between two looks or before any frame was delivered. */
@@ -90,6 +92,7 @@ struct memo {
 	bool used;
 	struct rbi_iseq is;
 	char *label, *own_label, *base_label, *path;
+	uint64_t label_cut, path_cut;   /* bytes of each left out */
 	uint64_t cfunc;                 /* a C method's function */
 	uint64_t last_pc;
 	int last_line;
@@ -124,6 +127,7 @@ struct fwalk {
 	size_t caller_idx;
 	bool caller_valid, caller_none;
 	char caller_path[PATH_MAX_];
+	uint64_t caller_path_cut;
 	int caller_line;
 	char caller_line_bad[RBI_LINE_WHY_MAX];
 };
@@ -294,11 +298,13 @@ static void cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 	char name[LABEL_MAX], label[LABEL_MAX];
 	bool qualified;
 	unsigned type;
+	size_t len;
 
 	if (!cme || cme_name(w, cme, &type, name, sizeof(name)))
 		return;         /* Ruby prints "unknown method" */
-	rbi_vm_method_name(w->t, w->vm, cme_owner(w, cme), name, label,
-			   sizeof(label), &qualified);
+	len = rbi_vm_method_name(w->t, w->vm, cme_owner(w, cme), name, label,
+				 sizeof(label), &qualified);
+	m->label_cut = len >= sizeof(label) ? len - (sizeof(label) - 1) : 0;
 	m->label = strdup(label);
 	m->own_label = strdup(w->vm->k.label_qualified ? label : name);
 	m->base_label = strdup(name);
@@ -321,8 +327,8 @@ static void iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 		char own[LABEL_MAX];
 		bool own_ok;
 
-		m->label = dup_or_null(buf, !rbi_iseq_label34(w->t, w->vm, &m->is,
-							      owner, buf, sizeof(buf)));
+		m->label = dup_or_null(buf, !rbi_iseq_label34(w->t, w->vm, &m->is, owner, buf,
+							      sizeof(buf), &m->label_cut));
 		if (w->vm->k.label_qualified)
 			m->own_label = m->label ? strdup(m->label) : NULL;
 		else {
@@ -334,7 +340,7 @@ static void iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 				m->is.base_label, buf, sizeof(buf), NULL));
 	}
 	m->path = dup_or_null(path, !rbi_iseq_path(w->t, w->vm, &m->is, path,
-						   sizeof(path)));
+						   sizeof(path), &m->path_cut));
 }
 
 /* Read the environment (ep[-2..0]) of the frame C into E: its error, if
@@ -423,6 +429,7 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 	w->caller_valid = true;
 	w->caller_none = true;
 	w->caller_path[0] = '\0';
+	w->caller_path_cut = 0;
 	w->caller_line = 0;
 	w->caller_line_bad[0] = '\0';
 	for (size_t j = i + 1; j < w->cur->n; j++) {
@@ -442,6 +449,7 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 		w->caller_none = !m->path;
 		snprintf(w->caller_path, sizeof(w->caller_path), "%s",
 			 m->path ? m->path : "");
+		w->caller_path_cut = m->path_cut;       /* M's path fits: the same size */
 		w->caller_line = line;
 		snprintf(w->caller_line_bad, sizeof(w->caller_line_bad), "%s", m->line_bad);
 		return RBI_OK;
@@ -491,6 +499,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 					continue;
 				f.kind = RBI_FRAME_CFUNC;
 				f.path = w->caller_none ? NULL : w->caller_path;
+				f.path_cut = w->caller_path_cut;
 				f.line = w->caller_line;
 				f.line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
 				goto emit;
@@ -505,6 +514,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			f.iseq = c.iseq;
 			f.pc = c.pc;
 			f.path = m->path;
+			f.path_cut = m->path_cut;
 			f.line_error = m->line_bad[0] ? m->line_bad : NULL;
 		} else {
 			if (f.type != RBI_FRAME_TYPE_CFUNC)
@@ -523,6 +533,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			f.kind = RBI_FRAME_CFUNC;
 			f.cfunc = m->cfunc;
 			f.path = w->caller_none ? NULL : w->caller_path;
+			f.path_cut = w->caller_path_cut;
 			f.line = w->caller_line;
 			f.line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
 		}
@@ -533,6 +544,7 @@ emit:
 			return rbi_fail_gone(w->t);
 		f.cme = cme;
 		f.label = m->label;
+		f.label_cut = m->label_cut;
 		f.own_label = m->own_label;
 		f.base_label = m->base_label;
 		emitted++;

@@ -102,20 +102,48 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 	return RBI_OK;
 }
 
+/* String V into BUF, what did not fit of it added to *CUT.  A name is
+   no longer than any String rbi_vm_string believes. */
+static int string_cut(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		      char *buf, size_t cap, uint64_t *cut)
+{
+	uint64_t full;
+	size_t len;
+	int rc = rbi_vm_string_full(t, vm, v, buf, cap, &len, &full);
+
+	if (rc)
+		return rc;
+	if (full > RBI_STRING_MAX) {
+		buf[0] = '\0';
+		return rbi_fail(RBI_CORRUPT, "String 0x%" PRIx64 " claims %" PRIu64
+				" bytes", v, full);
+	}
+	*cut += full - len;
+	return RBI_OK;
+}
+
+/* What of a label of LEN bytes did not fit in CAP bytes, added to *CUT. */
+static void composed_cut(size_t len, size_t cap, uint64_t *cut)
+{
+	if (len >= cap)
+		*cut += len - (cap - 1);
+}
+
 int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
-		  const struct rbi_iseq *is, char *buf, size_t cap)
+		  const struct rbi_iseq *is, char *buf, size_t cap, uint64_t *cut)
 {
 	uint64_t flags, path = is->pathobj;
 	int rc;
 
 	buf[0] = '\0';
+	*cut = 0;
 	/* pathobj: the path String, or a frozen [path, realpath] Array. */
 	if ((rc = rbi_vm_obj_flags(t, vm, path, &flags)))
 		return rbi_fail_context(rc, "iseq 0x%" PRIx64 " path: ", is->addr);
 	if ((flags & RBI_T_MASK) == RBI_T_ARRAY &&
 	    (rc = rbi_vm_array_at(t, vm, path, 0, &path)))
 		return rc;
-	return rbi_vm_string(t, vm, path, buf, cap, NULL);
+	return string_cut(t, vm, path, buf, cap, cut);
 }
 
 static int succ_index_lookup(struct rbi_target *t, uint64_t table, uint64_t x,
@@ -250,10 +278,11 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 
 static int label34(struct rbi_target *t, struct rbi_vm *vm,
 		   const struct rbi_iseq *start, uint64_t owner, char *buf,
-		   size_t cap, int depth)
+		   size_t cap, int depth, uint64_t *cut)
 {
 	struct rbi_iseq cur = *start, it;
-	char name[512], inner[1024];
+	char name[RBI_NAME_MAX], inner[RBI_NAME_MAX + 64];
+	uint64_t inner_cut = 0;
 	bool qualified;
 	int level = 0, rc;
 
@@ -266,9 +295,10 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 					"does not end", start->addr);
 		switch (cur.type) {
 		case RBI_ISEQ_METHOD:
-			if ((rc = rbi_vm_string(t, vm, cur.label, name, sizeof(name), NULL)))
+			if ((rc = string_cut(t, vm, cur.label, name, sizeof(name), cut)))
 				return rc;
-			rbi_vm_method_name(t, vm, owner, name, buf, cap, &qualified);
+			composed_cut(rbi_vm_method_name(t, vm, owner, name, buf, cap,
+							&qualified), cap, cut);
 			return RBI_OK;
 		case RBI_ISEQ_BLOCK:
 		case RBI_ISEQ_PLAIN:
@@ -285,12 +315,16 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 						return rc;
 				}
 			}
-			if ((rc = label34(t, vm, &it, owner, inner, sizeof(inner), depth + 1)))
+			if ((rc = label34(t, vm, &it, owner, inner, sizeof(inner), depth + 1,
+					  &inner_cut)))
 				return rc;
+			*cut += inner_cut;
 			if (level <= 1)
-				snprintf(buf, cap, "block in %s", inner);
+				composed_cut((size_t)snprintf(buf, cap, "block in %s", inner),
+					     cap, cut);
 			else
-				snprintf(buf, cap, "block (%d levels) in %s", level, inner);
+				composed_cut((size_t)snprintf(buf, cap, "block (%d levels) in %s",
+							      level, inner), cap, cut);
 			return RBI_OK;
 		case RBI_ISEQ_RESCUE:
 		case RBI_ISEQ_ENSURE:
@@ -302,15 +336,16 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 				return rc;
 			continue;
 		default:        /* TOP, CLASS, MAIN */
-			return rbi_vm_string(t, vm, cur.label, buf, cap, NULL);
+			return string_cut(t, vm, cur.label, buf, cap, cut);
 		}
 	}
 }
 
 int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,
 		     const struct rbi_iseq *is, uint64_t owner,
-		     char *buf, size_t cap)
+		     char *buf, size_t cap, uint64_t *cut)
 {
 	buf[0] = '\0';
-	return label34(t, vm, is, owner, buf, cap, 0);
+	*cut = 0;
+	return label34(t, vm, is, owner, buf, cap, 0, cut);
 }

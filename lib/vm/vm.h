@@ -182,8 +182,10 @@ int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
 
 /* Ruby 3.4's gen_method_name: "Path#NAME" for an instance method of a
    named class or module OWNER, "Path.NAME" for a singleton method, else
-   NAME alone.  Always succeeds (falls back to NAME); *QUALIFIED tells. */
-void rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
+   NAME alone.  Always succeeds (falls back to NAME); *QUALIFIED tells.
+   Returns the label's length, more than CAP - 1 when BUF holds its start
+   only. */
+size_t rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 			uint64_t owner, const char *name, char *buf, size_t cap,
 			bool *qualified);
 /* The permanent path ("Foo::Bar") of class or module KLASS into BUF;
@@ -242,9 +244,10 @@ static inline bool rbi_iseq_c_trace(const struct rbi_iseq *is)
 /* Read and check the iseq at ADDR (an imemo_iseq with a sane body). */
 int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 		  struct rbi_iseq *out);
-/* Its path (pathobj, or pathobj[0]) into BUF. */
+/* Its path (pathobj, or pathobj[0]) into BUF; *CUT: the bytes of it that
+   did not fit (0: BUF holds it whole). */
 int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
-		  const struct rbi_iseq *is, char *buf, size_t cap);
+		  const struct rbi_iseq *is, char *buf, size_t cap, uint64_t *cut);
 /* The source line of the instruction before PC (what Ruby reports for a
    frame whose pc is PC); 0 if the iseq has no line table.  RBI_CORRUPT if
    PC is outside the iseq.  A line table that gives a line the VM cannot
@@ -264,9 +267,12 @@ int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
 			const struct rbi_iseq *is, uint64_t pc, uint64_t jit_return, int *line,
 			char *bad, size_t bad_cap);
 /* Ruby 3.4's calculate_iseq_label for IS run by a method of OWNER (0 if
-   none): "Foo#bar", "block in Foo#bar", "block (2 levels) in <main>". */
+   none): "Foo#bar", "block in Foo#bar", "block (2 levels) in <main>".
+   *CUT: the bytes of the label that did not fit in BUF (a name longer than
+   RBI_NAME_MAX counts what was not read of it), 0 if it is whole. */
+#define RBI_NAME_MAX 4096
 int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,
 		     const struct rbi_iseq *is, uint64_t owner,
-		     char *buf, size_t cap);
+		     char *buf, size_t cap, uint64_t *cut);
 
 #endif

@@ -1,0 +1,32 @@
+# longnames.rb — methods and a file whose names are longer than rbinspect reads whole, for
+# the marks of a cut name (issue #22). Ruby 2.7 to 3.4, no gems.
+#
+# usage: ruby longnames.rb          (env: RBI_TRUTH=FILE)
+#   Prints "READY <pid>" once every thread is parked and the truth file is written.
+#
+# Threads: first    Long.<PAIR>1 > Kernel#sleep      two method names of 602 bytes equal in
+#          second   Long.<PAIR>2 > Kernel#sleep      their first 601 (past 512 bytes)
+#          main     Long.<HUGE> > Kernel#sleep       a 5,000-byte name (more than the 4 KiB a
+#                                                    name is read), defined in a file whose
+#                                                    name has 5,003 bytes (more than 4 KiB)
+$stdout.sync = true
+require_relative "lib/truth"
+
+PAIR = "m" + "a" * 600
+HUGE = "h" * 5000
+HUGE_FILE = "f" * 5000 + ".rb"
+
+module Long; end
+
+Long.module_eval <<~RUBY, __FILE__, __LINE__ + 1
+  def self.#{PAIR}1; RbiTruth.parking!; sleep; end
+  def self.#{PAIR}2; RbiTruth.parking!; sleep; end
+RUBY
+Long.module_eval "def self.#{HUGE}; RbiTruth.parking!; sleep; end", HUGE_FILE, 1
+
+first = Thread.new { Long.send("#{PAIR}1") }
+first.name = "first"
+second = Thread.new { Long.send("#{PAIR}2") }
+second.name = "second"
+RbiTruth.start("longnames")
+Long.send(HUGE)

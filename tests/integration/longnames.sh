@@ -1,0 +1,49 @@
+# longnames.sh: names longer than rbinspect reads whole (issue #22), on every test Ruby, live
+# and from a core, against the target's own Thread#backtrace_locations (the truth file).
+#
+# testdata/programs/longnames.rb parks two threads in methods whose 602-byte names are equal in
+# their first 601 bytes: both labels are read whole (bt --json gives the target's own label,
+# exactly; text shows them apart). Its main thread parks in a method of a 5,000-byte name
+# defined in a file of a 5,003-byte name, more than the 4 KiB either is read: text marks each
+# cut ("…[+905 bytes]", "…[+908 bytes]"), JSON gives label_cut and path_cut, and the bytes it
+# does give are the name's first.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+
+# check_names LABEL TARGET...: the checks, on rbinspect TARGET.
+check_names() {
+	local label=$1 json txt t want got
+	shift
+	json=$("$RBINSPECT" --json "$@" bt); is "$?" 0 "$label: bt --json exits 0"
+	txt=$("$RBINSPECT" "$@" bt)
+	for t in first second; do
+		want=$(awk -F'\t' -v t="$t" '$1 == "frame" && $2 == t && $3 == 1 { print $4 }' "$RB_TRUTH")
+		got=$(jq -r --arg t "$t" '.threads[] | select(.name == $t) | .frames[1] |
+			"\(.own_label)\t\(.label_cut)"' <<<"$json")
+		is "$got" "$want"$'\t'0 "$label: thread $t: its label whole, as the target has it (${#want} bytes)"
+	done
+	is "$(grep -c "in 'Long.ma\{600\}[12]'$" <<<"$txt")" 2 \
+		"$label: text: the two labels, equal in 601 bytes, printed whole and apart"
+	want=$(awk -F'\t' '$1 == "frame" && $2 == "main" && $3 == 1 { print $5 }' "$RB_TRUTH")
+	got=$(jq -r '.threads[] | select(.main) | .frames[1] | "\(.label_cut) \(.path_cut) \(.path)"' <<<"$json")
+	is "$got" "905 908 ${want:0:4095}" "$label: main: label_cut 905, path_cut 908, the path's first 4095 bytes"
+	like "$txt" "^f{4095}…\[\+908 bytes\]:1:in '(Long\.)?h{4095}'…\[\+905 bytes\]$" \
+		"$label: text: both cuts marked"
+}
+
+while read -r kind ver root cmd; do
+	if ! ruby_start "$kind" "$root" "$cmd" longnames.rb; then
+		not_ok "$kind $ver: longnames.rb did not start"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
+	check_names "$kind $ver live" -p "$RB_PID"
+	if core=$(core_of "$RB_PID"); then
+		check_names "$kind $ver core" "$core"
+		rm -f "$core"
+	else
+		not_ok "$kind $ver: no core"
+	fi
+	kill -9 "$RB_PID"
+done < <(rubies_list)
+tap_done
