@@ -304,7 +304,7 @@ static void cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 		return;         /* Ruby prints "unknown method" */
 	len = rbi_vm_method_name(w->t, w->vm, cme_owner(w, cme), name, label,
 				 sizeof(label), &qualified);
-	m->label_cut = len >= sizeof(label) ? len - (sizeof(label) - 1) : 0;
+	m->label_cut = rbi_cut_of(len, sizeof(label));
 	m->label = strdup(label);
 	m->own_label = strdup(w->vm->k.label_qualified ? label : name);
 	m->base_label = strdup(name);

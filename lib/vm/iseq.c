@@ -122,13 +122,6 @@ static int string_cut(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 	return RBI_OK;
 }
 
-/* What of a label of LEN bytes did not fit in CAP bytes, added to *CUT. */
-static void composed_cut(size_t len, size_t cap, uint64_t *cut)
-{
-	if (len >= cap)
-		*cut += len - (cap - 1);
-}
-
 int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, char *buf, size_t cap, uint64_t *cut)
 {
@@ -297,8 +290,8 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 		case RBI_ISEQ_METHOD:
 			if ((rc = string_cut(t, vm, cur.label, name, sizeof(name), cut)))
 				return rc;
-			composed_cut(rbi_vm_method_name(t, vm, owner, name, buf, cap,
-							&qualified), cap, cut);
+			*cut += rbi_cut_of(rbi_vm_method_name(t, vm, owner, name, buf, cap,
+							      &qualified), cap);
 			return RBI_OK;
 		case RBI_ISEQ_BLOCK:
 		case RBI_ISEQ_PLAIN:
@@ -320,11 +313,11 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 				return rc;
 			*cut += inner_cut;
 			if (level <= 1)
-				composed_cut((size_t)snprintf(buf, cap, "block in %s", inner),
-					     cap, cut);
+				*cut += rbi_cut_of((size_t)snprintf(buf, cap, "block in %s",
+								    inner), cap);
 			else
-				composed_cut((size_t)snprintf(buf, cap, "block (%d levels) in %s",
-							      level, inner), cap, cut);
+				*cut += rbi_cut_of((size_t)snprintf(buf, cap, "block (%d levels) "
+								    "in %s", level, inner), cap);
 			return RBI_OK;
 		case RBI_ISEQ_RESCUE:
 		case RBI_ISEQ_ENSURE:

@@ -271,6 +271,12 @@ int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
    *CUT: the bytes of the label that did not fit in BUF (a name longer than
    RBI_NAME_MAX counts what was not read of it), 0 if it is whole. */
 #define RBI_NAME_MAX 4096
+/* The bytes of a text of LEN bytes (as snprintf counts it) that did not
+   fit in a buffer of CAP bytes. */
+static inline uint64_t rbi_cut_of(size_t len, size_t cap)
+{
+	return len >= cap ? len - (cap - 1) : 0;
+}
 int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,
 		     const struct rbi_iseq *is, uint64_t owner,
 		     char *buf, size_t cap, uint64_t *cut);
