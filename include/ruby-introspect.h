@@ -1284,6 +1284,10 @@ void rbi_heap_iter_fini(rbi_heap_iter *it);
    way.  Errors: RBI_CORRUPT (not a class or module), RBI_GONE (the
    process exited: its classes cannot be named, anonymous or not). */
 int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t cap);
+/* rbi_class_name, and *CUT: the bytes of a name longer than CAP - 1 that
+   BUF left out (0: the name is whole). */
+int rbi_class_name_cut(rbi_target *t, uint64_t klass, char *buf, size_t cap,
+		       uint64_t *cut);
 
 /* ---- Printing what the target holds --------------------------------------- */
 

@@ -49,8 +49,7 @@ static int frame_next(struct bt_ctx *c)
 	return 0;
 }
 
-/* After a name of which CUT bytes were left out: the mark of the cut. */
-static void cut_text(FILE *out, uint64_t cut)
+void cut_text(FILE *out, uint64_t cut)
 {
 	if (cut)
 		fprintf(out, "\u2026[+%" PRIu64 " bytes]", cut);

@@ -22,11 +22,13 @@
 #define USAGE "objects [--by-class] [--top N] [--pause]"
 /* Default classes listed by --by-class. */
 #define TOP_DEFAULT 20
-#define CLASS_NAME_MAX 512
+/* Longer names are cut, and marked. */
+#define CLASS_NAME_MAX 4096
 
 struct class_count {
 	struct rbi_heap_class c;
 	char *name;
+	uint64_t name_cut;      /* bytes of the name left out */
 };
 
 struct objects {
@@ -100,7 +102,8 @@ static int name_classes(struct objects *o)
 
 	for (size_t i = 0; i < o->ncls; i++) {
 		struct class_count *c = &o->cls[i];
-		int rc = rbi_class_name(o->s->target, c->c.klass, buf, sizeof(buf));
+		int rc = rbi_class_name_cut(o->s->target, c->c.klass, buf, sizeof(buf),
+					    &c->name_cut);
 
 		/* A class that cannot be read is marked; a process gone is not
 		   a fact about its classes. */
@@ -193,6 +196,7 @@ static void objects_json(struct objects *o, const struct rbi_ruby_info *ri, bool
 		for (size_t i = 0; i < n; i++) {
 			rbi_json_object(&j);
 			rbi_json_key(&j, "name"); rbi_json_cstr(&j, o->cls[i].name);
+			rbi_json_key(&j, "name_cut"); rbi_json_int(&j, (int64_t)o->cls[i].name_cut);
 			rbi_json_key(&j, "count"); rbi_json_int(&j, (int64_t)o->cls[i].c.count);
 			rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)o->cls[i].c.slot_bytes);
 			rbi_json_key(&j, "heap_bytes"); rbi_json_int(&j, (int64_t)o->cls[i].c.owned_bytes);
@@ -259,6 +263,7 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 			style_begin(o->s, STYLE_NAME);
 			rbi_out_text_cstr(f, o->cls[i].name);
 			style_end(o->s);
+			cut_text(f, o->cls[i].name_cut);
 			fputc('\n', f);
 		}
 		if (n < o->ncls)

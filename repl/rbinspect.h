@@ -169,6 +169,9 @@ void crash_json(struct session *s, struct rbi_json *j);
    when interrupted, or a library status. */
 int bt_native(struct session *s, struct rbi_json *j, const struct rbi_thread *th,
 	      size_t max, bool *truncated);
+/* After a name of which CUT bytes were left out: the mark of the cut,
+   "…[+CUT bytes]"; nothing when CUT is 0 (cmd-bt.c). */
+void cut_text(FILE *out, uint64_t cut);
 /* A Ruby frame as Ruby 3.4 prints it, one line: path:line:in 'label';
    a name cut short is followed by "…[+N bytes]"; a line the VM cannot
    have is "path:?:in 'label' (line unknown: why)", counted in

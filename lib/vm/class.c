@@ -116,24 +116,24 @@ static bool constant_path(const char *path)
    builds "#<Class:0x...>::Name", and Module#set_temporary_name (3.3+)
    refuses constant paths; a permanent one always is. */
 static bool class_path(struct rbi_target *t, struct rbi_vm *vm,
-		       uint64_t klass, char *buf, size_t cap)
+		       uint64_t klass, char *buf, size_t cap, uint64_t *cut)
 {
 	const struct rbi_layout *l = vm->layout;
 	uint64_t path;
-	size_t len;
 
+	*cut = 0;
 	if (!vm->k.classpath_in_classext) {
 		/* Up to 3.1 a path under __classpath__ is always permanent. */
 		class_ids(t, vm);
 		return class_ivar(t, vm, klass, vm->id_classpath, &path) &&
 		       rbi_vm_heap_p(vm, path) &&
-		       !rbi_vm_string(t, vm, path, buf, cap, &len) && len > 0;
+		       !rbi_vm_string_cut(t, vm, path, buf, cap, cut) && buf[0];
 	}
 	if (l->rclass_classext == RBI_ABSENT || l->classext_classpath == RBI_ABSENT)
 		return false;
 	if (rbi_read_u64(t, klass + l->rclass_classext + l->classext_classpath, &path) ||
 	    !rbi_vm_heap_p(vm, path) ||
-	    rbi_vm_string(t, vm, path, buf, cap, &len) || len == 0)
+	    rbi_vm_string_cut(t, vm, path, buf, cap, cut) || !buf[0])
 		return false;
 	return constant_path(buf);
 }
@@ -152,7 +152,7 @@ size_t rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 {
 	const struct rbi_layout *l = vm->layout;
 	char path[CLASSPATH_MAX];
-	uint64_t flags, attached;
+	uint64_t flags, attached, path_cut;
 	char sep = '#';
 	size_t plain = (size_t)snprintf(buf, cap, "%s", name);
 
@@ -176,10 +176,10 @@ size_t rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 		owner = attached;
 		sep = '.';
 	}
-	if (!class_path(t, vm, owner, path, sizeof(path)))
+	if (!class_path(t, vm, owner, path, sizeof(path), &path_cut))
 		return plain;
 	*qualified = true;
-	return (size_t)snprintf(buf, cap, "%s%c%s", path, sep, name);
+	return (size_t)snprintf(buf, cap, "%s%c%s", path, sep, name) + path_cut;
 }
 
 /* rb_class_real: KLASS without singleton classes and include wrappers. */
@@ -199,12 +199,13 @@ static bool class_super(struct rbi_target *t, const struct rbi_vm *vm,
 }
 
 bool rbi_vm_class_path(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
-		       char *buf, size_t cap)
+		       char *buf, size_t cap, uint64_t *cut)
 {
-	uint64_t flags;
+	uint64_t flags, unused;
 
 	buf[0] = '\0';
-	if (!class_or_module(t, vm, klass, &flags) || !class_path(t, vm, klass, buf, cap)) {
+	if (!class_or_module(t, vm, klass, &flags) ||
+	    !class_path(t, vm, klass, buf, cap, cut ? cut : &unused)) {
 		buf[0] = '\0';
 		return false;
 	}
@@ -236,7 +237,7 @@ bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 {
 	buf[0] = '\0';
 	return rbi_vm_class_real(t, vm, klass, &klass) &&
-	       rbi_vm_class_path(t, vm, klass, buf, cap);
+	       rbi_vm_class_path(t, vm, klass, buf, cap, NULL);
 }
 
 /* ---- For the heap walk (heap.c) ------------------------------------------ */

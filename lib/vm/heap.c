@@ -843,21 +843,30 @@ RBI_EXPORT void rbi_heap_iter_classes(rbi_heap_iter *it, const struct rbi_heap_c
 
 RBI_EXPORT int rbi_class_name(rbi_target *t, uint64_t klass, char *buf, size_t cap)
 {
+	uint64_t cut;
+
+	return rbi_class_name_cut(t, klass, buf, cap, &cut);
+}
+
+RBI_EXPORT int rbi_class_name_cut(rbi_target *t, uint64_t klass, char *buf, size_t cap,
+				  uint64_t *cut)
+{
 	struct rbi_vm *vm;
 	uint64_t flags;
 	unsigned type;
 	int rc;
 
-	if (!t || !buf || !cap)
+	if (!t || !buf || !cap || !cut)
 		return rbi_fail(RBI_INVAL, "no buffer");
 	buf[0] = '\0';
+	*cut = 0;
 	if ((rc = rbi_vm_get(t, &vm)) || (rc = rbi_vm_obj_flags(t, vm, klass, &flags)))
 		return rc;
 	type = (unsigned)(flags & RBI_T_MASK);
 	if (type != RBI_T_CLASS && type != RBI_T_MODULE)
 		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " is not a class or module "
 				"(type 0x%02x)", klass, type);
-	if (rbi_vm_class_path(t, vm, klass, buf, cap))
+	if (rbi_vm_class_path(t, vm, klass, buf, cap, cut))
 		return RBI_OK;
 	/* No path read: anonymous, unless the process died under the read. */
 	if (rbi_target_gone_seen(t))

@@ -102,26 +102,6 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 	return RBI_OK;
 }
 
-/* String V into BUF, what did not fit of it added to *CUT.  A name is
-   no longer than any String rbi_vm_string believes. */
-static int string_cut(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
-		      char *buf, size_t cap, uint64_t *cut)
-{
-	uint64_t full;
-	size_t len;
-	int rc = rbi_vm_string_full(t, vm, v, buf, cap, &len, &full);
-
-	if (rc)
-		return rc;
-	if (full > RBI_STRING_MAX) {
-		buf[0] = '\0';
-		return rbi_fail(RBI_CORRUPT, "String 0x%" PRIx64 " claims %" PRIu64
-				" bytes", v, full);
-	}
-	*cut += full - len;
-	return RBI_OK;
-}
-
 int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, char *buf, size_t cap, uint64_t *cut)
 {
@@ -136,7 +116,7 @@ int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
 	if ((flags & RBI_T_MASK) == RBI_T_ARRAY &&
 	    (rc = rbi_vm_array_at(t, vm, path, 0, &path)))
 		return rc;
-	return string_cut(t, vm, path, buf, cap, cut);
+	return rbi_vm_string_cut(t, vm, path, buf, cap, cut);
 }
 
 static int succ_index_lookup(struct rbi_target *t, uint64_t table, uint64_t x,
@@ -288,7 +268,7 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 					"does not end", start->addr);
 		switch (cur.type) {
 		case RBI_ISEQ_METHOD:
-			if ((rc = string_cut(t, vm, cur.label, name, sizeof(name), cut)))
+			if ((rc = rbi_vm_string_cut(t, vm, cur.label, name, sizeof(name), cut)))
 				return rc;
 			*cut += rbi_cut_of(rbi_vm_method_name(t, vm, owner, name, buf, cap,
 							      &qualified), cap);
@@ -329,7 +309,7 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 				return rc;
 			continue;
 		default:        /* TOP, CLASS, MAIN */
-			return string_cut(t, vm, cur.label, buf, cap, cut);
+			return rbi_vm_string_cut(t, vm, cur.label, buf, cap, cut);
 		}
 	}
 }

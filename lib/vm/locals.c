@@ -186,7 +186,7 @@ static int heap_value(struct rbi_target *t, struct rbi_vm *vm, uint64_t v,
 		return RBI_OK;
 	case RBI_T_CLASS:
 	case RBI_T_MODULE:
-		if (rbi_vm_class_path(t, vm, v, name, sizeof(name))) {
+		if (rbi_vm_class_path(t, vm, v, name, sizeof(name), NULL)) {
 			out->bytes = sbuf_put(b, name, strlen(name));
 			out->len = out->bytes ? strlen(out->bytes) : 0;
 		}

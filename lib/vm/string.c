@@ -146,6 +146,18 @@ int rbi_vm_string_full(struct rbi_target *t, const struct rbi_vm *vm,
 	return string_read(t, vm, v, buf, cap, len, full, RBI_VALUE_STRING_MAX);
 }
 
+int rbi_vm_string_cut(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		      char *buf, size_t cap, uint64_t *cut)
+{
+	uint64_t full;
+	size_t len;
+	int rc = string_read(t, vm, v, buf, cap, &len, &full, RBI_STRING_MAX);
+
+	if (!rc)
+		*cut += full - len;
+	return rc;
+}
+
 int rbi_vm_array_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *slot,
 			  size_t size, size_t slot_size, struct rbi_contents *out)
 {

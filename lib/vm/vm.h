@@ -142,6 +142,10 @@ int rbi_vm_string(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 int rbi_vm_string_full(struct rbi_target *t, const struct rbi_vm *vm,
 		       uint64_t v, char *buf, size_t cap, size_t *len,
 		       uint64_t *full);
+/* rbi_vm_string for a name: the bytes of it that did not fit added to
+   *CUT. */
+int rbi_vm_string_cut(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
+		      char *buf, size_t cap, uint64_t *cut);
 /* Bytes every heap slot has (sizeof(RVALUE) up to 3.1, the smallest size
    pool's slot from 3.2). */
 #define RBI_OBJ_HEAD 40
@@ -183,15 +187,17 @@ int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
 /* Ruby 3.4's gen_method_name: "Path#NAME" for an instance method of a
    named class or module OWNER, "Path.NAME" for a singleton method, else
    NAME alone.  Always succeeds (falls back to NAME); *QUALIFIED tells.
-   Returns the label's length, more than CAP - 1 when BUF holds its start
-   only. */
+   Returns the label's length, with the bytes of a class path cut to fit
+   its buffer: more than CAP - 1 when BUF holds the label's start only or
+   the path was cut. */
 size_t rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 			uint64_t owner, const char *name, char *buf, size_t cap,
 			bool *qualified);
 /* The permanent path ("Foo::Bar") of class or module KLASS into BUF;
-   false (and "") if it has none we can read (anonymous, or Ruby 3.2). */
+   false (and "") if it has none we can read (anonymous, or Ruby 3.2).
+   *CUT (if not NULL): the bytes of it that did not fit. */
 bool rbi_vm_class_path(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
-		       char *buf, size_t cap);
+		       char *buf, size_t cap, uint64_t *cut);
 /* rb_class_real(KLASS) into *REAL; false if the chain cannot be read. */
 bool rbi_vm_class_real(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 		       uint64_t *real);

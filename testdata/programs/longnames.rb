@@ -9,6 +9,7 @@
 #          main     Long.<HUGE> > Kernel#sleep       a 5,000-byte name (more than the 4 KiB a
 #                                                    name is read), defined in a file whose
 #                                                    name has 5,003 bytes (more than 4 KiB)
+# and classes of long names (below), for `objects --by-class`.
 $stdout.sync = true
 require_relative "lib/truth"
 
@@ -23,6 +24,15 @@ Long.module_eval <<~RUBY, __FILE__, __LINE__ + 1
   def self.#{PAIR}2; RbiTruth.parking!; sleep; end
 RUBY
 Long.module_eval "def self.#{HUGE}; RbiTruth.parking!; sleep; end", HUGE_FILE, 1
+
+# Classes: two of 608-byte paths equal in their first 607 bytes (3 and 4 instances), and
+# one of a 5,006-byte path (5 instances), more than the 4 KiB a name is read.
+CLASS_PAIR = "C" + "c" * 600
+CLASS_HUGE = "H" * 5000
+KEEP = [[CLASS_PAIR + "1", 3], [CLASS_PAIR + "2", 4], [CLASS_HUGE, 5]].flat_map do |name, n|
+  klass = Long.const_set(name, Class.new)
+  Array.new(n) { klass.new }
+end
 
 first = Thread.new { Long.send("#{PAIR}1") }
 first.name = "first"

@@ -113,8 +113,8 @@ killed_at() {
 while read -r kind ver root cmd; do
 	# Deterministic: between the walk and the naming of its classes (the bug of #22: exit 0
 	# and every class "#<Class:0x...>"), in the middle of a dump, before a backtrace.
-	killed_at "objects --by-class" rbi_class_name objects --by-class
-	killed_at "heap-dump" rbi_class_name heap-dump
+	killed_at "objects --by-class" rbi_class_name_cut objects --by-class
+	killed_at "heap-dump" rbi_class_name_cut heap-dump
 	killed_at "bt" rbi_frame_foreach bt
 	SCALE=40 trials "objects --by-class --top 0" $' String$' objects --by-class --top 0
 	SCALE=4 trials "heap-dump" '"type":"STRING"' heap-dump

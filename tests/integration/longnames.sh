@@ -6,7 +6,8 @@
 # exactly; text shows them apart). Its main thread parks in a method of a 5,000-byte name
 # defined in a file of a 5,003-byte name, more than the 4 KiB either is read: text marks each
 # cut ("…[+905 bytes]", "…[+908 bytes]"), JSON gives label_cut and path_cut, and the bytes it
-# does give are the name's first.
+# does give are the name's first. The same for classes, in `objects --by-class`: two of
+# 608-byte names equal in 607, whole; one of 5,006 bytes, cut and marked (name_cut in JSON).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -30,6 +31,16 @@ check_names() {
 	is "$got" "905 908 ${want:0:4095}" "$label: main: label_cut 905, path_cut 908, the path's first 4095 bytes"
 	like "$txt" "^f{4095}…\[\+908 bytes\]:1:in '(Long\.)?h{4095}'…\[\+905 bytes\]$" \
 		"$label: text: both cuts marked"
+
+	# Classes (Ruby 3.2 reads no class names).
+	[ "${label#* 3.2.}" = "$label" ] || return 0
+	json=$("$RBINSPECT" --json "$@" objects --by-class --top 0)
+	is "$(jq -r '[.classes[] | select(.name | startswith("Long::")) |
+		"\(.count) \(.name | length) \(.name_cut) \(.name[-1:])"] | sort | join(",")' <<<"$json")" \
+		"3 608 0 1,4 608 0 2,5 4095 911 H" \
+		"$label: objects --by-class: two 608-byte class names whole, a 5,006-byte one cut by 911 bytes"
+	txt=$("$RBINSPECT" "$@" objects --by-class --top 0)
+	like "$txt" " Long::H{4089}…\[\+911 bytes\]$" "$label: objects --by-class: text marks the cut"
 }
 
 while read -r kind ver root cmd; do
