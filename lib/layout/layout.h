@@ -131,7 +131,23 @@
 	X(fiber, saved_ec,       "rb_fiber_struct", "cont.saved_ec", OFF)           \
 	X(fiber, prev,           "rb_fiber_struct", "prev", OFF)                    \
 	X(fiber, resuming_fiber, "rb_fiber_struct", "resuming_fiber", OFF)          \
-	X(fiber, status,         "rb_fiber_struct", "status", BIT)
+	X(fiber, status,         "rb_fiber_struct", "status", BIT)             \
+	X(robject, numiv,        "RObject", "as.heap.numiv", OFF)                   \
+	X(robject, ivptr,        "RObject", "as.heap.ivptr", OFF)                   \
+	X(robject, ary,          "RObject", "as.ary", OFF)                          \
+	X(rhash, size,           "RHash", "", SIZE)                                 \
+	X(rhash, table,          "RHash", "as.st", OFF)                             \
+	X(rhash, ifnone,         "RHash", "ifnone", OFF)                            \
+	X(ar_table, size,        "ar_table_struct", "", SIZE)                       \
+	X(ar_table, pairs,       "ar_table_struct", "pairs", OFF)                   \
+	X(st_table, num_entries, "st_table", "num_entries", OFF)                    \
+	X(st_table, entries_start, "st_table", "entries_start", OFF)                \
+	X(st_table, entries_bound, "st_table", "entries_bound", OFF)                \
+	X(st_table, entries,     "st_table", "entries", OFF)                        \
+	X(st_entry, size,        "st_table_entry", "", SIZE)                        \
+	X(st_entry, hash,        "st_table_entry", "hash", OFF)                     \
+	X(st_entry, key,         "st_table_entry", "key", OFF)                      \
+	X(st_entry, record,      "st_table_entry", "record", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
