@@ -9,7 +9,7 @@
  * --strings, value; an Array's length, shared, embedded; a class's or
  * module's name; an Object's ivars and a Hash's size and default; the
  * references of Arrays, Objects and Hashes.  Where this Ruby's layout
- * lacks what an Object's or a Hash's are read with (object shapes, 3.2+;
+ * lacks what an Object's or a Hash's are read with (3.2's object shapes;
  * a Ruby without a table from DWARF), the summary says so. */
 #include <errno.h>
 #include <inttypes.h>
@@ -232,12 +232,10 @@ static void summary(struct heap_dump *d)
 	rbi_out_text_cstr(stderr, strcmp(d->path, "-") ? d->path : "standard output");
 	fprintf(stderr, " (%s)\n", !d->s->live ? "core" : d->w.paused ? "paused" : "running");
 	if (d->objects_unread || d->hashes_unread)
-		fprintf(stderr, "rbinspect: heap-dump: note: references not written of %" PRIu64
-			" Objects and %" PRIu64 " Hashes: not readable in this Ruby (%s)\n",
-			d->objects_unread, d->hashes_unread,
-			d->objects_unread && !d->hashes_unread ?
-			"its instance variables are counted by object shapes" :
-			"its layout has no RObject or RHash: DWARF of this build gives it");
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " Objects and %" PRIu64
+			" Hashes written without references and counts: this Ruby's layout "
+			"lacks them (DWARF of this build gives it) or its object shapes "
+			"were not found\n", d->objects_unread, d->hashes_unread);
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
 			" objects changed while read were left out%s\n",

@@ -147,7 +147,12 @@
 	X(st_entry, size,        "st_table_entry", "", SIZE)                        \
 	X(st_entry, hash,        "st_table_entry", "hash", OFF)                     \
 	X(st_entry, key,         "st_table_entry", "key", OFF)                      \
-	X(st_entry, record,      "st_table_entry", "record", OFF)
+	X(st_entry, record,      "st_table_entry", "record", OFF)               \
+	X(shape_tree, shape_list, "rb_shape_tree_t", "shape_list", OFF)           \
+	X(shape_tree, next_shape_id, "rb_shape_tree_t", "next_shape_id", OFF)     \
+	X(shape, size,           "rb_shape", "", SIZE)                              \
+	X(shape, next_iv_index,  "rb_shape", "next_iv_index", OFF)                  \
+	X(shape, type,           "rb_shape", "type", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

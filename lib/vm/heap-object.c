@@ -46,6 +46,11 @@
 #define AR_PAIR_SIZE 16
 /* An st_table entry deleted: its hash is RESERVED_HASH_VAL (st.c). */
 #define ST_DELETED_HASH (~(uint64_t)0)
+/* An object's shape id: the upper 32 bits of its flags (shape.h 3.3-3.4,
+   SHAPE_FLAG_SHIFT); SHAPE_OBJ_TOO_COMPLEX: its ivars are an st_table of
+   ID to value at as.heap.ivptr (enum shape_type, 3.3-3.4). */
+#define SHAPE_FLAG_SHIFT 32
+#define SHAPE_OBJ_TOO_COMPLEX 4
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -67,6 +72,7 @@ void heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->refs);
 	free(sc->elems);
 	free(sc->value);
+	rbi_shapes_free(&sc->shapes);
 	*sc = (struct heap_object_scratch){ 0 };
 }
 
@@ -202,40 +208,6 @@ static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
-/* An Object's instance variables as the GC marks them, ROBJECT_NUMIV of
-   them from ROBJECT_IVPTR (object.h 2.6-3.1): embedded, as many as the
-   slot holds after as.ary (ROBJECT_EMBED_LEN_MAX in a 40-byte slot), else
-   as.heap.numiv at as.heap.ivptr; the unset ones are Qundef.  3.2+ count
-   them by the object's shape (no numiv): not read. */
-static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
-			 struct rbi_heap_object *out)
-{
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
-	const uint64_t *ivptr;
-	uint64_t n;
-	int rc;
-
-	if (l->robject_numiv == RBI_ABSENT || l->robject_ivptr == RBI_ABSENT ||
-	    l->robject_ary == RBI_ABSENT || l->robject_ary >= s->size ||
-	    l->robject_numiv + 4 > s->size || l->robject_ivptr + 8 > s->size)
-		return RBI_OK;
-	if (s->flags & ROBJECT_EMBED) {
-		n = (s->size - l->robject_ary) / 8;
-		rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->robject_ary, n);
-	} else {
-		n = rbi_get_u32(s->bytes, l->robject_numiv);
-		if (!(rc = read_words(it, s, "Object", rbi_get_u64(s->bytes, l->robject_ivptr),
-				      n, &ivptr)))
-			rc = add_refs(it, s, out, ivptr, n);
-	}
-	if (rc)
-		return rc;
-	out->ivars = (int64_t)n;
-	out->refs = heap_iter_scratch(it)->refs;
-	out->refs_known = true;
-	return RBI_OK;
-}
-
 /* The pairs of the ar_table TABLE (TABLE_SIZE bytes) up to the bound the
    flags keep (an empty pair's key is Qundef: no heap object). */
 static int ar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
@@ -250,10 +222,11 @@ static int ar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return add_refs(it, s, out, table + l->ar_table_pairs, 2 * bound);
 }
 
-/* The live entries of the st_table whose header is HDR: their keys and
-   records, in entries order (st_foreach's). */
+/* The live entries of the st_table whose header is HDR: their keys (if
+   KEYS) and records, in entries order (st_foreach's); its num_entries to
+   *SIZE. */
 static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
-		   struct rbi_heap_object *out, const uint8_t *hdr)
+		   struct rbi_heap_object *out, const uint8_t *hdr, bool keys, int64_t *size)
 {
 	const struct rbi_layout *l = heap_iter_vm(it)->layout;
 	uint64_t start = rbi_get_u64(hdr, l->st_table_entries_start);
@@ -262,9 +235,9 @@ static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	const uint64_t *e;
 	int rc;
 
-	out->entries = (int64_t)rbi_get_u64(hdr, l->st_table_num_entries);
-	if (bound < start || bound - start > REFS_MAX / words || out->entries < 0 ||
-	    (uint64_t)out->entries > bound - start)
+	*size = (int64_t)rbi_get_u64(hdr, l->st_table_num_entries);
+	if (bound < start || bound - start > REFS_MAX / words || *size < 0 ||
+	    (uint64_t)*size > bound - start)
 		return rbi_fail(RBI_CORRUPT, "Hash 0x%" PRIx64 " claims entries %" PRIu64
 				"..%" PRIu64, s->addr, start, bound);
 	if ((rc = read_words(it, s, "Hash", rbi_get_u64(hdr, l->st_table_entries) +
@@ -275,10 +248,108 @@ static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 
 		if (rbi_get_u64(ent, l->st_entry_hash) == ST_DELETED_HASH)
 			continue;
-		if ((rc = add_refs(it, s, out, ent + l->st_entry_key, 1)) ||
+		if ((keys && (rc = add_refs(it, s, out, ent + l->st_entry_key, 1))) ||
 		    (rc = add_refs(it, s, out, ent + l->st_entry_record, 1)))
 			return rc;
 	}
+	return RBI_OK;
+}
+
+/* Whether the layout has what st_refs reads, and the bytes of an
+   st_table's header it reads. */
+static bool st_layout(const struct rbi_layout *l)
+{
+	return l->st_table_num_entries != RBI_ABSENT && l->st_table_entries_start != RBI_ABSENT &&
+	       l->st_table_entries_bound != RBI_ABSENT && l->st_table_entries != RBI_ABSENT &&
+	       l->st_entry_size != RBI_ABSENT && l->st_entry_size % 8 == 0 && l->st_entry_size &&
+	       l->st_entry_hash != RBI_ABSENT && l->st_entry_key != RBI_ABSENT &&
+	       l->st_entry_record != RBI_ABSENT;
+}
+#define ST_HEADER_SIZE(l) ((l)->st_table_entries + 8)
+
+/* SIZE bytes of S's table at P in the target into BUF (zeros if P is 0:
+   no table yet). */
+static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      uint64_t p, uint8_t *buf, size_t size)
+{
+	int rc;
+
+	if (!p)
+		memset(buf, 0, size);
+	else if ((rc = rbi_read(heap_iter_target(it), p, buf, size)))
+		return rbi_fail_context(rc, "reading the table of 0x%" PRIx64 ": ", s->addr);
+	return RBI_OK;
+}
+
+/* An Object's instance variables as the GC marks them, and the count
+   dump_all writes.  Up to 3.1 (RObject has numiv): ROBJECT_NUMIV words
+   from ROBJECT_IVPTR (object.h): embedded, as many as the slot holds after
+   as.ary (ROBJECT_EMBED_LEN_MAX in a 40-byte slot), else as.heap.numiv at
+   as.heap.ivptr; the unset ones are Qundef.  3.3-3.4: its shape's
+   next_iv_index of them, embedded or at as.heap.ivptr, or a "too complex"
+   shape's st_table's values.  Without numiv or shapes (3.2, and layouts
+   that lack them): not read. */
+static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 struct rbi_heap_object *out)
+{
+	struct heap_object_scratch *sc = heap_iter_scratch(it);
+	const struct rbi_vm *vm = heap_iter_vm(it);
+	const struct rbi_layout *l = vm->layout;
+	bool embedded = (s->flags & ROBJECT_EMBED) != 0;
+	uint64_t ivptr, n, cap;
+	const uint64_t *words;
+	int rc;
+
+	if (l->robject_ivptr == RBI_ABSENT || l->robject_ary == RBI_ABSENT ||
+	    l->robject_ary >= s->size || l->robject_ivptr + 8 > s->size)
+		return RBI_OK;
+	cap = (s->size - l->robject_ary) / 8;
+	ivptr = rbi_get_u64(s->bytes, l->robject_ivptr);
+	if (l->robject_numiv != RBI_ABSENT) {
+		if (l->robject_numiv + 4 > s->size)
+			return RBI_OK;
+		n = embedded ? cap : rbi_get_u32(s->bytes, l->robject_numiv);
+	} else {
+		uint32_t id = (uint32_t)(s->flags >> SHAPE_FLAG_SHIFT);
+		const uint8_t *shape;
+
+		if (!sc->shapes_read) {
+			sc->shapes_read = true;
+			sc->shapes_rc = rbi_vm_shapes_read(heap_iter_target(it), vm, &sc->shapes);
+		}
+		if (sc->shapes_rc)
+			return RBI_OK;
+		if (id >= sc->shapes.count)
+			return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " has shape %" PRIu32
+					" of %" PRIu32, s->addr, id, sc->shapes.count);
+		shape = sc->shapes.list + (size_t)id * l->shape_size;
+		if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX) {
+			uint8_t hdr[256];
+
+			/* ROBJECT_IV_HASH: as.heap.ivptr, ROBJECT_EMBED or not. */
+			if (!st_layout(l) || ST_HEADER_SIZE(l) > sizeof(hdr))
+				return RBI_OK;
+			if ((rc = read_table(it, s, ivptr, hdr, ST_HEADER_SIZE(l))) ||
+			    (rc = st_refs(it, s, out, hdr, false, &out->ivars)))
+				return rc;
+			goto done;
+		}
+		n = rbi_get_u32(shape, l->shape_next_iv_index);
+	}
+	if (embedded && n > cap)
+		return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " claims %" PRIu64
+				" instance variables in its slot", s->addr, n);
+	if (embedded)
+		rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->robject_ary, n);
+	else if (!(rc = read_words(it, s, "Object", ivptr, n, &words)))
+		rc = add_refs(it, s, out, words, n);
+	if (rc)
+		return rc;
+	out->ivars = (int64_t)n;
+done:
+	out->embedded = embedded;
+	out->refs = sc->refs;
+	out->refs_known = true;
 	return RBI_OK;
 }
 
@@ -291,7 +362,7 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 {
 	const struct rbi_layout *l = heap_iter_vm(it)->layout;
 	bool st = (s->flags & RHASH_ST_TABLE_FLAG) != 0;
-	uint32_t table_size = st ? l->st_table_entries + 8 : l->ar_table_size;
+	uint32_t table_size = st ? ST_HEADER_SIZE(l) : l->ar_table_size;
 	uint8_t buf[256];
 	const uint8_t *table;
 	uint64_t ifnone;
@@ -299,30 +370,21 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 
 	if (l->rhash_size == RBI_ABSENT || l->rhash_ifnone == RBI_ABSENT ||
 	    l->ar_table_size == RBI_ABSENT || l->ar_table_pairs == RBI_ABSENT ||
-	    l->st_table_num_entries == RBI_ABSENT || l->st_table_entries_start == RBI_ABSENT ||
-	    l->st_table_entries_bound == RBI_ABSENT || l->st_table_entries == RBI_ABSENT ||
-	    l->st_entry_size == RBI_ABSENT || l->st_entry_size % 8 || !l->st_entry_size ||
-	    l->st_entry_hash == RBI_ABSENT || l->st_entry_key == RBI_ABSENT ||
-	    l->st_entry_record == RBI_ABSENT || table_size > sizeof(buf) ||
-	    l->rhash_ifnone + 8 > s->size)
+	    !st_layout(l) || table_size > sizeof(buf) || l->rhash_ifnone + 8 > s->size)
 		return RBI_OK;
 	if (l->rhash_table == RBI_ABSENT) {
 		if (l->rhash_size + table_size > s->size)
 			return RBI_OK;  /* no room for it: not this layout */
 		table = (const uint8_t *)s->bytes + l->rhash_size;
 	} else {
-		uint64_t p;
-
 		if (l->rhash_table + 8 > s->size)
 			return RBI_OK;
-		p = rbi_get_u64(s->bytes, l->rhash_table);
-		if (p && (rc = rbi_read(heap_iter_target(it), p, buf, table_size)))
-			return rbi_fail_context(rc, "reading Hash 0x%" PRIx64 ": ", s->addr);
-		/* No table yet: an empty Hash. */
-		table = p ? buf : memset(buf, 0, table_size);
+		if ((rc = read_table(it, s, rbi_get_u64(s->bytes, l->rhash_table), buf, table_size)))
+			return rc;
+		table = buf;
 	}
 	if (st)
-		rc = st_refs(it, s, out, table);
+		rc = st_refs(it, s, out, table, true, &out->entries);
 	else if (!(rc = ar_refs(it, s, out, table, table_size)))
 		out->entries = (s->flags >> RHASH_AR_SIZE_SHIFT) & RHASH_AR_FIELD_MASK;
 	ifnone = rbi_get_u64(s->bytes, l->rhash_ifnone);

@@ -71,6 +71,19 @@ int rbi_vm_scan_data(struct rbi_target *t, const struct rbi_image *img,
 		     int (*fn)(struct rbi_target *t, void *arg, uint64_t addr, uint64_t word),
 		     void *arg, uint64_t *at);
 
+/* Object shapes (shape.c, 3.3-3.4): the shape list as read, COUNT shapes
+   of layout->shape_size bytes each. */
+struct rbi_shapes {
+	uint8_t *list;
+	size_t cap;
+	uint32_t count;
+};
+/* Read the target's shape list into OUT (its buffer reused).  Errors:
+   RBI_UNSUPPORTED (no shapes in this layout, or the tree not found),
+   RBI_CORRUPT, RBI_NOMEM, read errors. */
+int rbi_vm_shapes_read(struct rbi_target *t, const struct rbi_vm *vm, struct rbi_shapes *out);
+void rbi_shapes_free(struct rbi_shapes *s);
+
 /* Find Ruby and its VM in T (cached in t->vm).  rbi_ruby_info()'s work. */
 int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out);
 void rbi_vm_free(struct rbi_vm *vm);

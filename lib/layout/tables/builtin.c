@@ -135,6 +135,11 @@ static const struct rbi_layout layout_2_6_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -271,6 +276,11 @@ static const struct rbi_layout layout_2_7_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -407,6 +417,11 @@ static const struct rbi_layout layout_2_7_4 = {
 	.st_entry_hash = 0,
 	.st_entry_key = 8,
 	.st_entry_record = 16,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -543,6 +558,11 @@ static const struct rbi_layout layout_3_0_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -679,6 +699,11 @@ static const struct rbi_layout layout_3_0_1 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -815,6 +840,11 @@ static const struct rbi_layout layout_3_1_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -951,6 +981,11 @@ static const struct rbi_layout layout_3_1_2 = {
 	.st_entry_hash = 0,
 	.st_entry_key = 8,
 	.st_entry_record = 16,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1087,6 +1122,11 @@ static const struct rbi_layout layout_3_1_5 = {
 	.st_entry_hash = 0,
 	.st_entry_key = 8,
 	.st_entry_record = 16,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1223,6 +1263,11 @@ static const struct rbi_layout layout_3_2_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1359,6 +1404,11 @@ static const struct rbi_layout layout_3_2_3 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1495,6 +1545,11 @@ static const struct rbi_layout layout_3_2_4 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1631,6 +1686,11 @@ static const struct rbi_layout layout_3_2_7 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -1767,6 +1827,11 @@ static const struct rbi_layout layout_3_3_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -1903,6 +1968,11 @@ static const struct rbi_layout layout_3_3_1 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2039,6 +2109,11 @@ static const struct rbi_layout layout_3_3_7 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -2175,6 +2250,11 @@ static const struct rbi_layout layout_3_3_8 = {
 	.st_entry_hash = 0,
 	.st_entry_key = 8,
 	.st_entry_record = 16,
+	.shape_tree_shape_list = 0,
+	.shape_tree_next_shape_id = 16,
+	.shape_size = 40,
+	.shape_next_iv_index = 16,
+	.shape_type = 24,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2311,6 +2391,11 @@ static const struct rbi_layout layout_3_4_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2432,21 +2517,26 @@ static const struct rbi_layout layout_3_4_5 = {
 	.fiber_resuming_fiber = 512,
 	.fiber_status = 4160,
 	.robject_numiv = RBI_ABSENT,
-	.robject_ivptr = RBI_ABSENT,
-	.robject_ary = RBI_ABSENT,
-	.rhash_size = RBI_ABSENT,
+	.robject_ivptr = 16,
+	.robject_ary = 16,
+	.rhash_size = 24,
 	.rhash_table = RBI_ABSENT,
-	.rhash_ifnone = RBI_ABSENT,
-	.ar_table_size = RBI_ABSENT,
-	.ar_table_pairs = RBI_ABSENT,
-	.st_table_num_entries = RBI_ABSENT,
-	.st_table_entries_start = RBI_ABSENT,
-	.st_table_entries_bound = RBI_ABSENT,
-	.st_table_entries = RBI_ABSENT,
-	.st_entry_size = RBI_ABSENT,
-	.st_entry_hash = RBI_ABSENT,
-	.st_entry_key = RBI_ABSENT,
-	.st_entry_record = RBI_ABSENT,
+	.rhash_ifnone = 16,
+	.ar_table_size = 136,
+	.ar_table_pairs = 8,
+	.st_table_num_entries = 16,
+	.st_table_entries_start = 32,
+	.st_table_entries_bound = 40,
+	.st_table_entries = 48,
+	.st_entry_size = 24,
+	.st_entry_hash = 0,
+	.st_entry_key = 8,
+	.st_entry_record = 16,
+	.shape_tree_shape_list = 0,
+	.shape_tree_next_shape_id = 16,
+	.shape_size = 40,
+	.shape_next_iv_index = 16,
+	.shape_type = 24,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -2583,6 +2673,11 @@ static const struct rbi_layout layout_4_0_0 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -2719,6 +2814,11 @@ static const struct rbi_layout layout_4_0_6 = {
 	.st_entry_hash = RBI_ABSENT,
 	.st_entry_key = RBI_ABSENT,
 	.st_entry_record = RBI_ABSENT,
+	.shape_tree_shape_list = RBI_ABSENT,
+	.shape_tree_next_shape_id = RBI_ABSENT,
+	.shape_size = RBI_ABSENT,
+	.shape_next_iv_index = RBI_ABSENT,
+	.shape_type = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
