@@ -16,7 +16,8 @@
 
 /* X(group, field, C struct, member path, kind)
  * kind: OFF = byte offset of the member; SIZE = sizeof(struct);
- *       BIT = bit offset of a bitfield member. */
+ *       BIT = bit offset of a bitfield member; CONST = the value of the
+ *       enumerator named by the path (in any enum; C struct ""). */
 #define RBI_LAYOUT_FIELDS(X)                                                        \
 	X(vm, size,              "rb_vm_struct", "", SIZE)                          \
 	X(vm, gvl_owner,         "rb_vm_struct", "gvl.owner", OFF)                  \
@@ -152,7 +153,11 @@
 	X(shape_tree, next_shape_id, "rb_shape_tree_t", "next_shape_id", OFF)     \
 	X(shape, size,           "rb_shape", "", SIZE)                              \
 	X(shape, next_iv_index,  "rb_shape", "next_iv_index", OFF)                  \
-	X(shape, type,           "rb_shape", "type", OFF)
+	X(shape, type,           "rb_shape", "type", OFF)                           \
+	X(rstruct, heap_len,     "RStruct", "as.heap.len", OFF)                     \
+	X(rstruct, heap_ptr,     "RStruct", "as.heap.ptr", OFF)                     \
+	X(rstruct, ary,          "RStruct", "as.ary", OFF)                          \
+	X(rstruct, embed_len_mask, "", "RSTRUCT_EMBED_LEN_MASK", CONST)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
@@ -170,7 +175,7 @@ struct rbi_layout_field_desc {
 	const char *name;       /* "vm.ractor_main_thread" */
 	const char *c_struct;
 	const char *path;
-	enum { RBI_FIELD_OFF, RBI_FIELD_SIZE, RBI_FIELD_BIT } kind;
+	enum { RBI_FIELD_OFF, RBI_FIELD_SIZE, RBI_FIELD_BIT, RBI_FIELD_CONST } kind;
 	size_t offset;          /* of the uint32_t in struct rbi_layout */
 };
 
