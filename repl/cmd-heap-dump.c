@@ -8,9 +8,9 @@
  * encoding (of the three Ruby numbers alike), coderange and, with
  * --strings, value; an Array's length, shared, embedded; a class's or
  * module's name; an Object's ivars and a Hash's size and default; the
- * references of Arrays, Objects and Hashes.  Where this Ruby's layout
- * lacks what an Object's or a Hash's are read with (3.2's object shapes;
- * a Ruby without a table from DWARF), the summary says so. */
+ * references of Arrays, Objects, Hashes and Structs.  Where this Ruby's
+ * layout lacks what the last three are read with (3.2's object shapes; a
+ * Ruby without a table from DWARF), the summary says so. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -56,7 +56,8 @@ struct heap_dump {
 	struct dump_format fmt;
 	FILE *f;
 	uint64_t objects, unreadable;
-	uint64_t objects_unread, hashes_unread;  /* references not known */
+	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
+						    not known */
 };
 
 /* rb_class_path of an anonymous class or module. */
@@ -186,6 +187,7 @@ static int dump(struct heap_dump *d)
 		d->objects++;
 		d->objects_unread += !o.refs_known && !strcmp(o.type_name, "OBJECT");
 		d->hashes_unread += !o.refs_known && !strcmp(o.type_name, "HASH");
+		d->structs_unread += !o.refs_known && !strcmp(o.type_name, "STRUCT");
 		if ((d->objects & 0xffff) == 0)
 			heap_walk_progress(&d->w);
 	}
@@ -231,11 +233,12 @@ static void summary(struct heap_dump *d)
 	fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects written to ", d->objects);
 	rbi_out_text_cstr(stderr, strcmp(d->path, "-") ? d->path : "standard output");
 	fprintf(stderr, " (%s)\n", !d->s->live ? "core" : d->w.paused ? "paused" : "running");
-	if (d->objects_unread || d->hashes_unread)
-		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " Objects and %" PRIu64
-			" Hashes written without references and counts: this Ruby's layout "
-			"lacks them (DWARF of this build gives it) or its object shapes "
-			"were not found\n", d->objects_unread, d->hashes_unread);
+	if (d->objects_unread || d->hashes_unread || d->structs_unread)
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " Objects, %" PRIu64
+			" Hashes and %" PRIu64 " Structs written without references and "
+			"counts: this Ruby's layout lacks them (DWARF of this build gives "
+			"it) or its object shapes were not found\n", d->objects_unread,
+			d->hashes_unread, d->structs_unread);
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
 			" objects changed while read were left out%s\n",

@@ -7,14 +7,15 @@
  * what the GC marks from the object, its class left out, in marking
  * order, repeats kept), for the types whose marking is plain data: an
  * Array marks its elements, or the root it shares them with; an Object
- * its instance variables; a Hash its keys and values, then its default.
+ * its instance variables; a Hash its keys and values, then its default; a
+ * Struct its members.
  * Other types say their references are unknown rather than give part of
  * them.
  *
  * The object's slot bytes come from the walk; only a String's value, a
- * heap Array's elements, an Object's instance variables outside its slot
- * and a Hash's table outside its slot are read from the target, each
- * bounded. */
+ * heap Array's elements, an Object's instance variables and a Struct's
+ * members outside its slot and a Hash's table outside its slot are read
+ * from the target, each bounded. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -255,6 +256,43 @@ static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
+/* A Struct's members as the GC marks them (RSTRUCT_LEN words from
+   RSTRUCT_CONST_PTR, internal/struct.h 2.6-3.4): embedded in the slot when
+   the flags' RSTRUCT_EMBED_LEN_MASK bits (2 of them up to 3.1, 7 with
+   variable width slots) hold their count, else as.heap.len at
+   as.heap.ptr. */
+static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 struct rbi_heap_object *out)
+{
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	uint64_t mask = l->rstruct_embed_len_mask, n;
+	const uint64_t *words;
+	int rc;
+
+	if (l->rstruct_heap_len == RBI_ABSENT || l->rstruct_heap_ptr == RBI_ABSENT ||
+	    l->rstruct_ary == RBI_ABSENT || mask == RBI_ABSENT || !mask ||
+	    l->rstruct_ary >= s->size || l->rstruct_heap_len + 8 > s->size ||
+	    l->rstruct_heap_ptr + 8 > s->size)
+		return RBI_OK;
+	if (s->flags & mask) {
+		n = (s->flags & mask) >> __builtin_ctzll(mask);
+		if (n > (s->size - l->rstruct_ary) / 8)
+			return rbi_fail(RBI_CORRUPT, "Struct 0x%" PRIx64 " claims %" PRIu64
+					" members in its slot", s->addr, n);
+		rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->rstruct_ary, n);
+	} else {
+		n = rbi_get_u64(s->bytes, l->rstruct_heap_len);
+		if (!(rc = read_words(it, s, "Struct", rbi_get_u64(s->bytes, l->rstruct_heap_ptr),
+				      n, &words)))
+			rc = add_refs(it, s, out, words, n);
+	}
+	if (rc)
+		return rc;
+	out->refs = heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
 /* Whether the layout has what st_refs reads, and the bytes of an
    st_table's header it reads. */
 static bool st_layout(const struct rbi_layout *l)
@@ -450,6 +488,8 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		return object_object(it, s, out);
 	case RBI_T_HASH:
 		return hash_object(it, s, out);
+	case RBI_T_STRUCT:
+		return struct_object(it, s, out);
 	case RBI_T_CLASS: case RBI_T_MODULE:
 		return class_object(it, s, out);
 	default:

@@ -112,8 +112,8 @@ int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
    2.6-4.0). */
 enum {
 	RBI_T_NONE = 0x00, RBI_T_OBJECT = 0x01, RBI_T_CLASS = 0x02, RBI_T_MODULE = 0x03,
-	RBI_T_STRING = 0x05, RBI_T_ARRAY = 0x07, RBI_T_HASH = 0x08, RBI_T_DATA = 0x0c,
-	RBI_T_IMEMO = 0x1a, RBI_T_NODE = 0x1b, RBI_T_ICLASS = 0x1c,
+	RBI_T_STRING = 0x05, RBI_T_ARRAY = 0x07, RBI_T_HASH = 0x08, RBI_T_STRUCT = 0x09,
+	RBI_T_DATA = 0x0c, RBI_T_IMEMO = 0x1a, RBI_T_NODE = 0x1b, RBI_T_ICLASS = 0x1c,
 	RBI_T_ZOMBIE = 0x1d, RBI_T_MOVED = 0x1e, RBI_T_MASK = 0x1f,
 };
 enum {

@@ -140,6 +140,10 @@ static const struct rbi_layout layout_2_6_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -281,6 +285,10 @@ static const struct rbi_layout layout_2_7_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -422,6 +430,10 @@ static const struct rbi_layout layout_2_7_4 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = 16,
+	.rstruct_heap_ptr = 24,
+	.rstruct_ary = 16,
+	.rstruct_embed_len_mask = 24576,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -563,6 +575,10 @@ static const struct rbi_layout layout_3_0_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -704,6 +720,10 @@ static const struct rbi_layout layout_3_0_1 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -845,6 +865,10 @@ static const struct rbi_layout layout_3_1_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -986,6 +1010,10 @@ static const struct rbi_layout layout_3_1_2 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = 16,
+	.rstruct_heap_ptr = 24,
+	.rstruct_ary = 16,
+	.rstruct_embed_len_mask = 24576,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1127,6 +1155,10 @@ static const struct rbi_layout layout_3_1_5 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = 16,
+	.rstruct_heap_ptr = 24,
+	.rstruct_ary = 16,
+	.rstruct_embed_len_mask = 24576,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1268,6 +1300,10 @@ static const struct rbi_layout layout_3_2_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1409,6 +1445,10 @@ static const struct rbi_layout layout_3_2_3 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1550,6 +1590,10 @@ static const struct rbi_layout layout_3_2_4 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1691,6 +1735,10 @@ static const struct rbi_layout layout_3_2_7 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -1832,6 +1880,10 @@ static const struct rbi_layout layout_3_3_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -1973,6 +2025,10 @@ static const struct rbi_layout layout_3_3_1 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2114,6 +2170,10 @@ static const struct rbi_layout layout_3_3_7 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -2255,6 +2315,10 @@ static const struct rbi_layout layout_3_3_8 = {
 	.shape_size = 40,
 	.shape_next_iv_index = 16,
 	.shape_type = 24,
+	.rstruct_heap_len = 16,
+	.rstruct_heap_ptr = 24,
+	.rstruct_ary = 16,
+	.rstruct_embed_len_mask = 1040384,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2396,6 +2460,10 @@ static const struct rbi_layout layout_3_4_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2537,6 +2605,10 @@ static const struct rbi_layout layout_3_4_5 = {
 	.shape_size = 40,
 	.shape_next_iv_index = 16,
 	.shape_type = 24,
+	.rstruct_heap_len = 16,
+	.rstruct_heap_ptr = 24,
+	.rstruct_ary = 16,
+	.rstruct_embed_len_mask = 1040384,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -2678,6 +2750,10 @@ static const struct rbi_layout layout_4_0_0 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -2819,6 +2895,10 @@ static const struct rbi_layout layout_4_0_6 = {
 	.shape_size = RBI_ABSENT,
 	.shape_next_iv_index = RBI_ABSENT,
 	.shape_type = RBI_ABSENT,
+	.rstruct_heap_len = RBI_ABSENT,
+	.rstruct_heap_ptr = RBI_ABSENT,
+	.rstruct_ary = RBI_ABSENT,
+	.rstruct_embed_len_mask = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
