@@ -239,9 +239,9 @@ static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	*size = (int64_t)rbi_get_u64(hdr, l->st_table_num_entries);
 	if (bound < start || bound - start > REFS_MAX / words || *size < 0 ||
 	    (uint64_t)*size > bound - start)
-		return rbi_fail(RBI_CORRUPT, "Hash 0x%" PRIx64 " claims entries %" PRIu64
-				"..%" PRIu64, s->addr, start, bound);
-	if ((rc = read_words(it, s, "Hash", rbi_get_u64(hdr, l->st_table_entries) +
+		return rbi_fail(RBI_CORRUPT, "the table of 0x%" PRIx64 " claims entries %"
+				PRIu64 "..%" PRIu64, s->addr, start, bound);
+	if ((rc = read_words(it, s, "the table of", rbi_get_u64(hdr, l->st_table_entries) +
 			     start * esize, (bound - start) * words, &e)))
 		return rc;
 	for (uint64_t i = 0; i < bound - start; i++) {
@@ -293,17 +293,26 @@ static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	return RBI_OK;
 }
 
-/* Whether the layout has what st_refs reads, and the bytes of an
-   st_table's header it reads. */
+/* The bytes of an st_table's header st_refs reads: up to entries, its
+   last member. */
+#define ST_HEADER_SIZE(l) ((l)->st_table_entries + 8)
+
+/* A word at layout offset OFF lies in SIZE bytes (OFF may be absent). */
+static bool word_in(uint32_t off, uint64_t size)
+{
+	return off != RBI_ABSENT && (uint64_t)off + 8 <= size;
+}
+
+/* Whether the layout has what st_refs reads, inside what it reads. */
 static bool st_layout(const struct rbi_layout *l)
 {
-	return l->st_table_num_entries != RBI_ABSENT && l->st_table_entries_start != RBI_ABSENT &&
-	       l->st_table_entries_bound != RBI_ABSENT && l->st_table_entries != RBI_ABSENT &&
-	       l->st_entry_size != RBI_ABSENT && l->st_entry_size % 8 == 0 && l->st_entry_size &&
-	       l->st_entry_hash != RBI_ABSENT && l->st_entry_key != RBI_ABSENT &&
-	       l->st_entry_record != RBI_ABSENT;
+	uint64_t hdr = (uint64_t)l->st_table_entries + 8, esize = l->st_entry_size;
+
+	return l->st_table_entries != RBI_ABSENT && word_in(l->st_table_num_entries, hdr) &&
+	       word_in(l->st_table_entries_start, hdr) && word_in(l->st_table_entries_bound, hdr) &&
+	       esize != RBI_ABSENT && esize % 8 == 0 && word_in(l->st_entry_hash, esize) &&
+	       word_in(l->st_entry_key, esize) && word_in(l->st_entry_record, esize);
 }
-#define ST_HEADER_SIZE(l) ((l)->st_table_entries + 8)
 
 /* SIZE bytes of S's table at P in the target into BUF (zeros if P is 0:
    no table yet). */
