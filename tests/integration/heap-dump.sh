@@ -3,11 +3,12 @@
 # writes it at a quiet moment, with GC off, then parks): every object it wrote at its
 # address with its type and class, Strings, Arrays, classes and modules with the fields
 # dump_all gives them, Objects' ivars, Hashes' size and default, the references of Arrays,
-# Objects and Hashes where heap-dump can read them, and none where it says it cannot
-# (tests/heap-check.py; ROOT and SHAPE lines are not dumped yet).  Also: gzip output (FILE.gz), standard output, the process runs on
-# untraced after --pause, and bad arguments and unwritable files get one line.  `heap diff`
-# of three dumps of testdata/programs/leak.rb, which keeps 1000 objects of its own class a
-# step: the new ones between two dumps, the retained ones of three.
+# Objects, Hashes and Structs where heap-dump can read them, and none where it says it
+# cannot (tests/heap-check.py; ROOT and SHAPE lines are not dumped yet).  Also: gzip output
+# (FILE.gz), standard output, the process runs on untraced after --pause, and bad
+# arguments and unwritable files get one line.  `heap diff` of three dumps of
+# testdata/programs/leak.rb, which keeps 1000 objects of its own class a step: the new
+# ones between two dumps, the retained ones of three.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
