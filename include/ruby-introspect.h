@@ -1259,17 +1259,24 @@ struct rbi_heap_object {
 	const char *real_class_name;    /* the permanent name of REAL_CLASS
 				   when that is another class; else NULL */
 	int refs_known;         /* non-zero: REFS are all of the object's
-				   references (ARRAY); zero: not read */
+				   references (ARRAY; OBJECT and HASH where
+				   IVARS and ENTRIES are read); zero: not read */
 	const uint64_t *refs;   /* the heap objects it references, as dump_all
 				   lists them: in marking order, repeats kept,
 				   its class left out */
 	size_t nrefs;
+	int64_t ivars;          /* OBJECT: dump_all's "ivars" (ROBJECT_NUMIV:
+				   the slots for instance variables, up to 3.1);
+				   -1: not read (3.2+ counts by object shapes) */
+	int64_t entries;        /* HASH: its size; -1: not read */
+	uint64_t default_proc;  /* HASH: its default proc (Hash.new { }); 0:
+				   none */
 };
 
 /* Decode used slot S of IT's walk (from rbi_heap_iter_next) into *OUT.
    VALUE_MAX: the most bytes of a String's value to read (0: none).
-   Reads the target only for a String's value and a heap Array's
-   elements.  Errors: RBI_INVAL (a free slot), RBI_CORRUPT (lengths that
+   Reads the target only for a String's value, a heap Array's elements,
+   an Object's instance variables outside its slot and a Hash's table.  Errors: RBI_INVAL (a free slot), RBI_CORRUPT (lengths that
    cannot be: a live heap moving), RBI_NOMEM, read errors. */
 int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 size_t value_max, struct rbi_heap_object *out);

@@ -7,7 +7,10 @@
  * (3.2+), class, frozen; a String's embedded, fstring, shared, bytesize,
  * encoding (of the three Ruby numbers alike), coderange and, with
  * --strings, value; an Array's length, shared, embedded; a class's or
- * module's name; an Array's references. */
+ * module's name; an Object's ivars and a Hash's size and default; the
+ * references of Arrays, Objects, Hashes and Structs.  Where this Ruby's
+ * layout lacks what the last three are read with (3.2's object shapes; a
+ * Ruby without a table from DWARF), the summary says so. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -53,6 +56,8 @@ struct heap_dump {
 	struct dump_format fmt;
 	FILE *f;
 	uint64_t objects, unreadable;
+	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
+						    not known */
 };
 
 /* rb_class_path of an anonymous class or module. */
@@ -143,6 +148,15 @@ static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 		rbi_json_key(&j, "coderange"); rbi_json_cstr(&j, o->coderange);
 	}
 	class_name(d, &j, s, o);
+	if (o->ivars >= 0) {
+		rbi_json_key(&j, "ivars"); rbi_json_int(&j, o->ivars);
+	}
+	if (o->entries >= 0) {
+		rbi_json_key(&j, "size"); rbi_json_int(&j, o->entries);
+	}
+	if (o->default_proc) {
+		rbi_json_key(&j, "default"); rbi_json_addr(&j, o->default_proc);
+	}
 	if (o->nrefs) {
 		rbi_json_key(&j, "references");
 		rbi_json_array(&j);
@@ -171,6 +185,9 @@ static int dump(struct heap_dump *d)
 			return rc;
 		object_line(d, s, &o);
 		d->objects++;
+		d->objects_unread += !o.refs_known && !strcmp(o.type_name, "OBJECT");
+		d->hashes_unread += !o.refs_known && !strcmp(o.type_name, "HASH");
+		d->structs_unread += !o.refs_known && !strcmp(o.type_name, "STRUCT");
 		if ((d->objects & 0xffff) == 0)
 			heap_walk_progress(&d->w);
 	}
@@ -216,6 +233,12 @@ static void summary(struct heap_dump *d)
 	fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects written to ", d->objects);
 	rbi_out_text_cstr(stderr, strcmp(d->path, "-") ? d->path : "standard output");
 	fprintf(stderr, " (%s)\n", !d->s->live ? "core" : d->w.paused ? "paused" : "running");
+	if (d->objects_unread || d->hashes_unread || d->structs_unread)
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " Objects, %" PRIu64
+			" Hashes and %" PRIu64 " Structs written without references and "
+			"counts: this Ruby's layout lacks them (DWARF of this build gives "
+			"it) or its object shapes were not found\n", d->objects_unread,
+			d->hashes_unread, d->structs_unread);
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
 			" objects changed while read were left out%s\n",

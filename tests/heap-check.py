@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""heap-check.py TRUTH DUMP [--values]: rbinspect heap-dump's file (DUMP, gzip if it ends
-in .gz) against the target's own ObjectSpace.dump_all (TRUTH), both one JSON object per
-line.
+"""heap-check.py TRUTH DUMP [--values] [--unread TYPE,...]: rbinspect heap-dump's file
+(DUMP, gzip if it ends in .gz) against the target's own ObjectSpace.dump_all (TRUTH), both
+one JSON object per line.
 
 Every object dump_all wrote (its ROOT lines aside) must be in DUMP at its address with its
 type and class; Strings with their bytesize, embedded and fstring flags and, with --values,
 their value; Arrays with their length, shared and embedded flags and their references;
-classes and modules with their name, real class name and singleton flag.  Objects only DUMP has were allocated after the truth
-was written (by the dump itself, by printing READY): allowed.  At most 0.1 % of the truth's
-objects may differ, and each kind of difference is listed (up to 5 examples).  Exit 0 when
-it holds, 1 with the differences on stderr."""
+classes and modules with their name, real class name and singleton flag; Objects with
+their ivars, embedded flag and references, Hashes with their size, default and
+references, Structs with their references (references as multisets), except for the
+types given to --unread (OBJECT,HASH,STRUCT): those must have neither ivars, size nor
+references (the dump says it cannot read them).  Objects only DUMP has were allocated
+after the truth was written (by the dump itself, by printing READY): allowed.  At most
+0.1 % of the truth's objects may differ, and each kind of difference is listed (up to 5
+examples).  Exit 0 when it holds, 1 with the differences on stderr."""
 import gzip
 import json
 import sys
@@ -40,6 +44,11 @@ def main():
     args = sys.argv[1:]
     values = "--values" in args
     args = [a for a in args if a != "--values"]
+    unread = set()
+    if "--unread" in args:
+        i = args.index("--unread")
+        unread = set(filter(None, args[i + 1].split(","))) if i + 1 < len(args) else set()
+        del args[i:i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     truth, ours = load(args[0]), load(args[1])
@@ -66,6 +75,16 @@ def main():
         elif typ == "ARRAY":
             for key in ("length", "shared", "embedded", "references"):
                 same("ARRAY", t, o, key, addr)
+        elif typ in unread:
+            for key in ("ivars", "size", "references"):
+                if key in o:
+                    diffs["%s %s (unread)" % (typ, key)].append("%s: dumped %r" % (addr, o[key]))
+        elif typ in ("OBJECT", "HASH", "STRUCT"):
+            for key in {"OBJECT": ("ivars", "embedded"), "HASH": ("size", "default")}.get(typ, ()):
+                same(typ, t, o, key, addr)
+            if sorted(t.get("references", [])) != sorted(o.get("references", [])):
+                diffs["%s references" % typ].append("%s: %r, dumped %r" % (
+                    addr, t.get("references"), o.get("references")))
         elif typ in ("CLASS", "MODULE"):
             for key in ("name", "real_class_name", "singleton"):
                 same(typ, t, o, key, addr)

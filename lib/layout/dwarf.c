@@ -2,8 +2,8 @@
  *
  * One pass over the top-level DIEs of every CU finds the structs the field
  * list names (some are private to one .c file: rb_ractor_struct lives in
- * ractor.c's CU), then each member path is resolved through nested and
- * anonymous structs and unions. */
+ * ractor.c's CU), and the enumerators it names, then each member path is
+ * resolved through nested and anonymous structs and unions. */
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,7 @@ struct found {
 	const char *name;
 	Dwarf_Die die;
 	bool have;
+	bool enumerator;        /* NAME is an enumerator, DIE it */
 };
 
 /* Strip typedefs and qualifiers down to the underlying type. */
@@ -158,8 +159,29 @@ static uint32_t resolve(Dwarf_Die *struct_die, const char *path, int kind)
 	return *p || off >= RBI_ABSENT ? RBI_ABSENT : (uint32_t)off;
 }
 
+/* Record the wanted enumerators of top-level enum E. */
+static void scan_enum(Dwarf_Die *e, struct found *want, size_t nwant)
+{
+	Dwarf_Die d;
+
+	if (dwarf_child(e, &d) != 0)
+		return;
+	do {
+		const char *name = dwarf_diename(&d);
+
+		if (dwarf_tag(&d) != DW_TAG_enumerator || !name)
+			continue;
+		for (size_t i = 0; i < nwant; i++) {
+			if (want[i].enumerator && !want[i].have && !strcmp(want[i].name, name)) {
+				want[i].die = d;
+				want[i].have = true;
+			}
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+}
+
 /* Record top-level aggregate definitions (or typedefs of them) whose name
-   is wanted.  The first complete definition wins. */
+   is wanted, and wanted enumerators.  The first complete definition wins. */
 static void scan_cu(Dwarf_Die *cu, struct found *want, size_t nwant)
 {
 	Dwarf_Die d;
@@ -171,13 +193,17 @@ static void scan_cu(Dwarf_Die *cu, struct found *want, size_t nwant)
 		const char *name;
 		Dwarf_Die def;
 
+		if (tag == DW_TAG_enumeration_type) {
+			scan_enum(&d, want, nwant);
+			continue;
+		}
 		if (tag != DW_TAG_structure_type && tag != DW_TAG_typedef &&
 		    tag != DW_TAG_union_type)
 			continue;
 		if (!(name = dwarf_diename(&d)) || dwarf_hasattr(&d, DW_AT_declaration))
 			continue;
 		for (size_t i = 0; i < nwant; i++) {
-			if (want[i].have || strcmp(want[i].name, name))
+			if (want[i].have || want[i].enumerator || strcmp(want[i].name, name))
 				continue;
 			def = d;
 			if (tag == DW_TAG_typedef &&
@@ -191,20 +217,34 @@ static void scan_cu(Dwarf_Die *cu, struct found *want, size_t nwant)
 	} while (dwarf_siblingof(&d, &d) == 0);
 }
 
+/* The structs and the enumerators the field list names. */
 static size_t wanted_structs(struct found *want)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < rbi_layout_field_count; i++) {
-		const char *s = rbi_layout_fields[i].c_struct;
+		bool e = rbi_layout_fields[i].kind == RBI_FIELD_CONST;
+		const char *s = e ? rbi_layout_fields[i].path : rbi_layout_fields[i].c_struct;
 		size_t j;
 
-		for (j = 0; j < n && strcmp(want[j].name, s); j++)
+		for (j = 0; j < n && (strcmp(want[j].name, s) || want[j].enumerator != e); j++)
 			;
 		if (j == n && n < STRUCTS_MAX)
-			want[n++] = (struct found){ .name = s };
+			want[n++] = (struct found){ .name = s, .enumerator = e };
 	}
 	return n;
+}
+
+/* An enumerator's value, if it fits a field. */
+static uint32_t enumerator_value(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Sword v;
+
+	if (!dwarf_attr(d, DW_AT_const_value, &a) || dwarf_formsdata(&a, &v) != 0 ||
+	    v < 0 || v >= RBI_ABSENT)
+		return RBI_ABSENT;
+	return (uint32_t)v;
 }
 
 static bool all_found(const struct found *want, size_t n)
@@ -237,10 +277,16 @@ int rbi_layout_from_dwarf(Dwarf *dw, struct rbi_layout *out)
 		uint32_t *slot = (uint32_t *)((char *)out + d->offset);
 		size_t j;
 
-		for (j = 0; j < nwant && strcmp(want[j].name, d->c_struct); j++)
+		bool e = d->kind == RBI_FIELD_CONST;
+		const char *name = e ? d->path : d->c_struct;
+
+		for (j = 0; j < nwant && (strcmp(want[j].name, name) || want[j].enumerator != e); j++)
 			;
-		*slot = want[j].have ? resolve(&want[j].die, d->path, d->kind)
-				     : RBI_ABSENT;
+		if (j == nwant || !want[j].have)
+			*slot = RBI_ABSENT;
+		else
+			*slot = e ? enumerator_value(&want[j].die)
+				  : resolve(&want[j].die, d->path, d->kind);
 	}
 	if (out->vm_size == RBI_ABSENT || out->thread_size == RBI_ABSENT ||
 	    out->cfp_size == RBI_ABSENT || out->ec_size == RBI_ABSENT)

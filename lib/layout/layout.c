@@ -41,7 +41,7 @@ int rbi_layout_validate(const struct rbi_layout *l)
 		const struct rbi_layout_field_desc *d = &rbi_layout_fields[i];
 		uint32_t v = rbi_layout_get(l, i);
 
-		if (v == RBI_ABSENT)
+		if (v == RBI_ABSENT || d->kind == RBI_FIELD_CONST)
 			continue;
 		if (d->kind == RBI_FIELD_SIZE) {
 			if (v == 0 || v > STRUCT_SIZE_MAX)

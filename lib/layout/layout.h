@@ -16,7 +16,8 @@
 
 /* X(group, field, C struct, member path, kind)
  * kind: OFF = byte offset of the member; SIZE = sizeof(struct);
- *       BIT = bit offset of a bitfield member. */
+ *       BIT = bit offset of a bitfield member; CONST = the value of the
+ *       enumerator named by the path (in any enum; C struct ""). */
 #define RBI_LAYOUT_FIELDS(X)                                                        \
 	X(vm, size,              "rb_vm_struct", "", SIZE)                          \
 	X(vm, gvl_owner,         "rb_vm_struct", "gvl.owner", OFF)                  \
@@ -131,7 +132,32 @@
 	X(fiber, saved_ec,       "rb_fiber_struct", "cont.saved_ec", OFF)           \
 	X(fiber, prev,           "rb_fiber_struct", "prev", OFF)                    \
 	X(fiber, resuming_fiber, "rb_fiber_struct", "resuming_fiber", OFF)          \
-	X(fiber, status,         "rb_fiber_struct", "status", BIT)                  \
+	X(fiber, status,         "rb_fiber_struct", "status", BIT)             \
+	X(robject, numiv,        "RObject", "as.heap.numiv", OFF)                   \
+	X(robject, ivptr,        "RObject", "as.heap.ivptr", OFF)                   \
+	X(robject, ary,          "RObject", "as.ary", OFF)                          \
+	X(rhash, size,           "RHash", "", SIZE)                                 \
+	X(rhash, table,          "RHash", "as.st", OFF)                             \
+	X(rhash, ifnone,         "RHash", "ifnone", OFF)                            \
+	X(ar_table, size,        "ar_table_struct", "", SIZE)                       \
+	X(ar_table, pairs,       "ar_table_struct", "pairs", OFF)                   \
+	X(st_table, num_entries, "st_table", "num_entries", OFF)                    \
+	X(st_table, entries_start, "st_table", "entries_start", OFF)                \
+	X(st_table, entries_bound, "st_table", "entries_bound", OFF)                \
+	X(st_table, entries,     "st_table", "entries", OFF)                        \
+	X(st_entry, size,        "st_table_entry", "", SIZE)                        \
+	X(st_entry, hash,        "st_table_entry", "hash", OFF)                     \
+	X(st_entry, key,         "st_table_entry", "key", OFF)                      \
+	X(st_entry, record,      "st_table_entry", "record", OFF)               \
+	X(shape_tree, shape_list, "rb_shape_tree_t", "shape_list", OFF)           \
+	X(shape_tree, next_shape_id, "rb_shape_tree_t", "next_shape_id", OFF)     \
+	X(shape, size,           "rb_shape", "", SIZE)                              \
+	X(shape, next_iv_index,  "rb_shape", "next_iv_index", OFF)                  \
+	X(shape, type,           "rb_shape", "type", OFF)                           \
+	X(rstruct, heap_len,     "RStruct", "as.heap.len", OFF)                     \
+	X(rstruct, heap_ptr,     "RStruct", "as.heap.ptr", OFF)                     \
+	X(rstruct, ary,          "RStruct", "as.ary", OFF)                          \
+	X(rstruct, embed_len_mask, "", "RSTRUCT_EMBED_LEN_MASK", CONST) \
 	X(body, param_size,      "rb_iseq_constant_body", "param.size", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
@@ -150,7 +176,7 @@ struct rbi_layout_field_desc {
 	const char *name;       /* "vm.ractor_main_thread" */
 	const char *c_struct;
 	const char *path;
-	enum { RBI_FIELD_OFF, RBI_FIELD_SIZE, RBI_FIELD_BIT } kind;
+	enum { RBI_FIELD_OFF, RBI_FIELD_SIZE, RBI_FIELD_BIT, RBI_FIELD_CONST } kind;
 	size_t offset;          /* of the uint32_t in struct rbi_layout */
 };
 

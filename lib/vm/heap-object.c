@@ -6,11 +6,16 @@
  * References are those dump_all lists (rb_objspace_reachable_objects_from:
  * what the GC marks from the object, its class left out, in marking
  * order, repeats kept), for the types whose marking is plain data: an
- * Array marks its elements, or the root it shares them with.  Other types
- * say their references are unknown rather than give part of them.
+ * Array marks its elements, or the root it shares them with; an Object
+ * its instance variables; a Hash its keys and values, then its default; a
+ * Struct its members.
+ * Other types say their references are unknown rather than give part of
+ * them.
  *
- * The object's slot bytes come from the walk; only a String's value and a
- * heap Array's elements are read from the target, each bounded. */
+ * The object's slot bytes come from the walk; only a String's value, a
+ * heap Array's elements, an Object's instance variables and a Struct's
+ * members outside its slot and a Hash's table outside its slot are read
+ * from the target, each bounded. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -25,9 +30,28 @@
 /* ENCODING_SHIFT = FL_USHIFT + 10, 7 bits (encoding.h). */
 #define ENCODING_SHIFT (RBI_FL_USHIFT + 10)
 #define ENCODING_MASK 0x7fu
-/* Elements read of one Array: dump_all lists them all, a corrupt length
-   must not make us read gigabytes. */
+/* Elements read of one Array, Object or Hash: dump_all lists them all, a
+   corrupt length must not make us read gigabytes. */
 #define REFS_MAX (1u << 24)
+/* ROBJECT_EMBED: the instance variables are in the slot (2.6-3.4). */
+#define ROBJECT_EMBED FL_USER(1)
+/* RHASH_PROC_DEFAULT: ifnone is a default proc; RHASH_ST_TABLE_FLAG: an
+   st_table, else an ar_table whose size and bound (the entries in use)
+   are 4-bit fields of the flags (internal/hash.h 2.6-3.4). */
+#define RHASH_PROC_DEFAULT FL_USER(2)
+#define RHASH_ST_TABLE_FLAG FL_USER(3)
+#define RHASH_AR_SIZE_SHIFT (RBI_FL_USHIFT + 4)
+#define RHASH_AR_BOUND_SHIFT (RBI_FL_USHIFT + 8)
+#define RHASH_AR_FIELD_MASK 0xfu
+/* An ar_table's pair: { key, value }. */
+#define AR_PAIR_SIZE 16
+/* An st_table entry deleted: its hash is RESERVED_HASH_VAL (st.c). */
+#define ST_DELETED_HASH (~(uint64_t)0)
+/* An object's shape id: the upper 32 bits of its flags (shape.h 3.3-3.4,
+   SHAPE_FLAG_SHIFT); SHAPE_OBJ_TOO_COMPLEX: its ivars are an st_table of
+   ID to value at as.heap.ivptr (enum shape_type, 3.3-3.4). */
+#define SHAPE_FLAG_SHIFT 32
+#define SHAPE_OBJ_TOO_COMPLEX 4
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -49,6 +73,7 @@ void heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->refs);
 	free(sc->elems);
 	free(sc->value);
+	rbi_shapes_free(&sc->shapes);
 	*sc = (struct heap_object_scratch){ 0 };
 }
 
@@ -109,6 +134,44 @@ static int add_ref(struct heap_object_scratch *sc, struct rbi_heap_object *out, 
 	return RBI_OK;
 }
 
+/* The heap objects among the N words at P (the slot's bytes, or a buffer
+   read) as references, the object's class left out as dump_all does. */
+static int add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		    struct rbi_heap_object *out, const void *p, uint64_t n)
+{
+	const struct rbi_vm *vm = heap_iter_vm(it);
+	int rc;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)p + 8 * i, sizeof(v));
+		if (rbi_vm_heap_p(vm, v) && v != s->klass &&
+		    (rc = add_ref(heap_iter_scratch(it), out, v)))
+			return rc;
+	}
+	return RBI_OK;
+}
+
+/* N words of S's WHAT (an Array's elements, an Object's instance
+   variables) at ADDR in the target into the scratch buffer. */
+static int read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      const char *what, uint64_t addr, uint64_t n, const uint64_t **words)
+{
+	struct heap_object_scratch *sc = heap_iter_scratch(it);
+	int rc;
+
+	if (n > REFS_MAX)
+		return rbi_fail(RBI_CORRUPT, "%s 0x%" PRIx64 " claims %" PRIu64
+				" elements", what, s->addr, n);
+	if (!RBI_GROW(sc->elems, sc->elems_cap, n, 64))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (n && (rc = rbi_read(heap_iter_target(it), addr, sc->elems, 8 * n)))
+		return rbi_fail_context(rc, "reading %s 0x%" PRIx64 ": ", what, s->addr);
+	*words = sc->elems;
+	return RBI_OK;
+}
+
 static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			struct rbi_heap_object *out)
 {
@@ -116,7 +179,7 @@ static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	const struct rbi_vm *vm = heap_iter_vm(it);
 	const struct rbi_layout *l = vm->layout;
 	struct rbi_contents c;
-	uint64_t *elems;
+	const uint64_t *elems;
 	int rc;
 
 	if ((rc = rbi_vm_array_contents(vm, s->addr, s->bytes, s->size, s->size, &c)))
@@ -126,37 +189,257 @@ static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	out->length = (int64_t)c.len;
 	if (c.shared) {
 		/* as.heap.aux.shared_root, where a capacity would be. */
-		uint64_t root;
-
 		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > s->size)
 			return RBI_OK;
-		root = rbi_get_u64(s->bytes, l->rarray_heap_capa);
-		if (rbi_vm_heap_p(vm, root) && root != s->klass && (rc = add_ref(sc, out, root)))
+		if ((rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->rarray_heap_capa, 1)))
 			return rc;
 		out->refs = sc->refs;
 		out->refs_known = true;
 		return RBI_OK;
 	}
-	if (c.len > REFS_MAX)
-		return rbi_fail(RBI_CORRUPT, "Array 0x%" PRIx64 " claims %" PRIu64
-				" elements", s->addr, c.len);
 	if (c.embedded) {
-		elems = (uint64_t *)((const uint8_t *)s->bytes + (c.ptr - s->addr));
-	} else {
-		if (!RBI_GROW(sc->elems, sc->elems_cap, c.len, 64))
-			return rbi_fail(RBI_NOMEM, "out of memory");
-		if (c.len && (rc = rbi_read(heap_iter_target(it), c.ptr, sc->elems, 8 * c.len)))
-			return rbi_fail_context(rc, "reading Array 0x%" PRIx64 ": ", s->addr);
-		elems = sc->elems;
-	}
-	for (uint64_t i = 0; i < c.len; i++) {
-		uint64_t v;
-
-		memcpy(&v, &elems[i], sizeof(v));
-		if (rbi_vm_heap_p(vm, v) && v != s->klass && (rc = add_ref(sc, out, v)))
+		if ((rc = add_refs(it, s, out, (const uint8_t *)s->bytes + (c.ptr - s->addr), c.len)))
 			return rc;
+	} else if ((rc = read_words(it, s, "Array", c.ptr, c.len, &elems)) ||
+		   (rc = add_refs(it, s, out, elems, c.len))) {
+		return rc;
 	}
 	out->refs = sc->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+/* The pairs of the ar_table TABLE (TABLE_SIZE bytes) up to the bound the
+   flags keep (an empty pair's key is Qundef: no heap object). */
+static int ar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		   struct rbi_heap_object *out, const uint8_t *table, uint32_t table_size)
+{
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	uint64_t bound = (s->flags >> RHASH_AR_BOUND_SHIFT) & RHASH_AR_FIELD_MASK;
+
+	if (l->ar_table_pairs + bound * AR_PAIR_SIZE > table_size)
+		return rbi_fail(RBI_CORRUPT, "Hash 0x%" PRIx64 " claims %" PRIu64
+				" pairs", s->addr, bound);
+	return add_refs(it, s, out, table + l->ar_table_pairs, 2 * bound);
+}
+
+/* The live entries of the st_table whose header is HDR: their keys (if
+   KEYS) and records, in entries order (st_foreach's); its num_entries to
+   *SIZE. */
+static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		   struct rbi_heap_object *out, const uint8_t *hdr, bool keys, int64_t *size)
+{
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	uint64_t start = rbi_get_u64(hdr, l->st_table_entries_start);
+	uint64_t bound = rbi_get_u64(hdr, l->st_table_entries_bound);
+	uint64_t esize = l->st_entry_size, words = esize / 8;
+	const uint64_t *e;
+	int rc;
+
+	*size = (int64_t)rbi_get_u64(hdr, l->st_table_num_entries);
+	if (bound < start || bound - start > REFS_MAX / words || *size < 0 ||
+	    (uint64_t)*size > bound - start)
+		return rbi_fail(RBI_CORRUPT, "the table of 0x%" PRIx64 " claims entries %"
+				PRIu64 "..%" PRIu64, s->addr, start, bound);
+	if ((rc = read_words(it, s, "the table of", rbi_get_u64(hdr, l->st_table_entries) +
+			     start * esize, (bound - start) * words, &e)))
+		return rc;
+	for (uint64_t i = 0; i < bound - start; i++) {
+		const uint8_t *ent = (const uint8_t *)(e + i * words);
+
+		if (rbi_get_u64(ent, l->st_entry_hash) == ST_DELETED_HASH)
+			continue;
+		if ((keys && (rc = add_refs(it, s, out, ent + l->st_entry_key, 1))) ||
+		    (rc = add_refs(it, s, out, ent + l->st_entry_record, 1)))
+			return rc;
+	}
+	return RBI_OK;
+}
+
+/* A Struct's members as the GC marks them (RSTRUCT_LEN words from
+   RSTRUCT_CONST_PTR, internal/struct.h 2.6-3.4): embedded in the slot when
+   the flags' RSTRUCT_EMBED_LEN_MASK bits (2 of them up to 3.1, 7 with
+   variable width slots) hold their count, else as.heap.len at
+   as.heap.ptr. */
+static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 struct rbi_heap_object *out)
+{
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	uint64_t mask = l->rstruct_embed_len_mask, n;
+	const uint64_t *words;
+	int rc;
+
+	if (l->rstruct_heap_len == RBI_ABSENT || l->rstruct_heap_ptr == RBI_ABSENT ||
+	    l->rstruct_ary == RBI_ABSENT || mask == RBI_ABSENT || !mask ||
+	    l->rstruct_ary >= s->size || l->rstruct_heap_len + 8 > s->size ||
+	    l->rstruct_heap_ptr + 8 > s->size)
+		return RBI_OK;
+	if (s->flags & mask) {
+		n = (s->flags & mask) >> __builtin_ctzll(mask);
+		if (n > (s->size - l->rstruct_ary) / 8)
+			return rbi_fail(RBI_CORRUPT, "Struct 0x%" PRIx64 " claims %" PRIu64
+					" members in its slot", s->addr, n);
+		rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->rstruct_ary, n);
+	} else {
+		n = rbi_get_u64(s->bytes, l->rstruct_heap_len);
+		if (!(rc = read_words(it, s, "Struct", rbi_get_u64(s->bytes, l->rstruct_heap_ptr),
+				      n, &words)))
+			rc = add_refs(it, s, out, words, n);
+	}
+	if (rc)
+		return rc;
+	out->refs = heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+/* The bytes of an st_table's header st_refs reads: up to entries, its
+   last member. */
+#define ST_HEADER_SIZE(l) ((l)->st_table_entries + 8)
+
+/* A word at layout offset OFF lies in SIZE bytes (OFF may be absent). */
+static bool word_in(uint32_t off, uint64_t size)
+{
+	return off != RBI_ABSENT && (uint64_t)off + 8 <= size;
+}
+
+/* Whether the layout has what st_refs reads, inside what it reads. */
+static bool st_layout(const struct rbi_layout *l)
+{
+	uint64_t hdr = (uint64_t)l->st_table_entries + 8, esize = l->st_entry_size;
+
+	return l->st_table_entries != RBI_ABSENT && word_in(l->st_table_num_entries, hdr) &&
+	       word_in(l->st_table_entries_start, hdr) && word_in(l->st_table_entries_bound, hdr) &&
+	       esize != RBI_ABSENT && esize % 8 == 0 && word_in(l->st_entry_hash, esize) &&
+	       word_in(l->st_entry_key, esize) && word_in(l->st_entry_record, esize);
+}
+
+/* SIZE bytes of S's table at P in the target into BUF (zeros if P is 0:
+   no table yet). */
+static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      uint64_t p, uint8_t *buf, size_t size)
+{
+	int rc;
+
+	if (!p)
+		memset(buf, 0, size);
+	else if ((rc = rbi_read(heap_iter_target(it), p, buf, size)))
+		return rbi_fail_context(rc, "reading the table of 0x%" PRIx64 ": ", s->addr);
+	return RBI_OK;
+}
+
+/* An Object's instance variables as the GC marks them, and the count
+   dump_all writes.  Up to 3.1 (RObject has numiv): ROBJECT_NUMIV words
+   from ROBJECT_IVPTR (object.h): embedded, as many as the slot holds after
+   as.ary (ROBJECT_EMBED_LEN_MAX in a 40-byte slot), else as.heap.numiv at
+   as.heap.ivptr; the unset ones are Qundef.  3.3-3.4: its shape's
+   next_iv_index of them, embedded or at as.heap.ivptr, or a "too complex"
+   shape's st_table's values.  Without numiv or shapes (3.2, and layouts
+   that lack them): not read. */
+static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 struct rbi_heap_object *out)
+{
+	struct heap_object_scratch *sc = heap_iter_scratch(it);
+	const struct rbi_vm *vm = heap_iter_vm(it);
+	const struct rbi_layout *l = vm->layout;
+	bool embedded = (s->flags & ROBJECT_EMBED) != 0;
+	uint64_t ivptr, n, cap;
+	const uint64_t *words;
+	int rc;
+
+	if (l->robject_ivptr == RBI_ABSENT || l->robject_ary == RBI_ABSENT ||
+	    l->robject_ary >= s->size || l->robject_ivptr + 8 > s->size)
+		return RBI_OK;
+	cap = (s->size - l->robject_ary) / 8;
+	ivptr = rbi_get_u64(s->bytes, l->robject_ivptr);
+	if (l->robject_numiv != RBI_ABSENT) {
+		if (l->robject_numiv + 4 > s->size)
+			return RBI_OK;
+		n = embedded ? cap : rbi_get_u32(s->bytes, l->robject_numiv);
+	} else {
+		uint32_t id = (uint32_t)(s->flags >> SHAPE_FLAG_SHIFT);
+		const uint8_t *shape;
+
+		if (!sc->shapes_read) {
+			sc->shapes_read = true;
+			sc->shapes_rc = rbi_vm_shapes_read(heap_iter_target(it), vm, &sc->shapes);
+		}
+		if (sc->shapes_rc)
+			return RBI_OK;
+		if (id >= sc->shapes.count)
+			return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " has shape %" PRIu32
+					" of %" PRIu32, s->addr, id, sc->shapes.count);
+		shape = sc->shapes.list + (size_t)id * l->shape_size;
+		if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX) {
+			uint8_t hdr[256];
+
+			/* ROBJECT_IV_HASH: as.heap.ivptr, ROBJECT_EMBED or not. */
+			if (!st_layout(l) || ST_HEADER_SIZE(l) > sizeof(hdr))
+				return RBI_OK;
+			if ((rc = read_table(it, s, ivptr, hdr, ST_HEADER_SIZE(l))) ||
+			    (rc = st_refs(it, s, out, hdr, false, &out->ivars)))
+				return rc;
+			goto done;
+		}
+		n = rbi_get_u32(shape, l->shape_next_iv_index);
+	}
+	if (embedded && n > cap)
+		return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " claims %" PRIu64
+				" instance variables in its slot", s->addr, n);
+	if (embedded)
+		rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->robject_ary, n);
+	else if (!(rc = read_words(it, s, "Object", ivptr, n, &words)))
+		rc = add_refs(it, s, out, words, n);
+	if (rc)
+		return rc;
+	out->ivars = (int64_t)n;
+done:
+	out->embedded = embedded;
+	out->refs = sc->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+/* A Hash's size and what the GC marks of it (gc.c mark_hash): the keys
+   and values of its ar_table or st_table, then ifnone.  The table is
+   as.ar / as.st where RHash has them (up to 3.2), else in the slot right
+   after struct RHash (3.3+). */
+static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out)
+{
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	bool st = (s->flags & RHASH_ST_TABLE_FLAG) != 0;
+	uint32_t table_size = st ? ST_HEADER_SIZE(l) : l->ar_table_size;
+	uint8_t buf[256];
+	const uint8_t *table;
+	uint64_t ifnone;
+	int rc;
+
+	if (l->rhash_size == RBI_ABSENT || l->rhash_ifnone == RBI_ABSENT ||
+	    l->ar_table_size == RBI_ABSENT || l->ar_table_pairs == RBI_ABSENT ||
+	    !st_layout(l) || table_size > sizeof(buf) || l->rhash_ifnone + 8 > s->size)
+		return RBI_OK;
+	if (l->rhash_table == RBI_ABSENT) {
+		if (l->rhash_size + table_size > s->size)
+			return RBI_OK;  /* no room for it: not this layout */
+		table = (const uint8_t *)s->bytes + l->rhash_size;
+	} else {
+		if (l->rhash_table + 8 > s->size)
+			return RBI_OK;
+		if ((rc = read_table(it, s, rbi_get_u64(s->bytes, l->rhash_table), buf, table_size)))
+			return rc;
+		table = buf;
+	}
+	if (st)
+		rc = st_refs(it, s, out, table, true, &out->entries);
+	else if (!(rc = ar_refs(it, s, out, table, table_size)))
+		out->entries = (s->flags >> RHASH_AR_SIZE_SHIFT) & RHASH_AR_FIELD_MASK;
+	ifnone = rbi_get_u64(s->bytes, l->rhash_ifnone);
+	if (rc || (rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->rhash_ifnone, 1)))
+		return rc;
+	if (s->flags & RHASH_PROC_DEFAULT)
+		out->default_proc = ifnone;
+	out->refs = heap_iter_scratch(it)->refs;
 	out->refs_known = true;
 	return RBI_OK;
 }
@@ -203,6 +486,8 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		.frozen = (s->flags & FL_FREEZE) != 0,
 		.length = -1,
 		.encoding_index = -1,
+		.ivars = -1,
+		.entries = -1,
 	};
 	if (!s->flags)
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
@@ -211,6 +496,12 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		return string_object(it, s, value_max, out);
 	case RBI_T_ARRAY:
 		return array_object(it, s, out);
+	case RBI_T_OBJECT:
+		return object_object(it, s, out);
+	case RBI_T_HASH:
+		return hash_object(it, s, out);
+	case RBI_T_STRUCT:
+		return struct_object(it, s, out);
 	case RBI_T_CLASS: case RBI_T_MODULE:
 		return class_object(it, s, out);
 	default:

@@ -15,6 +15,9 @@ struct heap_object_scratch {
 	size_t elems_cap;
 	char *value;
 	size_t value_cap;
+	struct rbi_shapes shapes;       /* read at the walk's first Object */
+	bool shapes_read;
+	int shapes_rc;                  /* non-zero: none to read */
 	char name[HEAP_OBJECT_NAME_MAX];
 	char real_name[HEAP_OBJECT_NAME_MAX];
 };

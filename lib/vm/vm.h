@@ -81,6 +81,19 @@ int rbi_vm_scan_data(struct rbi_target *t, const struct rbi_image *img,
 		     int (*fn)(struct rbi_target *t, void *arg, uint64_t addr, uint64_t word),
 		     void *arg, uint64_t *at);
 
+/* Object shapes (shape.c, 3.3-3.4): the shape list as read, COUNT shapes
+   of layout->shape_size bytes each. */
+struct rbi_shapes {
+	uint8_t *list;
+	size_t cap;
+	uint32_t count;
+};
+/* Read the target's shape list into OUT (its buffer reused).  Errors:
+   RBI_UNSUPPORTED (no shapes in this layout, or the tree not found),
+   RBI_CORRUPT, RBI_NOMEM, read errors. */
+int rbi_vm_shapes_read(struct rbi_target *t, const struct rbi_vm *vm, struct rbi_shapes *out);
+void rbi_shapes_free(struct rbi_shapes *s);
+
 /* Find Ruby and its VM in T (cached in t->vm).  rbi_ruby_info()'s work. */
 int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out);
 void rbi_vm_free(struct rbi_vm *vm);
@@ -109,8 +122,8 @@ int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
    2.6-4.0). */
 enum {
 	RBI_T_NONE = 0x00, RBI_T_OBJECT = 0x01, RBI_T_CLASS = 0x02, RBI_T_MODULE = 0x03,
-	RBI_T_STRING = 0x05, RBI_T_ARRAY = 0x07, RBI_T_DATA = 0x0c,
-	RBI_T_IMEMO = 0x1a, RBI_T_NODE = 0x1b, RBI_T_ICLASS = 0x1c,
+	RBI_T_STRING = 0x05, RBI_T_ARRAY = 0x07, RBI_T_HASH = 0x08, RBI_T_STRUCT = 0x09,
+	RBI_T_DATA = 0x0c, RBI_T_IMEMO = 0x1a, RBI_T_NODE = 0x1b, RBI_T_ICLASS = 0x1c,
 	RBI_T_ZOMBIE = 0x1d, RBI_T_MOVED = 0x1e, RBI_T_MASK = 0x1f,
 };
 enum {

@@ -1,10 +1,13 @@
 # heap.rb — a heap to dump, and the target's own ObjectSpace.dump_all of it as the truth.
 # Arrays that hold objects (nested, repeated, a cycle, one sharing another's elements, a
-# large one), Strings with control, escape, bidirectional-control and non-ASCII bytes, a
-# long one, a binary one, named classes and modules and an anonymous one.  After a full GC
-# (and with GC off, so nothing dumped is freed) it writes ObjectSpace.dump_all to
-# ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it allocates afterwards is only
-# what printing READY takes.  Ruby 2.7 to 3.4, no gems.
+# large one), Objects with few and many instance variables (and, 3.3+, in a table: "too
+# complex" shapes), Hashes small (ar_table) and large (st_table) with objects for keys and
+# values, some deleted, with a default proc and a default value, Structs small (in the
+# slot) and wide, a Data (3.2+), Strings with control, escape, bidirectional-control and
+# non-ASCII bytes, a long one, a binary one, named classes and modules and an anonymous
+# one.  After a full GC (and with GC off, so nothing dumped is freed) it writes
+# ObjectSpace.dump_all to ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it
+# allocates afterwards is only what printing READY takes.  Ruby 2.7 to 3.4, no gems.
 #
 # RBI_HEAP_OBJECTS=N (bench/heap-dump.sh) adds N small Strings, in Arrays of 1000, and
 # prints "DUMP_ALL_US <microseconds>": how long the program's own dump_all took.
@@ -27,6 +30,24 @@ module RbiHeap
   end
 
   module Named; end
+
+  # Instance variables: few (in the slot) and many (outside it up to 3.1).
+  class Ivars
+    def initialize(n, item)
+      n.times { |i| instance_variable_set("@v#{i}", i.even? ? item : i) }
+    end
+  end
+
+  Pair = Struct.new(:left, :right)
+  Wide = Struct.new(*(1..9).map { |i| :"m#{i}" })
+
+  # Each with instance variables of its own names: past eight variations 3.3+ keeps
+  # them in a table (a "too complex" shape).
+  class Varied
+    def initialize(i, item)
+      4.times { |j| instance_variable_set("@v#{i}_#{j}", j.zero? ? item : j) }
+    end
+  end
 end
 
 leaves = Array.new(50) { |i| RbiHeap::Leaf.new(i) }
@@ -40,7 +61,18 @@ strings = [
   "caf\u00e9", "bin\xff\x00\x01".b, "x" * 5000, "ascii but binary".b,
 ]
 anonymous = Class.new
-$rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous,
+ivars = [RbiHeap::Ivars.new(0, nil), RbiHeap::Ivars.new(2, leaves[5]),
+         RbiHeap::Ivars.new(12, leaves[6]),
+         *Array.new(12) { |i| RbiHeap::Varied.new(i, leaves[10 + i]) }]
+small_hash = { leaves[7] => "seven", "eight" => leaves[8], 9 => 9 }
+small_hash.delete(9)
+big_hash = {}
+40.times { |i| big_hash[RbiHeap::Leaf.new(i)] = i.even? ? leaves[i] : i }
+big_hash.delete(big_hash.keys[3])
+hashes = [small_hash, big_hash, Hash.new { |h, k| k }, Hash.new(leaves[9]), {}]
+structs = [RbiHeap::Pair.new(leaves[22], 1), RbiHeap::Wide.new(*leaves[23, 9])]
+structs << Data.define(:item).new(item: leaves[32]) if defined?(Data.define)
+$rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
              RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named]
 
 bulk = Integer(ENV.fetch("RBI_HEAP_OBJECTS", "0"))

@@ -3,9 +3,10 @@
 # itself.  heap retainers: in the
 # target's own ObjectSpace.dump_all (references of every type, ROOT lines), the Leaf is
 # kept from the global_tbl root through its Hash, Array and Box; in rbinspect's own
-# heap-dump (live --pause and from a core: Array references only, no ROOT lines yet) the
-# innermost of four nested Arrays is kept from the outermost, which nothing in the dump
-# refers to, and the output says so.  heap top on the target's own dump: what a Big
+# heap-dump (live --pause and from a core: no ROOT lines yet) the innermost of four nested
+# Arrays is kept from the outermost, which nothing in the dump refers to, and the output
+# says so; and, where it reads Objects' and Hashes' references, the Leaf is kept from the
+# Hash through its Array and Box.  heap top on the target's own dump: what a Big
 # retains is itself, its Array and those of the Array's Strings nothing else in the dump
 # refers to (a stale word on a stack Ruby scans conservatively may hold one), by the
 # dump's memsize; what a list of 50 Links retains (each Link counted once, not once per
@@ -89,6 +90,14 @@ while read -r kind ver root cmd; do
 	is "$? $(jq -r .has_roots "$RB_TMP/live.json")" "0 false" "$R live heap-dump: heap retainers exits 0; no ROOT lines"
 	has_path "$R live heap-dump: the inner Array is kept through the three around it" "$RB_TMP/live.json" \
 		"$(addr outer) $(addr middle) $(addr inner) $(addr aleaf)"
+	if [ -z "$(heap_unread "$kind" "$ver")" ]; then
+		"$RBINSPECT" --json heap retainers "$RB_TMP/live.json.gz" "$(addr leaf)" >"$RB_TMP/leaf.json" 2>"$RB_TMP/err"
+		is "$?" 0 "$R live heap-dump: heap retainers of the Leaf exits 0"
+		has_path "$R live heap-dump: the Leaf is kept through its Hash, Array and Box" "$RB_TMP/leaf.json" \
+			"$(addr hash) $(addr array) $(addr box) $(addr leaf)"
+	else
+		skip "$R live heap-dump: the Leaf through its Hash, Array and Box: heap-dump cannot read $(heap_unread "$kind" "$ver") references here"
+	fi
 	like "$("$RBINSPECT" heap retainers "$RB_TMP/live.json.gz" "$(addr aleaf)")" \
 		"^This dump has no ROOT lines" "$R live heap-dump: text says the paths start without roots"
 
