@@ -89,6 +89,55 @@ static inline bool rbi_grow(void *arrp, size_t *cap, size_t need, size_t size, s
 /* The same for a typed array ARR (a pointer lvalue). */
 #define RBI_GROW(arr, cap, need, first) rbi_grow(&(arr), &(cap), (need), sizeof(*(arr)), (first))
 
+/* ---- the ABI rule for structs with a size member ------------------------ */
+
+/* A public struct whose first member is `uint32_t size` (set by the
+   caller to sizeof as its header had it) grows only by appending members
+   past that old sizeof (never into its tail padding).  The library is
+   tolerant both ways: a caller built against an older header passes a
+   smaller size, and the members past it take their defaults; a newer
+   caller's larger size is accepted, the members this library does not
+   know ignored.  include/ruby-introspect.h and libruby-introspect(3) say
+   so to callers. */
+
+/* Whether the caller's struct S (a pointer, not NULL) holds member
+   FIELD. */
+#define RBI_HAS_FIELD(s, field) \
+	((size_t)(s)->size >= offsetof(__typeof__(*(s)), field) + sizeof((s)->field))
+
+/* Copy the caller's sized struct at SRC (SRCSIZE bytes of it, its size
+   member) over DST, a whole struct of DSTSIZE bytes that holds the
+   defaults: min(SRCSIZE, DSTSIZE) bytes; DST's size member is then
+   DSTSIZE.  For input structs (then read DST only) and, the other way
+   round, for outputs the caller allocated (DST the caller's, with
+   DSTSIZE its size member, SRC the library's whole struct: only the
+   bytes the caller has room for are written, its size member kept). */
+static inline void rbi_copy_sized(void *dst, size_t dstsize, const void *src, size_t srcsize)
+{
+	size_t n = srcsize < dstsize ? srcsize : dstsize;
+	uint32_t sz = (uint32_t)dstsize;
+
+	if (n > sizeof(sz))
+		memcpy((char *)dst + sizeof(sz), (const char *)src + sizeof(sz), n - sizeof(sz));
+	memcpy(dst, &sz, sizeof(sz));
+}
+static inline void rbi_copy_in(void *dst, size_t dstsize, const void *src)
+{
+	uint32_t srcsize;
+
+	if (!src)
+		return;
+	memcpy(&srcsize, src, sizeof(srcsize));
+	rbi_copy_sized(dst, dstsize, src, srcsize);
+}
+/* Input: the caller's struct *SRC (may be NULL: DST keeps its defaults)
+   over the library's own *DST (of the same type), holding defaults. */
+#define RBI_COPY_IN(dst, src) \
+	(rbi_copy_in((dst), sizeof(*(dst)), (src)), (void)sizeof((dst) == (src)))
+/* Output: the library's whole struct *SRC into the caller's *DST (not
+   NULL), as far as DST->size reaches. */
+#define RBI_COPY_OUT(dst, src) rbi_copy_sized((dst), (dst)->size, (src), sizeof(*(src)))
+
 /* ---- util/error.c ------------------------------------------------------- */
 
 /* Bytes of an explanation, its NUL included. */

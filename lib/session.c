@@ -38,10 +38,9 @@ static int target_new(const struct rbi_mem_ops *ops, void *be,
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	t->ops = ops;
 	t->be = be;
-	if ((opts && opts->size >= offsetof(struct rbi_open_opts, sysroot) + sizeof(opts->sysroot) &&
+	if ((opts && RBI_HAS_FIELD(opts, sysroot) &&
 	     opts->sysroot && !(t->sysroot = strdup(opts->sysroot))) ||
-	    (opts && opts->size >= offsetof(struct rbi_open_opts, ruby_version) +
-	     sizeof(opts->ruby_version) && opts->ruby_version &&
+	    (opts && RBI_HAS_FIELD(opts, ruby_version) && opts->ruby_version &&
 	     !(t->ruby_version = strdup(opts->ruby_version)))) {
 		target_free(t);
 		return rbi_fail(RBI_NOMEM, "out of memory");
@@ -57,8 +56,7 @@ RBI_EXPORT int rbi_target_open_ops(const struct rbi_mem_ops *ops, void *be,
 	if (!ops || !out || ops->version < 1 || !ops->read || !ops->region)
 		return rbi_fail(RBI_INVAL, "memory backend lacks required members");
 	int rc = target_new(ops, be, opts, out);
-	if (rc == RBI_OK && opts &&
-	    opts->size >= offsetof(struct rbi_open_opts, pid) + sizeof(opts->pid))
+	if (rc == RBI_OK && opts && RBI_HAS_FIELD(opts, pid))
 		(*out)->pid = opts->pid;
 	return rc;
 }

@@ -1116,11 +1116,11 @@ static int copy_opts(struct core *c, const struct rbi_open_opts *opts)
 {
 	if (!opts)
 		return RBI_OK;
-	if (opts->size >= offsetof(struct rbi_open_opts, sysroot) + sizeof(opts->sysroot) &&
+	if (RBI_HAS_FIELD(opts, sysroot) &&
 	    opts->sysroot && opts->sysroot[0] &&
 	    !(c->sysroot = strdup(opts->sysroot)))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	if (opts->size >= offsetof(struct rbi_open_opts, exe) + sizeof(opts->exe) &&
+	if (RBI_HAS_FIELD(opts, exe) &&
 	    opts->exe && opts->exe[0] && !(c->exe = strdup(opts->exe)))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	return RBI_OK;

@@ -67,8 +67,7 @@ int rbi_render_speedscope(rbi_profile *p, const struct rbi_profile_view *v, FILE
 	const char *cmd = rbi_profile_meta(p, "command");
 	int rc;
 
-	if (v)
-		view = *v;
+	RBI_COPY_IN(&view, v);
 	view.flags &= ~RBI_VIEW_THREADS;
 	rc = rbi_profile_foreach_sample(p, &view, collect, &c);
 	if (rc >= 0)

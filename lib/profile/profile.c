@@ -549,6 +549,18 @@ static int view_stack(rbi_profile *p, const struct rbi_profile_view *v, bool pro
 	return RBI_OK;
 }
 
+/* The caller's view V as far as its size reaches (the rest: defaults, 0),
+   in *BUF; NULL for none. */
+static const struct rbi_profile_view *view_in(const struct rbi_profile_view *v,
+					      struct rbi_profile_view *buf)
+{
+	if (!v)
+		return NULL;
+	*buf = (struct rbi_profile_view){ 0 };
+	RBI_COPY_IN(buf, v);
+	return buf;
+}
+
 static void view_range(const rbi_profile *p, const struct rbi_profile_view *v,
 		       size_t *first, size_t *end)
 {
@@ -564,9 +576,11 @@ int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *v,
 			       rbi_profile_sample_fn fn, void *arg)
 {
 	bool processes = rbi_profile_nprocesses(p) > 1;
+	struct rbi_profile_view vbuf;
 	size_t first, end, n;
 	int rc;
 
+	v = view_in(v, &vbuf);
 	view_range(p, v, &first, &end);
 	for (size_t i = first; i < end; i++) {
 		const struct rbi_profile_sample *s = &p->samples[i];
@@ -589,7 +603,8 @@ struct stack_sum {
 RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profile_view *v,
 					 rbi_stack_fn fn, void *arg)
 {
-	uint32_t flags = v ? v->flags : 0;
+	struct rbi_profile_view vbuf;
+	uint32_t flags;
 	bool processes;
 	struct rbi_map idx = { 0 };     /* the stack's key -> index in SUMS */
 	struct stack_sum *sums = NULL;
@@ -599,6 +614,8 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 
 	if (!p || !fn)
 		return rbi_fail(RBI_INVAL, "no profile or callback");
+	v = view_in(v, &vbuf);
+	flags = v ? v->flags : 0;
 	processes = rbi_profile_nprocesses(p) > 1;
 	view_range(p, v, &first, &end);
 	/* Count samples by what makes their view stack: node, thread (when

@@ -529,8 +529,10 @@ static bool tend(struct rec *r, uint64_t now, bool *any_sampling)
 	return any_alive;
 }
 
-RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *o)
+RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts)
 {
+	struct rbi_record_opts oc = { 0 };      /* OPTS as far as its size reaches */
+	const struct rbi_record_opts *o = &oc;
 	struct rec r = { .p = p, .o = o };
 	uint64_t period, start = 0, due, next_scan = 0, next_progress, stop_at = 0, late = 0;
 	uint64_t progress_every, next_exec_check = 0;
@@ -541,15 +543,14 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 	int rc = RBI_OK;
 	rbi_target *t;
 
-	if (!p || !o || o->size < sizeof(*o) || pid <= 0)
+	if (!p || !opts || pid <= 0)
 		return rbi_fail(RBI_INVAL, "no profile, options or process");
+	RBI_COPY_IN(&oc, opts);
 	rate = o->rate > 0 ? o->rate : DEFAULT_RATE;
 	if (rate > 1e6)
 		return rbi_fail(RBI_INVAL, "rate %g is above 1 MHz", rate);
-	if (o->open)
-		r.open = *o->open;
-	else
-		r.open.size = sizeof(r.open);
+	r.open.size = sizeof(r.open);
+	RBI_COPY_IN(&r.open, o->open);
 	period = (uint64_t)(1e9 / rate);
 	r.rng = rbi_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	pthread_mutex_init(&r.mu, NULL);

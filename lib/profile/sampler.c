@@ -282,10 +282,7 @@ RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opt
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	s->t = t;
 	s->pid = rbi_target_pid(t);
-	if (opts && opts->size >= offsetof(struct rbi_sampler_opts, max_frames) + sizeof(size_t))
-		s->opts = *opts;
-	else if (opts && opts->size >= offsetof(struct rbi_sampler_opts, flags) + 4)
-		s->opts.flags = opts->flags;
+	RBI_COPY_IN(&s->opts, opts);    /* defaults: 0 */
 	s->same_pidns = rbi_proc_same_pidns(s->pid);
 	s->last_ns = rbi_now_ns();
 	if (((s->opts.flags & RBI_SAMPLER_CPU) && (rc = schedstat_check(s->pid))) ||

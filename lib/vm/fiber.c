@@ -424,9 +424,8 @@ RBI_EXPORT int rbi_fiber_foreach(rbi_target *t, size_t max_fibers, rbi_fiber_fn 
 		st.delivered++;
 		rc = fn(&s.v[i], arg);
 	}
-	if (stats && stats->size >= sizeof(stats->size))
-		memcpy((char *)stats + sizeof(st.size), (char *)&st + sizeof(st.size),
-		       (stats->size < sizeof(st) ? stats->size : sizeof(st)) - sizeof(st.size));
+	if (stats)
+		RBI_COPY_OUT(stats, &st);
 	free_search(&s);
 	return rc;
 }

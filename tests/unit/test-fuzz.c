@@ -219,7 +219,7 @@ static void exercise(rbi_target *t, struct liar *l)
 	if (l)
 		l->on = true;
 	rbi_thread_foreach(t, on_thread, &w);
-	struct rbi_fiber_stats fs;
+	struct rbi_fiber_stats fs = { .size = sizeof(fs) };
 	rbi_fiber_foreach(t, 64, on_fiber, &w, &fs);
 	if (rbi_heap_iter_init(t, 0, &it) != RBI_OK)
 		return;
