@@ -11,6 +11,23 @@
  *  - The library never prints, never exits and never writes to the target.
  *  - Pointers returned by rbi_target_* getters are borrowed: valid until
  *    rbi_target_close() unless said otherwise.
+ *  - Structs and sizes (the ABI rule).  A struct whose first member is
+ *    `uint32_t size` is versioned by it: the caller sets it to sizeof(the
+ *    struct) as its header has it (rbi_open_opts, rbi_sampler_opts,
+ *    rbi_profile_view, rbi_record_opts, rbi_fiber_stats).  New members are
+ *    only ever appended past the previous sizeof.  The library is tolerant
+ *    both ways: from a program built against an older header (a smaller
+ *    size) it reads only the members that size holds, and the members past
+ *    it take their defaults (0, NULL, as documented for each); a newer
+ *    program's larger size is accepted, the members this library does not
+ *    know ignored.  An output struct with a size member is written only as
+ *    far as its size reaches.  The same holds for a sized struct nested in
+ *    another (rbi_record_opts.open).
+ *    Structs without a size member that the caller allocates for the
+ *    library to fill (rbi_value, rbi_native_info, rbi_sample_stats,
+ *    rbi_heap_stats, rbi_heap_class), and the arrays of structs the library
+ *    hands out, are frozen: their members never change, and anything new
+ *    comes as a getter function.
  */
 #ifndef RUBY_INTROSPECT_H
 #define RUBY_INTROSPECT_H
@@ -624,7 +641,8 @@ struct rbi_mixed_frame {
 
 typedef int (*rbi_mixed_fn)(const struct rbi_mixed_frame *f, void *arg);
 
-/* How a mixed stack was read. */
+/* How a mixed stack was read.
+   Frozen ("Structs and sizes" above): anything new comes as a getter. */
 struct rbi_native_info {
 	const char *unmerged;   /* NULL: merged; else why the two stacks are
 				   listed one after the other (static until
@@ -673,7 +691,8 @@ const char *rbi_value_kind_name(rbi_value_kind kind);
 
 /* One decoded VALUE.  Strings are raw target bytes (untrusted: escape
    before printing), NUL-terminated, and borrowed: see the function that
-   filled the struct for how long they live. */
+   filled the struct for how long they live.
+   Frozen ("Structs and sizes" above): anything new comes as a getter. */
 struct rbi_value {
 	rbi_value_kind kind;
 	uint64_t raw;           /* the VALUE as the target holds it */
@@ -854,7 +873,8 @@ struct rbi_sample {
 typedef int (*rbi_sample_fn)(const struct rbi_sample *s, void *arg);
 
 /* Sampling-quality figures.  A sampler counts the first group; a recording
-   (rbi_profile_record) adds LATE and sums its samplers. */
+   (rbi_profile_record) adds LATE and sums its samplers.
+   Frozen ("Structs and sizes" above): anything new comes as a getter. */
 struct rbi_sample_stats {
 	uint64_t samples;       /* rbi_sampler_sample calls (ticks) */
 	uint64_t stacks;        /* thread stacks delivered */
@@ -1126,7 +1146,8 @@ struct rbi_heap_size {
 	uint64_t free;          /* of which free */
 };
 
-/* What a walk saw so far (rbi_heap_iter_stats). */
+/* What a walk saw so far (rbi_heap_iter_stats).
+   Frozen ("Structs and sizes" above): anything new comes as a getter. */
 struct rbi_heap_stats {
 	uint64_t pages;         /* heap pages listed when the walk started */
 	uint64_t pages_done;    /* pages walked (read or skipped) so far */
@@ -1198,7 +1219,8 @@ void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *out);
 int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			  uint64_t *klass);
 
-/* The live objects of one class (rbi_heap_iter_classes). */
+/* The live objects of one class (rbi_heap_iter_classes).
+   Frozen ("Structs and sizes" above): anything new comes as a getter. */
 struct rbi_heap_class {
 	uint64_t klass;         /* the class, as rbi_heap_object_class says
 				   (0 in the internal and unknown rows) */
