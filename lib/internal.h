@@ -178,6 +178,19 @@ bool rbi_proc_same_pidns(pid_t pid);
    /proc/PID/task names it), or 0. */
 int32_t rbi_proc_ns_tid(pid_t pid, long host);
 
+/* The tasks (threads) of a process as /proc/PID/task lists them: the one
+   place that reads that folder.  Open, take tids until 0, close. */
+struct rbi_proc_tasks {
+	void *dir;              /* DIR * */
+};
+/* 0, or -errno (-ENOENT: no such process); IT is then closed already. */
+int rbi_proc_tasks_open(struct rbi_proc_tasks *it, int pid);
+/* The next task's id, or 0 when there are no more (entries that are not
+   task ids are skipped). */
+int rbi_proc_tasks_next(struct rbi_proc_tasks *it);
+/* NULL-safe and idempotent. */
+void rbi_proc_tasks_close(struct rbi_proc_tasks *it);
+
 /* ---- util/open.c: files a core or a process names ----------------------- */
 
 /* Open PATH for reading if it is a regular file (nothing else is opened at

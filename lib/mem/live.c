@@ -6,7 +6,6 @@
  * RBI_NO_PROCESS_VM_READV=1 so the fallback stays tested.  Both need the
  * same permission: ptrace access to the target. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -304,27 +303,20 @@ static int live_region(void *be, size_t index, struct rbi_region *out)
 
 static int tids_load(struct live *l)
 {
-	DIR *d;
-	struct dirent *e;
+	struct rbi_proc_tasks d;
 	size_t cap = 0;
+	int tid, rc;
 
-	snprintf(l->path, sizeof(l->path), "/proc/%d/task", (int)l->pid);
-	d = opendir(l->path);
-	if (!d)
-		return fail_errno(l->pid, errno, "listing the threads of");
-	while ((e = readdir(d)) && l->ntids < LIVE_THREADS_MAX) {
-		char *end;
-		long tid = strtol(e->d_name, &end, 10);
-
-		if (*end || tid <= 0)
-			continue;
+	if ((rc = rbi_proc_tasks_open(&d, (int)l->pid)))
+		return fail_errno(l->pid, -rc, "listing the threads of");
+	while (l->ntids < LIVE_THREADS_MAX && (tid = rbi_proc_tasks_next(&d))) {
 		if (!RBI_GROW(l->tids, cap, l->ntids + 1, 16)) {
-			closedir(d);
+			rbi_proc_tasks_close(&d);
 			return rbi_fail(RBI_NOMEM, "out of memory");
 		}
 		l->tids[l->ntids++] = (pid_t)tid;
 	}
-	closedir(d);
+	rbi_proc_tasks_close(&d);
 	l->tids_loaded = true;
 	return RBI_OK;
 }

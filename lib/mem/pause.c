@@ -7,7 +7,6 @@
  * would leave it stopped for good.  A process that is stopped already
  * (job control, a debugger) is left as it is. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -17,20 +16,15 @@
 /* Is every task of PID stopped?  -1 if the process is gone. */
 static int all_stopped(pid_t pid)
 {
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-	int stopped = 1, seen = 0;
+	struct rbi_proc_tasks d;
+	int stopped = 1, seen = 0, tid;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(d = opendir(path)))
+	if (rbi_proc_tasks_open(&d, (int)pid))
 		return -1;
-	while ((e = readdir(d)) && seen < TASKS_MAX) {
-		char stat[320], state;
+	while (seen < TASKS_MAX && (tid = rbi_proc_tasks_next(&d))) {
+		char stat[64], state;
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(stat, sizeof(stat), "/proc/%d/task/%s/stat", (int)pid, e->d_name);
+		snprintf(stat, sizeof(stat), "/proc/%d/task/%d/stat", (int)pid, tid);
 		if (rbi_proc_stat(stat, &state, NULL))
 			continue;       /* the thread exited */
 		seen++;
@@ -42,7 +36,7 @@ static int all_stopped(pid_t pid)
 			stopped = 0;
 		}
 	}
-	closedir(d);
+	rbi_proc_tasks_close(&d);
 	return seen ? stopped : -1;
 }
 

@@ -11,7 +11,6 @@
  * are forgotten.  The requests must all come from the one thread that
  * attached (ptrace's rule). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -76,23 +75,16 @@ static int seize(struct rbi_pause *p, pid_t tid)
 /* Attach tasks not attached yet; forget those that are gone. */
 static int list_tasks(struct rbi_pause *p)
 {
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-	int rc = RBI_OK;
+	struct rbi_proc_tasks dir;
+	int rc = RBI_OK, tid;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
-	if (!(dir = opendir(path)))
+	if (rbi_proc_tasks_open(&dir, (int)p->pid))
 		return rbi_fail(RBI_GONE, "process %d has exited", (int)p->pid);
 	for (size_t i = 0; i < p->n; i++)
 		p->t[i].seen = false;
-	while (!rc && (d = readdir(dir))) {
-		char *end;
-		long tid = strtol(d->d_name, &end, 10);
+	while (!rc && (tid = rbi_proc_tasks_next(&dir))) {
 		size_t i;
 
-		if (*end || tid <= 0)
-			continue;
 		for (i = 0; i < p->n && p->t[i].tid != tid; i++)
 			;
 		if (i < p->n)
@@ -100,7 +92,7 @@ static int list_tasks(struct rbi_pause *p)
 		else if (p->n < TASKS_MAX)
 			rc = seize(p, (pid_t)tid);
 	}
-	closedir(dir);
+	rbi_proc_tasks_close(&dir);
 	for (size_t i = 0; i < p->n;)
 		if (!p->t[i].seen)
 			p->t[i] = p->t[--p->n];

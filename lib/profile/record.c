@@ -355,21 +355,18 @@ static bool proc_due(struct proc *p, uint64_t now)
 /* Children of PID from /proc/PID/task/ * /children; false if unsupported. */
 static bool children_of(pid_t pid, pid_t *out, size_t *n, size_t max)
 {
-	char path[320];
-	struct dirent *d;
+	char path[64];
+	struct rbi_proc_tasks dir;
 	bool any = false;
-	DIR *dir;
+	int tid;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dir = opendir(path)))
+	if (rbi_proc_tasks_open(&dir, (int)pid))
 		return true;    /* gone: no children, not unsupported */
-	while ((d = readdir(dir)) && *n < max) {
+	while (*n < max && (tid = rbi_proc_tasks_next(&dir))) {
 		FILE *f;
 		long c;
 
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, d->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, tid);
 		if (!(f = fopen(path, "re")))
 			continue;
 		any = true;
@@ -377,7 +374,7 @@ static bool children_of(pid_t pid, pid_t *out, size_t *n, size_t max)
 			out[(*n)++] = (pid_t)c;
 		fclose(f);
 	}
-	closedir(dir);
+	rbi_proc_tasks_close(&dir);
 	return any;
 }
 

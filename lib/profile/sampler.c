@@ -25,7 +25,6 @@
  * slept gets its CPU time in Kernel#sleep's caller): sampling's usual
  * approximation.  A thread's first tick only sets where its count starts. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -157,25 +156,23 @@ static void tasks_update(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_
 	}
 	if (missing) {
 		/* Map the target's tids to ours through every task's NSpid. */
-		char path[64];
-		struct dirent *d;
-		DIR *dir;
+		struct rbi_proc_tasks dir;
 
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
-		if ((dir = opendir(path))) {
-			while ((d = readdir(dir))) {
-				long host = strtol(d->d_name, NULL, 10);
+		if (!rbi_proc_tasks_open(&dir, (int)s->pid)) {
+			long host;
+
+			while ((host = rbi_proc_tasks_next(&dir))) {
 				int32_t tid;
 				struct ostask *t;
 
-				if (host <= 0 || !(tid = rbi_proc_ns_tid(s->pid, host)))
+				if (!(tid = rbi_proc_ns_tid(s->pid, host)))
 					continue;
 				for (size_t i = 0; i < n; i++)
 					if (th[i].tid == tid && !task_find(s, tid) &&
 					    (t = task_add(s, tid, (int32_t)host)))
 						t->seen = true;
 			}
-			closedir(dir);
+			rbi_proc_tasks_close(&dir);
 		}
 	}
 	for (size_t i = 0; i < s->ntasks;) {

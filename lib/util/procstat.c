@@ -1,7 +1,8 @@
 /* procstat.c: the state and parent of a process or task, and which
- * program it runs, from its /proc stat line ("pid (comm) S ppid ..."), and
- * how a task in another pid namespace (a container) is numbered there and
- * here (NSpid). */
+ * program it runs, from its /proc stat line ("pid (comm) S ppid ..."); the
+ * tasks of a process (/proc/PID/task); how a task in another pid namespace
+ * (a container) is numbered there and here (NSpid). */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -104,4 +105,35 @@ int32_t rbi_proc_ns_tid(pid_t pid, long host)
 	}
 	fclose(f);
 	return tid;
+}
+
+int rbi_proc_tasks_open(struct rbi_proc_tasks *it, int pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	it->dir = opendir(path);
+	return it->dir ? 0 : -errno;
+}
+
+int rbi_proc_tasks_next(struct rbi_proc_tasks *it)
+{
+	struct dirent *e;
+
+	while (it->dir && (e = readdir(it->dir))) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+
+		if (!*end && tid > 0 && tid <= INT32_MAX)
+			return (int)tid;
+	}
+	return 0;
+}
+
+void rbi_proc_tasks_close(struct rbi_proc_tasks *it)
+{
+	if (it && it->dir) {
+		closedir(it->dir);
+		it->dir = NULL;
+	}
 }
