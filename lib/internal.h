@@ -89,6 +89,23 @@ static inline bool rbi_grow(void *arrp, size_t *cap, size_t need, size_t size, s
 /* The same for a typed array ARR (a pointer lvalue). */
 #define RBI_GROW(arr, cap, need, first) rbi_grow(&(arr), &(cap), (need), sizeof(*(arr)), (first))
 
+/* rbi_grow, with the elements it adds zeroed (for arrays indexed by id). */
+static inline bool rbi_grow_zero(void *arrp, size_t *cap, size_t need, size_t size, size_t first)
+{
+	size_t old = *cap;
+	char *v;
+
+	if (!rbi_grow(arrp, cap, need, size, first))
+		return false;
+	if (*cap > old) {
+		memcpy(&v, arrp, sizeof(v));
+		memset(v + old * size, 0, (*cap - old) * size);
+	}
+	return true;
+}
+#define RBI_GROW_ZERO(arr, cap, need, first) \
+	rbi_grow_zero(&(arr), &(cap), (need), sizeof(*(arr)), (first))
+
 /* ---- the ABI rule for structs with a size member ------------------------ */
 
 /* A public struct whose first member is `uint32_t size` (set by the

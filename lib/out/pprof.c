@@ -43,18 +43,9 @@ static void pb_raw(struct pb *p, const void *d, size_t len)
 {
 	if (p->oom)
 		return;
-	if (p->n + len > p->cap) {
-		size_t cap = p->cap ? p->cap : 256;
-		uint8_t *b;
-
-		while (cap < p->n + len)
-			cap *= 2;
-		if (!(b = realloc(p->b, cap))) {
-			p->oom = true;
-			return;
-		}
-		p->b = b;
-		p->cap = cap;
+	if (!RBI_GROW(p->b, p->cap, p->n + len, 256)) {
+		p->oom = true;
+		return;
 	}
 	memcpy(p->b + p->n, d, len);
 	p->n += len;
@@ -179,19 +170,9 @@ static int add_sample(const struct rbi_sample_frame *const *frames, size_t n,
 		uint32_t id = frames[i]->id;
 
 		pb_varint(&c->packed, id + 1ull);
-		if (id >= c->loc_cap) {
-			size_t cap = c->loc_cap ? c->loc_cap : 256;
-			bool *u;
-
-			while (cap <= id)
-				cap *= 2;
-			if (!(u = realloc(c->loc_used, cap * sizeof(*u)))) {
-				c->oom = true;
-				return 1;
-			}
-			memset(u + c->loc_cap, 0, (cap - c->loc_cap) * sizeof(*u));
-			c->loc_used = u;
-			c->loc_cap = cap;
+		if (!RBI_GROW_ZERO(c->loc_used, c->loc_cap, id + 1, 256)) {
+			c->oom = true;
+			return 1;
 		}
 		c->loc_used[id] = true;
 	}

@@ -77,18 +77,8 @@ char *rbi_render_frame_name(const struct rbi_sample_frame *f)
 
 const char *rbi_names_get(struct rbi_names *names, const struct rbi_sample_frame *f)
 {
-	if (f->id >= names->n) {
-		size_t n = names->n ? names->n : 64;
-		char **v;
-
-		while (n <= f->id)
-			n *= 2;
-		if (!(v = realloc(names->v, n * sizeof(*v))))
-			return NULL;
-		memset(v + names->n, 0, (n - names->n) * sizeof(*v));
-		names->v = v;
-		names->n = n;
-	}
+	if (!RBI_GROW_ZERO(names->v, names->n, (size_t)f->id + 1, 64))
+		return NULL;
 	if (!names->v[f->id])
 		names->v[f->id] = rbi_render_frame_name(f);
 	return names->v[f->id];
@@ -116,18 +106,8 @@ long rbi_functions_get(struct rbi_functions *fs, const struct rbi_sample_frame *
 			return -1;
 		fs->v[fs->n++] = f;
 	}
-	if (f->id >= fs->by_frame_cap) {
-		size_t n = fs->by_frame_cap ? fs->by_frame_cap : 64;
-		uint32_t *b;
-
-		while (n <= f->id)
-			n *= 2;
-		if (!(b = realloc(fs->by_frame, n * sizeof(*b))))
-			return -1;
-		memset(b + fs->by_frame_cap, 0, (n - fs->by_frame_cap) * sizeof(*b));
-		fs->by_frame = b;
-		fs->by_frame_cap = n;
-	}
+	if (!RBI_GROW_ZERO(fs->by_frame, fs->by_frame_cap, (size_t)f->id + 1, 64))
+		return -1;
 	fs->by_frame[f->id] = (uint32_t)v + 1;
 	return (long)v;
 }

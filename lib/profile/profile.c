@@ -82,21 +82,6 @@ struct rbi_profile {
 	size_t vframes_cap;
 };
 
-static void *grow_array(void *v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *nv;
-
-	if (need <= *cap)
-		return v;
-	while (c < need)
-		c *= 2;
-	if (!(nv = realloc(v, c * size)))
-		return NULL;
-	*cap = c;
-	return nv;
-}
-
 RBI_EXPORT int rbi_profile_new(rbi_profile **out)
 {
 	rbi_profile *p;
@@ -104,7 +89,7 @@ RBI_EXPORT int rbi_profile_new(rbi_profile **out)
 	if (!out)
 		return rbi_fail(RBI_INVAL, "no profile");
 	if (!(p = calloc(1, sizeof(*p))) ||
-	    !(p->nodes = grow_array(NULL, &p->nodes_cap, 1, sizeof(*p->nodes)))) {
+	    !RBI_GROW(p->nodes, p->nodes_cap, 1, 64)) {
 		free(p);
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
@@ -281,7 +266,7 @@ static int node_child(rbi_profile *p, uint32_t parent, uint32_t frame, uint32_t 
 	}
 	if (p->nnodes >= UINT32_MAX - 1)
 		return rbi_fail(RBI_NOMEM, "profile too large");
-	if (!(p->nodes = grow_array(p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(*p->nodes))))
+	if (!RBI_GROW(p->nodes, p->nodes_cap, p->nnodes + 1, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if ((rc = rbi_map_put(&p->node_idx, (uint64_t)parent + 1, (uint64_t)frame + 1, 1,
 			      p->nnodes)))
@@ -307,8 +292,7 @@ static int thread_id(rbi_profile *p, pid_t pid, uint64_t thread, int32_t tid,
 		*out = (uint32_t)v;
 		return RBI_OK;
 	}
-	if (!(p->threads = grow_array(p->threads, &p->threads_cap, p->nthreads + 1,
-				      sizeof(*p->threads))))
+	if (!RBI_GROW(p->threads, p->threads_cap, p->nthreads + 1, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	th = &p->threads[p->nthreads];
 	*th = (struct rbi_profile_thread){
@@ -339,8 +323,7 @@ static int fiber_id(rbi_profile *p, uint32_t thread, uint64_t fiber, bool root, 
 	}
 	if (p->nfibers >= RBI_PROFILE_NO_FIBER)
 		return rbi_fail(RBI_NOMEM, "profile too large");
-	if (!(p->fibers = grow_array(p->fibers, &p->fibers_cap, p->nfibers + 1,
-				     sizeof(*p->fibers))))
+	if (!RBI_GROW(p->fibers, p->fibers_cap, p->nfibers + 1, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if ((rc = rbi_map_put(&p->fiber_idx, (uint64_t)thread + 1, fiber, 1, p->nfibers)))
 		return rc;
@@ -352,8 +335,7 @@ static int fiber_id(rbi_profile *p, uint32_t thread, uint64_t fiber, bool root, 
 static int push_sample(rbi_profile *p, uint64_t time_ns, uint32_t node, uint32_t thread,
 		       uint32_t fiber, unsigned state, bool gc, uint64_t weight_ns)
 {
-	if (!(p->samples = grow_array(p->samples, &p->samples_cap, p->nsamples + 1,
-				      sizeof(*p->samples))))
+	if (!RBI_GROW(p->samples, p->samples_cap, p->nsamples + 1, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	p->samples[p->nsamples++] = (struct rbi_profile_sample){
 		.time_ns = time_ns, .node = node, .thread = thread, .fiber = fiber,
@@ -486,7 +468,7 @@ static int line_less_node(rbi_profile *p, uint32_t node, uint32_t *out)
 
 	/* Up to the first node already known (or the root)... */
 	while (n && !rbi_map_get(&p->view_frames, n + 1ull, 0, 2, &v)) {
-		if (!(p->path = grow_array(p->path, &p->path_cap, depth + 1, sizeof(*p->path))))
+		if (!RBI_GROW(p->path, p->path_cap, depth + 1, 64))
 			return rbi_fail(RBI_NOMEM, "out of memory");
 		p->path[depth++] = n;
 		n = p->nodes[n].parent;
@@ -518,11 +500,11 @@ static int view_stack(rbi_profile *p, const struct rbi_profile_view *v, bool pro
 	char buf[64];
 
 	for (uint32_t node = s->node; node && depth < DEPTH_MAX; node = p->nodes[node].parent) {
-		if (!(p->path = grow_array(p->path, &p->path_cap, depth + 1, sizeof(*p->path))))
+		if (!RBI_GROW(p->path, p->path_cap, depth + 1, 64))
 			return rbi_fail(RBI_NOMEM, "out of memory");
 		p->path[depth++] = p->nodes[node].frame;
 	}
-	if (!(p->vframes = grow_array(p->vframes, &p->vframes_cap, depth + 4, sizeof(*p->vframes))))
+	if (!RBI_GROW(p->vframes, p->vframes_cap, depth + 4, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if (processes) {
 		snprintf(buf, sizeof(buf), "process %d", (int)th->pid);
