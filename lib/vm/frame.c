@@ -475,7 +475,8 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 		bool hit;
 
 		get_cfp(w, i, &c);
-		if (c.iseq && !c.pc)
+		if (c.iseq && rbi_vm_frame_shown(c.iseq, c.pc, RBI_FRAME_TYPE_UNKNOWN) ==
+			      RBI_VM_SHOWN_NONE)
 			continue;       /* IFUNC, dummy and finished frames */
 		if ((rc = read_env(w, i, &flags, &me_cref)))
 			return rc;
@@ -504,9 +505,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 				f.line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
 				goto emit;
 			}
-			skip_next = w->vm->k.label_skips_rescue_caller &&
-				    (m->is.type == RBI_ISEQ_RESCUE ||
-				     m->is.type == RBI_ISEQ_ENSURE);
+			skip_next = rbi_vm_frame_hides_caller(w->vm, &m->is);
 			if (skip)
 				continue;
 			f.kind = RBI_FRAME_RUBY;
@@ -517,7 +516,7 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			f.path_cut = m->path_cut;
 			f.line_error = m->line_bad[0] ? m->line_bad : NULL;
 		} else {
-			if (f.type != RBI_FRAME_TYPE_CFUNC)
+			if (rbi_vm_frame_shown(c.iseq, c.pc, f.type) == RBI_VM_SHOWN_NONE)
 				continue;       /* not a frame Ruby reports */
 			/* The caller first: finding it may reuse memo slots. */
 			if ((rc = cfunc_caller(w, i)))
@@ -739,6 +738,19 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 rbi_frame_type rbi_vm_frame_type(uint64_t ep_flags)
 {
 	return frame_type(ep_flags);
+}
+
+rbi_vm_shown rbi_vm_frame_shown(uint64_t iseq, uint64_t pc, rbi_frame_type type)
+{
+	if (iseq)
+		return pc ? RBI_VM_SHOWN_RUBY : RBI_VM_SHOWN_NONE;
+	return type == RBI_FRAME_TYPE_CFUNC ? RBI_VM_SHOWN_CFUNC : RBI_VM_SHOWN_NONE;
+}
+
+bool rbi_vm_frame_hides_caller(const struct rbi_vm *vm, const struct rbi_iseq *is)
+{
+	return vm->k.label_skips_rescue_caller &&
+	       (is->type == RBI_ISEQ_RESCUE || is->type == RBI_ISEQ_ENSURE);
 }
 
 bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,

@@ -721,8 +721,7 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 				info->is.first_lineno);
 	if (!f)
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	*out = (uintptr_t)f | (info->is.type == RBI_ISEQ_RESCUE ||
-			       info->is.type == RBI_ISEQ_ENSURE);
+	*out = (uintptr_t)f | rbi_vm_frame_hides_caller(s->vm, &info->is);
 	return rbi_map_put(&s->frames, iseq, pc, cme, *out);
 }
 
@@ -805,7 +804,8 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 		uint64_t ep = rbi_get_u64(c, l->cfp_ep), env[3], cme, v = 0;
 		rbi_frame_type type;
 
-		if (iseq && !pc)
+		if (iseq && rbi_vm_frame_shown(iseq, pc, RBI_FRAME_TYPE_UNKNOWN) ==
+			    RBI_VM_SHOWN_NONE)
 			continue;       /* IFUNC, dummy and finished frames */
 		if (th->env_moved[i]) {
 			if (!settle_env(s, th, ep, iseq, env, &type, &cme))
@@ -819,7 +819,7 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 			if (type == RBI_FRAME_TYPE_UNKNOWN)     /* being written */
 				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " has no "
 						"frame magic", th->cfps_at + i * l->cfp_size);
-			if (!iseq && type != RBI_FRAME_TYPE_CFUNC)
+			if (rbi_vm_frame_shown(iseq, pc, type) == RBI_VM_SHOWN_NONE)
 				continue;
 			if ((rc = frame_cme(s, th, ep, env, &cme)))
 				return rc;
@@ -838,7 +838,7 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 			if (!rbi_map_get(&s->frames, iseq, pc, cme, &v) &&
 			    (rc = resolve_ruby(s, iseq, pc, jit_return, cme, &v)))
 				return rc;
-			skip_next = s->vm->k.label_skips_rescue_caller && (v & 1);
+			skip_next = v & 1;      /* rbi_vm_frame_hides_caller */
 			if (skip)
 				continue;
 		} else if (!rbi_map_get(&s->frames, 1, cme, 0, &v) &&

@@ -87,6 +87,23 @@ uint64_t rbi_vm_sampler_rescans(const struct rbi_vm_sampler *s);
 /* ---- frame.c: one frame's names without a walk -------------------------- */
 
 rbi_frame_type rbi_vm_frame_type(uint64_t ep_flags);
+/* What a backtrace shows for a control frame, the one classification the
+   walker (frame.c) and the sampler (sample.c) both use. */
+typedef enum {
+	RBI_VM_SHOWN_NONE,      /* nothing */
+	RBI_VM_SHOWN_RUBY,      /* a Ruby frame (its iseq may still be a
+				   builtin shown as a C method) */
+	RBI_VM_SHOWN_CFUNC,     /* a C method's frame */
+} rbi_vm_shown;
+/* For the frame with ISEQ and PC whose environment flags have TYPE:
+   frames with an iseq but no pc (IFUNC, dummy and finished frames) are
+   never shown, whatever their type, so TYPE may be
+   RBI_FRAME_TYPE_UNKNOWN (environment not read yet) when ISEQ && !PC is
+   all that is asked; without an iseq only a C method's frame is. */
+rbi_vm_shown rbi_vm_frame_shown(uint64_t iseq, uint64_t pc, rbi_frame_type type);
+/* Whether the Ruby frame running IS hides the frame that called it
+   (Ruby 3.4 on: a rescue or ensure clause's caller is left out). */
+bool rbi_vm_frame_hides_caller(const struct rbi_vm *vm, const struct rbi_iseq *is);
 /* Is the control frame read as AFTER (layout L's bytes) the one read as
    BEFORE, still there: the same code for the same receiver?  Its pc and
    ep may differ (the same method pushed again from another call site).  A
