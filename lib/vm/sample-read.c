@@ -1,0 +1,309 @@
+/* sample-read.c: the sampler's reads B and C of each wanted thread (see
+ * sample.c) and the tear check between them: which frames and values to
+ * read, whether the stack held still while they were read (steady), and
+ * the retries of torn stacks before they are decoded. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vm/sample-priv.h"
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	if (*cap >= need)
+		return RBI_OK;
+	uint8_t *b = realloc(*buf, need);
+	if (!b)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	*buf = b;
+	*cap = need;
+	return RBI_OK;
+}
+
+/* Stage B for TH: its frame range (or a final RC without frames). */
+static int plan_frames(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th,
+		       size_t max_frames, bool *done)
+{
+	const struct rbi_layout *l = s->l;
+	uint64_t end, last, n;
+	int rc;
+
+	*done = true;
+	th->nframes = th->ncfps = 0;
+	th->truncated = false;
+	th->rc = RBI_OK;
+	/* Ruby has no backtrace for a killed thread; a thread without
+	   vm_stack or cfp is starting or finishing. */
+	if (th->status == RBI_THREAD_KILLED || !th->ec || !th->vm_stack || !th->cfp)
+		return RBI_OK;
+	if ((th->vm_stack & 7) || !th->vm_stack_size || th->vm_stack_size > VM_STACK_MAX ||
+	    th->vm_stack + th->vm_stack_size * 8 < th->vm_stack) {
+		th->rc = rbi_fail(RBI_CORRUPT, "execution context 0x%" PRIx64 " has a "
+				  "VM stack of %" PRIu64 " values", th->ec, th->vm_stack_size);
+		return RBI_OK;
+	}
+	end = th->vm_stack + th->vm_stack_size * 8;
+	last = end - l->cfp_size;
+	if (th->cfp < th->vm_stack || th->cfp > end || (end - th->cfp) % l->cfp_size) {
+		th->rc = rbi_fail(RBI_CORRUPT, "control frame 0x%" PRIx64 " is not in "
+				  "its VM stack", th->cfp);
+		return RBI_OK;
+	}
+	if (th->cfp >= last)
+		return RBI_OK;
+	n = (last - th->cfp) / l->cfp_size;
+	if (max_frames && n > max_frames) {
+		n = max_frames;
+		th->truncated = true;
+	}
+	th->ext = th->truncated ? 0 : th->ext_hint ? th->ext_hint : EXT_MIN;
+	if (th->ext > (th->cfp - th->vm_stack) / l->cfp_size)
+		th->ext = (th->cfp - th->vm_stack) / l->cfp_size;
+	n += th->ext;
+	if ((rc = grow(&th->cfps, &th->cfps_cap, n * l->cfp_size)))
+		return rc;
+	th->ncfps = n;
+	th->cfps_at = th->cfp - th->ext * l->cfp_size;
+	*done = false;
+	return iov_add(s, th->cfps_at, th->cfps, n * l->cfp_size);
+}
+
+/* Stage C for TH: the values its frames' environments are in, escaped
+   environments, and the second look. */
+static int plan_values(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
+{
+	const struct rbi_layout *l = s->l;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int rc;
+
+	th->nheap = 0;
+	for (size_t k = 0; k < th->ncfps; k++) {
+		uint64_t ep = rbi_get_u64(th->cfps + k * l->cfp_size, l->cfp_ep);
+
+		if (!ep || (ep & 7))
+			continue;       /* rbi_vm_sampler_decode() reports it */
+		if (ep - 16 >= th->vm_stack && ep + 8 <= th->cfp && ep >= 16) {
+			if (ep - 16 < lo)
+				lo = ep - 16;
+			if (ep + 8 > hi)
+				hi = ep + 8;
+		} else if (k >= th->ext && th->nheap < HEAP_ENVS_MAX) {
+			if (th->nheap == th->heap_cap) {
+				size_t cap = th->heap_cap ? th->heap_cap * 2 : 8;
+				uint64_t *a = realloc(th->heap_eps, cap * sizeof(*a));
+
+				if (!a)
+					return rbi_fail(RBI_NOMEM, "out of memory");
+				th->heap_eps = a;
+				a = realloc(th->heap_envs, cap * 3 * sizeof(*a));
+				if (!a)
+					return rbi_fail(RBI_NOMEM, "out of memory");
+				th->heap_envs = a;
+				th->heap_cap = cap;
+			}
+			th->heap_eps[th->nheap++] = ep;
+		}
+	}
+	th->vals_lo = th->vals_hi = 0;
+	if (hi > lo) {
+		if ((rc = grow(&th->vals, &th->vals_cap, hi - lo)) ||
+		    (rc = iov_add(s, lo, th->vals, hi - lo)))
+			return rc;
+		th->vals_lo = lo;
+		th->vals_hi = hi;
+	}
+	for (size_t k = 0; k < th->nheap; k++)
+		if ((rc = iov_add(s, th->heap_eps[k] - 16, th->heap_envs + 3 * k, 24)))
+			return rc;
+	if ((rc = iov_add(s, th->thread + l->thread_ec, &th->check_th_ec, 8)) ||
+	    (rc = iov_add(s, th->ec + s->ec_lo, th->check_ec, s->ec_span)) ||
+	    (rc = grow(&th->cfps2, &th->cfps2_cap, th->ncfps * l->cfp_size)) ||
+	    (rc = iov_add(s, th->cfps_at, th->cfps2, th->ncfps * l->cfp_size)))
+		return rc;
+	if (hi > lo && ((rc = grow(&th->vals2, &th->vals2_cap, hi - lo)) ||
+			(rc = iov_add(s, lo, th->vals2, hi - lo))))
+		return rc;
+	return RBI_OK;
+}
+
+/* The values read after the frames become the ones decoded; those read
+   before stay in vals2 (settle_env). */
+static void swap_vals(struct rbi_vm_sthread *th)
+{
+	uint8_t *v = th->vals;
+	size_t cap = th->vals_cap;
+
+	th->vals = th->vals2;
+	th->vals_cap = th->vals2_cap;
+	th->vals2 = v;
+	th->vals2_cap = cap;
+}
+
+/* Is TH's stack from C's look one that was there: its top no deeper than
+   what was read, its frames running what B saw there, their environments
+   read?  Then keep those frames and environments (C's second look) and
+   note which environments changed while C read; return true.  If not, take C's look as the next starting
+   point. */
+static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
+{
+	const struct rbi_layout *l = s->l;
+	uint64_t cfp = rbi_get_u64(th->check_ec, l->ec_cfp - s->ec_lo), skip = 0;
+	bool ok = th->check_th_ec == th->ec && cfp >= th->cfps_at &&
+		  (cfp - th->cfps_at) % l->cfp_size == 0 &&
+		  rbi_get_u64(th->check_ec, l->ec_vm_stack - s->ec_lo) == th->vm_stack;
+
+	if (ok) {
+		skip = (cfp - th->cfps_at) / l->cfp_size;
+		/* Popped below what was read: it was not the stack then. */
+		ok = skip <= th->ncfps && (skip < th->ncfps || !th->truncated) &&
+		     rbi_grow(&th->env_moved, &th->env_moved_cap, th->ncfps - skip + 1,
+			      sizeof(*th->env_moved), 64);
+	} else if (th->check_th_ec == th->ec && cfp < th->cfps_at && cfp >= th->vm_stack) {
+		/* Deeper than the slots read above the top: read more of them. */
+		size_t want = 2 * ((th->cfps_at - cfp) / l->cfp_size + th->ext);
+
+		th->ext_hint = want > EXT_MAX ? EXT_MAX : want;
+	}
+	for (size_t k = skip; ok && k < th->ncfps; k++) {
+		const uint8_t *a = th->cfps + k * l->cfp_size, *b = th->cfps2 + k * l->cfp_size;
+		uint64_t ep = rbi_get_u64(b, l->cfp_ep);
+		bool *moved = &th->env_moved[k - skip];
+
+		/* The same code for the same receiver in B and C: a frame that
+		   is not (popped, or C's copy caught the stack half way through
+		   a change) would be a frame that never was. */
+		ok = rbi_vm_cfp_kept(l, a, b);
+		*moved = false;
+		if (!ok)
+			break;
+		if (ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
+			*moved = memcmp(th->vals + (ep - 16 - th->vals_lo),
+					th->vals2 + (ep - 16 - th->vals_lo), 24) != 0;
+		else if (k < th->ext)
+			ok = false;     /* pushed since: its environment was not read */
+	}
+	if (!ok) {
+		if (th->check_th_ec == th->ec)
+			parse_ec(s, th, th->check_ec);
+		return false;
+	}
+	if (th->ext_hint > EXT_MIN)
+		th->ext_hint -= th->ext_hint / 8;
+	/* The stack as it was at C's look: the later reading, from its top. */
+	th->ncfps -= skip;
+	memcpy(th->cfps, th->cfps2 + skip * l->cfp_size, th->ncfps * l->cfp_size);
+	th->cfps_at = th->cfp = cfp;
+	swap_vals(th);
+	return true;
+}
+
+/* Read the batch planned in s->iov; *NONE (and nothing read) if nothing is
+   planned: no thread is wanted any more. */
+static int read_planned(struct rbi_vm_sampler *s, bool *none)
+{
+	*none = !s->niov;
+	return *none ? RBI_OK : rbi_target_read_batch(s->t, s->iov, s->niov);
+}
+
+/* The end of a read: threads still wanted are torn. */
+static int rest_torn(struct rbi_vm_sampler *s)
+{
+	for (size_t i = 0; i < s->nth; i++)
+		if (s->th[i].want) {
+			s->th[i].want = false;
+			s->th[i].rc = RBI_TORN;
+		}
+	return RBI_OK;
+}
+
+int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned retries)
+{
+	size_t pending = 0;
+	bool none;
+	int rc;
+
+	for (size_t i = 0; i < s->nth; i++) {
+		struct rbi_vm_sthread *th = &s->th[i];
+
+		th->retries = 0;
+		th->nframes = 0;
+		th->truncated = false;
+		th->rc = th->poll_rc;
+		if (th->want && !th->poll_rc)
+			pending++;
+		else
+			th->want = false;
+	}
+	for (unsigned attempt = 0; pending && attempt <= retries; attempt++) {
+		bool done;
+
+		/* B: control frames. */
+		s->niov = 0;
+		for (size_t i = 0; i < s->nth; i++) {
+			struct rbi_vm_sthread *th = &s->th[i];
+
+			if (!th->want)
+				continue;
+			if ((rc = plan_frames(s, th, max_frames, &done)))
+				return rc;
+			if (done) {
+				th->want = false;
+				pending--;
+			}
+		}
+		if ((rc = read_planned(s, &none)) || none)
+			return rc ? rc : rest_torn(s);
+		for (size_t i = 0, k = 0; i < s->nth; i++) {
+			struct rbi_vm_sthread *th = &s->th[i];
+
+			if (!th->want)
+				continue;
+			if (s->iov[k++].status != RBI_OK) {
+				/* Its stack went away (a fiber ended, the thread
+				   died): moved under the read. */
+				th->rc = RBI_TORN;
+				th->want = false;
+				pending--;
+			}
+		}
+		/* C: environments and the second look. */
+		s->niov = 0;
+		for (size_t i = 0; i < s->nth; i++)
+			if (s->th[i].want && (rc = plan_values(s, &s->th[i])))
+				return rc;
+		if ((rc = read_planned(s, &none)) || none)
+			return rc ? rc : rest_torn(s);
+		for (size_t i = 0, k = 0; i < s->nth; i++) {
+			struct rbi_vm_sthread *th = &s->th[i];
+			size_t nio;
+			bool bad = false;
+
+			if (!th->want)
+				continue;
+			nio = 2 * (th->vals_hi > th->vals_lo) + th->nheap + 3;
+			for (size_t j = 0; j < nio; j++)
+				bad |= s->iov[k + j].status != RBI_OK;
+			k += nio;
+			if (!bad && steady(s, th)) {
+				th->rc = rbi_vm_sampler_decode(s, th);
+				if (th->rc == RBI_NOMEM)
+					return th->rc;
+				if (th->rc != RBI_TORN) {
+					th->want = false;
+					pending--;
+					continue;
+				}
+			}
+			th->retries++;
+			th->rc = RBI_TORN;
+			if (th->check_th_ec != th->ec) {
+				/* Another fiber: start over next sample. */
+				th->want = false;
+				pending--;
+			}
+		}
+	}
+	return rest_torn(s);
+}
