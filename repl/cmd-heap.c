@@ -164,16 +164,16 @@ static int cmd_heap_diff(struct session *s, int argc, char **argv)
 		fputs("rbinspect: heap diff: two or three dumps (usage: " DIFF_USAGE ")\n", stderr);
 		return EXIT_USAGE;
 	}
-	if ((rc = heapdiff_run((const char *const *)paths, (size_t)n, &d))) {
+	if ((rc = rbi_heapdiff_run((const char *const *)paths, (size_t)n, &d))) {
 		fprintf(stderr, "rbinspect: heap diff: %s\n", rbi_errmsg());
-		heapdiff_free(&d);
+		rbi_heapdiff_free(&d);
 		return EXIT_ERROR;
 	}
 	if (s->json)
 		diff_json(s, &d, n, top);
 	else
 		diff_text(s, &d, paths, n, top);
-	heapdiff_free(&d);
+	rbi_heapdiff_free(&d);
 	return EXIT_OK;
 }
 
@@ -320,18 +320,18 @@ static int cmd_heap_retainers(struct session *s, int argc, char **argv)
 		fputs("\" is not an address (0x7f...)\n", stderr);
 		return EXIT_USAGE;
 	}
-	if ((rc = retainers_find(dump, target, max_paths ? max_paths : SIZE_MAX, &r))) {
+	if ((rc = rbi_retainers_find(dump, target, max_paths ? max_paths : SIZE_MAX, &r))) {
 		fputs("rbinspect: heap retainers: ", stderr);
 		rbi_out_text_cstr(stderr, rbi_errmsg());
 		fputc('\n', stderr);
-		retainers_free(&r);
+		rbi_retainers_free(&r);
 		return EXIT_ERROR;
 	}
 	if (s->json)
 		retainers_json(s, &r);
 	else
 		retainers_text(s, &r);
-	retainers_free(&r);
+	rbi_retainers_free(&r);
 	return EXIT_OK;
 }
 
@@ -403,7 +403,7 @@ static void retained_json(struct session *s, const struct retained *r, unsigned 
 	rbi_json_end_object(&j);
 }
 
-static int parse_sort(const char *val, enum retained_sort *by)
+static int parse_sort(const char *val, enum rbi_retained_sort *by)
 {
 	static const char *const names[] = { [RETAINED_BY_RETAINED] = "retained",
 					      [RETAINED_BY_SHALLOW] = "shallow",
@@ -411,7 +411,7 @@ static int parse_sort(const char *val, enum retained_sort *by)
 
 	for (size_t i = 0; val && i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(val, names[i])) {
-			*by = (enum retained_sort)i;
+			*by = (enum rbi_retained_sort)i;
 			return 0;
 		}
 	return -1;
@@ -420,7 +420,7 @@ static int parse_sort(const char *val, enum retained_sort *by)
 static int cmd_heap_top(struct session *s, int argc, char **argv)
 {
 	unsigned long top = TOP_DEFAULT;
-	enum retained_sort by = RETAINED_BY_RETAINED;
+	enum rbi_retained_sort by = RETAINED_BY_RETAINED;
 	const char *dump = NULL, *val;
 	struct retained r;
 
@@ -450,19 +450,19 @@ static int cmd_heap_top(struct session *s, int argc, char **argv)
 		fputs("rbinspect: heap top: a dump (usage: " TOP_USAGE ")\n", stderr);
 		return EXIT_USAGE;
 	}
-	if (retained_compute(dump, &r)) {
+	if (rbi_retained_compute(dump, &r)) {
 		fputs("rbinspect: heap top: ", stderr);
 		rbi_out_text_cstr(stderr, rbi_errmsg());
 		fputc('\n', stderr);
-		retained_free(&r);
+		rbi_retained_free(&r);
 		return EXIT_ERROR;
 	}
-	retained_sort(&r, by);
+	rbi_retained_sort(&r, by);
 	if (s->json)
 		retained_json(s, &r, top);
 	else
 		retained_text(s, &r, top);
-	retained_free(&r);
+	rbi_retained_free(&r);
 	return EXIT_OK;
 }
 

@@ -17,14 +17,14 @@
 /* Bytes of an object whose dump gives neither memsize nor slot_size. */
 #define SLOT_BYTES_OLD 40
 
-uint64_t dumpfile_hex(struct json_object *o, const char *key)
+uint64_t rbi_dumpfile_hex(struct json_object *o, const char *key)
 {
-	const char *s = dumpfile_str(o, key);
+	const char *s = rbi_dumpfile_str(o, key);
 
 	return s ? strtoull(s, NULL, 16) : 0;
 }
 
-uint64_t dumpfile_bytes(struct json_object *o)
+uint64_t rbi_dumpfile_bytes(struct json_object *o)
 {
 	struct json_object *v;
 
@@ -34,7 +34,7 @@ uint64_t dumpfile_bytes(struct json_object *o)
 	return SLOT_BYTES_OLD;
 }
 
-const char *dumpfile_str(struct json_object *o, const char *key)
+const char *rbi_dumpfile_str(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
@@ -75,7 +75,7 @@ static int parse_line(const char *path, uint64_t lineno, const char *text,
 	return rc;
 }
 
-int dumpfile_each(const char *path, dumpfile_line_fn fn, void *arg)
+int rbi_dumpfile_each(const char *path, dumpfile_line_fn fn, void *arg)
 {
 	gzFile gz = gzopen(path, "rbe");
 	char *buf = NULL;

@@ -16,17 +16,17 @@ typedef int (*dumpfile_line_fn)(struct json_object *o, uint64_t lineno, void *ar
    line at a time.  Errors (RBI_*, message set, naming PATH and the line):
    a file that cannot be read, a line that is not a JSON object, a line
    longer than any dump's, a gzip stream cut short or corrupt. */
-int dumpfile_each(const char *path, dumpfile_line_fn fn, void *arg);
+int rbi_dumpfile_each(const char *path, dumpfile_line_fn fn, void *arg);
 
 /* A field written as a hex string ("0x7f..."), as dump_all writes
    addresses; 0 when absent or not a string. */
-uint64_t dumpfile_hex(struct json_object *o, const char *key);
+uint64_t rbi_dumpfile_hex(struct json_object *o, const char *key);
 
 /* An object's bytes: its "memsize" where the dump has it, else its
    "slot_size", else 40 (the slot of the Rubies that write neither). */
-uint64_t dumpfile_bytes(struct json_object *o);
+uint64_t rbi_dumpfile_bytes(struct json_object *o);
 
 /* A string field; NULL when absent or not a string.  Borrowed from O. */
-const char *dumpfile_str(struct json_object *o, const char *key);
+const char *rbi_dumpfile_str(struct json_object *o, const char *key);
 
 #endif

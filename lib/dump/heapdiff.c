@@ -34,7 +34,7 @@ typedef int (*line_fn)(const struct line *l, void *arg);
 
 static const char *str_field(struct heapdiff_state *st, struct json_object *o, const char *key)
 {
-	const char *s = dumpfile_str(o, key);
+	const char *s = rbi_dumpfile_str(o, key);
 
 	return s ? rbi_strtab_intern(&st->strings, s, strlen(s)) : NULL;
 }
@@ -51,8 +51,9 @@ struct each_object {
 static int object_line(struct json_object *o, uint64_t lineno, void *arg)
 {
 	struct each_object *e = arg;
-	struct line l = { .addr = dumpfile_hex(o, "address"), .klass = dumpfile_hex(o, "class"),
-			  .bytes = dumpfile_bytes(o), .type = str_field(e->st, o, "type") };
+	struct line l = { .addr = rbi_dumpfile_hex(o, "address"),
+			  .klass = rbi_dumpfile_hex(o, "class"),
+			  .bytes = rbi_dumpfile_bytes(o), .type = str_field(e->st, o, "type") };
 
 	if (!l.type || !strcmp(l.type, "ROOT") || !strcmp(l.type, "SHAPE"))
 		return RBI_OK;
@@ -69,7 +70,7 @@ static int each_object(struct heapdiff_state *st, const char *path, line_fn fn, 
 {
 	struct each_object e = { .st = st, .path = path, .fn = fn, .arg = arg };
 
-	return dumpfile_each(path, object_line, &e);
+	return rbi_dumpfile_each(path, object_line, &e);
 }
 
 /* ---- what each pass does ------------------------------------------------- */
@@ -171,7 +172,7 @@ static void finish_rows(struct heapdiff_state *st, struct heapdiff_row *v, size_
 		qsort(v, n, sizeof(*v), cmp_row);
 }
 
-int heapdiff_run(const char *const *paths, size_t n, struct heapdiff *out)
+int rbi_heapdiff_run(const char *const *paths, size_t n, struct heapdiff *out)
 {
 	struct heapdiff_state *st;
 	int rc;
@@ -202,7 +203,7 @@ int heapdiff_run(const char *const *paths, size_t n, struct heapdiff *out)
 	return RBI_OK;
 }
 
-void heapdiff_free(struct heapdiff *d)
+void rbi_heapdiff_free(struct heapdiff *d)
 {
 	if (d->state) {
 		rbi_strtab_free(&d->state->strings);

@@ -33,7 +33,7 @@ struct heapdiff {
    by count, then bytes.  Errors (RBI_*, message set): a file that cannot
    be read, a line that is not a JSON object with an "address",
    RBI_NOMEM. */
-int heapdiff_run(const char *const *paths, size_t n, struct heapdiff *out);
-void heapdiff_free(struct heapdiff *d);
+int rbi_heapdiff_run(const char *const *paths, size_t n, struct heapdiff *out);
+void rbi_heapdiff_free(struct heapdiff *d);
 
 #endif

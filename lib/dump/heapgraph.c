@@ -82,21 +82,22 @@ static int line_node(struct heapgraph *g, struct json_object *o, const char *typ
 	const char *name;
 
 	if (!strcmp(type, "ROOT")) {
-		name = dumpfile_str(o, "root");
+		name = rbi_dumpfile_str(o, "root");
 		*n = (struct heapgraph_node){ .name = intern(b, name ? name : "(unnamed root)") };
 		g->has_roots = true;
 		return n->name ? RBI_OK : rbi_fail(RBI_NOMEM, "out of memory");
 	}
-	*n = (struct heapgraph_node){ .addr = dumpfile_hex(o, "address"),
-				      .klass = dumpfile_hex(o, "class"),
-				      .bytes = dumpfile_bytes(o), .type = intern(b, type) };
+	*n = (struct heapgraph_node){ .addr = rbi_dumpfile_hex(o, "address"),
+				      .klass = rbi_dumpfile_hex(o, "class"),
+				      .bytes = rbi_dumpfile_bytes(o), .type = intern(b, type) };
 	if (!n->type)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if (!n->addr)
 		return rbi_fail(RBI_CORRUPT, "%s:%" PRIu64 ": an object without an address",
 				b->path, lineno);
 	g->objects++;
-	if ((strcmp(type, "CLASS") && strcmp(type, "MODULE")) || !(name = dumpfile_str(o, "name")))
+	if ((strcmp(type, "CLASS") && strcmp(type, "MODULE")) ||
+	    !(name = rbi_dumpfile_str(o, "name")))
 		return RBI_OK;
 	if (!(n->name = intern(b, name)))
 		return rbi_fail(RBI_NOMEM, "out of memory");
@@ -106,7 +107,7 @@ static int line_node(struct heapgraph *g, struct json_object *o, const char *typ
 static int read_line(struct json_object *o, uint64_t lineno, void *arg)
 {
 	struct heapgraph *g = arg;
-	const char *type = dumpfile_str(o, "type");
+	const char *type = rbi_dumpfile_str(o, "type");
 	struct heapgraph_node n;
 	int rc;
 
@@ -125,7 +126,7 @@ static int cmp_by_addr(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-uint32_t heapgraph_node_at(const struct heapgraph *g, uint64_t addr)
+uint32_t rbi_heapgraph_node_at(const struct heapgraph *g, uint64_t addr)
 {
 	const uint32_t *by_addr = g->build->by_addr;
 	size_t lo = 0, hi = g->objects;
@@ -151,7 +152,7 @@ static void resolve_edges(struct heapgraph *g)
 	struct heapgraph_build *b = g->build;
 
 	for (size_t i = 0; i < b->nedges; i++) {
-		uint32_t d = heapgraph_node_at(g, b->edst[i]);
+		uint32_t d = rbi_heapgraph_node_at(g, b->edst[i]);
 
 		b->edst[i] = d;
 		if (d == HEAPGRAPH_NONE)
@@ -195,7 +196,7 @@ static int index_graph(struct heapgraph *g)
 	return RBI_OK;
 }
 
-int heapgraph_read(const char *path, struct heapgraph *g)
+int rbi_heapgraph_read(const char *path, struct heapgraph *g)
 {
 	int rc;
 
@@ -203,12 +204,12 @@ int heapgraph_read(const char *path, struct heapgraph *g)
 	if (!(g->build = calloc(1, sizeof(*g->build))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	g->build->path = path;
-	if ((rc = dumpfile_each(path, read_line, g)))
+	if ((rc = rbi_dumpfile_each(path, read_line, g)))
 		return rc;
 	return index_graph(g);
 }
 
-const char *heapgraph_class_name(const struct heapgraph *g, uint32_t n)
+const char *rbi_heapgraph_class_name(const struct heapgraph *g, uint32_t n)
 {
 	const struct heapgraph_node *node = &g->nodes[n];
 	uint64_t name;
@@ -220,7 +221,7 @@ const char *heapgraph_class_name(const struct heapgraph *g, uint32_t n)
 	return NULL;
 }
 
-bool *heapgraph_start_points(const struct heapgraph *g)
+bool *rbi_heapgraph_start_points(const struct heapgraph *g)
 {
 	bool *start = calloc(g->nnodes + 1, sizeof(*start));
 
@@ -238,7 +239,7 @@ bool *heapgraph_start_points(const struct heapgraph *g)
 	return start;
 }
 
-void heapgraph_free(struct heapgraph *g)
+void rbi_heapgraph_free(struct heapgraph *g)
 {
 	struct heapgraph_build *b = g->build;
 

@@ -37,20 +37,20 @@ struct heapgraph {
 /* Read the dump at PATH (gzip or plain) into G.  Memory: about 50 bytes an
    object and 16 a reference (12 once read).  Errors (RBI_*, message set): the file cannot
    be read or is no dump, more than 2^32 - 2 objects or references,
-   RBI_NOMEM.  heapgraph_free() afterwards, also after an error. */
-int heapgraph_read(const char *path, struct heapgraph *g);
-void heapgraph_free(struct heapgraph *g);
+   RBI_NOMEM.  rbi_heapgraph_free() afterwards, also after an error. */
+int rbi_heapgraph_read(const char *path, struct heapgraph *g);
+void rbi_heapgraph_free(struct heapgraph *g);
 
 /* The node of the object at ADDR, HEAPGRAPH_NONE if there is none. */
-uint32_t heapgraph_node_at(const struct heapgraph *g, uint64_t addr);
+uint32_t rbi_heapgraph_node_at(const struct heapgraph *g, uint64_t addr);
 
 /* The name of node N's class in the dump (for a class or module, its own
    name); NULL if it has none there. */
-const char *heapgraph_class_name(const struct heapgraph *g, uint32_t n);
+const char *rbi_heapgraph_class_name(const struct heapgraph *g, uint32_t n);
 
 /* Whether each node is a start point: the roots, or for a dump without
    ROOT lines, the objects nothing in it refers to.  A new array of
    nnodes entries (free() it), NULL when out of memory. */
-bool *heapgraph_start_points(const struct heapgraph *g);
+bool *rbi_heapgraph_start_points(const struct heapgraph *g);
 
 #endif

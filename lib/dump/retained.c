@@ -6,7 +6,7 @@
  * dominator tree is computed by Cooper, Harvey and Kennedy's iterative
  * algorithm ("A Simple, Fast Dominance Algorithm", 2001) over a depth-first
  * postorder from a virtual root whose successors are the start points
- * (heapgraph_start_points()); heap graphs converge in a few passes.  Each
+ * (rbi_heapgraph_start_points()); heap graphs converge in a few passes.  Each
  * object's retained bytes are its own plus its dominator-tree children's,
  * summed in postorder (a dominator is always later in postorder than what
  * it dominates).  A class's row sums the objects of that class that no
@@ -205,7 +205,7 @@ static int assign_rows(struct retained_state *st, struct retained *out)
 				return rbi_fail(RBI_NOMEM, "out of memory");
 			out->rows[out->nrows++] = (struct retained_row){
 				.type = node->type, .klass = klass, .itself = is_class(node),
-				.class_name = heapgraph_class_name(g, (uint32_t)n) };
+				.class_name = rbi_heapgraph_class_name(g, (uint32_t)n) };
 		}
 		st->key[n] = (uint32_t)row;
 		out->rows[row].count++;
@@ -218,7 +218,7 @@ static int assign_rows(struct retained_state *st, struct retained *out)
 static int cmp_rows(const void *a, const void *b, void *arg)
 {
 	const struct retained_row *x = a, *y = b;
-	enum retained_sort by = *(const enum retained_sort *)arg;
+	enum rbi_retained_sort by = *(const enum rbi_retained_sort *)arg;
 	uint64_t kx = by == RETAINED_BY_SHALLOW ? x->shallow : by == RETAINED_BY_COUNT ? x->count : x->retained;
 	uint64_t ky = by == RETAINED_BY_SHALLOW ? y->shallow : by == RETAINED_BY_COUNT ? y->count : y->retained;
 
@@ -229,7 +229,7 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	return strcmp(x->type, y->type);
 }
 
-void retained_sort(struct retained *r, enum retained_sort by)
+void rbi_retained_sort(struct retained *r, enum rbi_retained_sort by)
 {
 	if (r->nrows)
 		qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &by);
@@ -291,7 +291,7 @@ out:
 static int compute(struct retained_state *st, struct retained *out)
 {
 	size_t n = st->g.nnodes + 1;
-	bool *start = heapgraph_start_points(&st->g);
+	bool *start = rbi_heapgraph_start_points(&st->g);
 	uint32_t *starts = NULL, nstarts = 0;
 	int rc;
 
@@ -320,14 +320,14 @@ static int compute(struct retained_state *st, struct retained *out)
 	}
 	if ((rc = sum_rows(st, out)))
 		goto out;
-	retained_sort(out, RETAINED_BY_RETAINED);
+	rbi_retained_sort(out, RETAINED_BY_RETAINED);
 out:
 	free(start);
 	free(starts);
 	return rc;
 }
 
-int retained_compute(const char *path, struct retained *out)
+int rbi_retained_compute(const char *path, struct retained *out)
 {
 	struct retained_state *st;
 	int rc;
@@ -336,7 +336,7 @@ int retained_compute(const char *path, struct retained *out)
 	if (!(st = calloc(1, sizeof(*st))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	out->state = st;
-	if ((rc = heapgraph_read(path, &st->g)))
+	if ((rc = rbi_heapgraph_read(path, &st->g)))
 		return rc;
 	st->root = (uint32_t)st->g.nnodes;
 	out->has_roots = st->g.has_roots;
@@ -344,12 +344,12 @@ int retained_compute(const char *path, struct retained *out)
 	return compute(st, out);
 }
 
-void retained_free(struct retained *r)
+void rbi_retained_free(struct retained *r)
 {
 	struct retained_state *st = r->state;
 
 	if (st) {
-		heapgraph_free(&st->g);
+		rbi_heapgraph_free(&st->g);
 		free(st->po);
 		free(st->order);
 		free(st->pfirst);

@@ -26,7 +26,7 @@ struct retained_row {
 
 struct retained {
 	struct retained_row *rows;      /* by retained bytes, then count
-					   (or as retained_sort() left them) */
+					   (or as rbi_retained_sort() left them) */
 	size_t nrows;
 	bool has_roots;                 /* as in struct heapgraph */
 	uint64_t objects, bytes;        /* of the dump */
@@ -37,12 +37,12 @@ struct retained {
 
 /* Read the dump at PATH and compute the rows.  Memory: the graph's
    (heapgraph.h) and about 40 bytes more an object.  Errors (RBI_*, message
-   set): as heapgraph_read(). */
-int retained_compute(const char *path, struct retained *out);
-void retained_free(struct retained *r);
+   set): as rbi_heapgraph_read(). */
+int rbi_retained_compute(const char *path, struct retained *out);
+void rbi_retained_free(struct retained *r);
 
-enum retained_sort { RETAINED_BY_RETAINED, RETAINED_BY_SHALLOW, RETAINED_BY_COUNT };
+enum rbi_retained_sort { RETAINED_BY_RETAINED, RETAINED_BY_SHALLOW, RETAINED_BY_COUNT };
 /* Sort the rows by the column BY (largest first), then count, then type. */
-void retained_sort(struct retained *r, enum retained_sort by);
+void rbi_retained_sort(struct retained *r, enum rbi_retained_sort by);
 
 #endif

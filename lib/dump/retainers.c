@@ -38,7 +38,7 @@ static int search(struct retainers_state *st)
 	if (!(st->parent = malloc((g->nnodes + 1) * sizeof(*st->parent))) ||
 	    !(st->depth = malloc((g->nnodes + 1) * sizeof(*st->depth))) ||
 	    !(queue = malloc((g->nnodes + 1) * sizeof(*queue))) ||
-	    !(start = heapgraph_start_points(g))) {
+	    !(start = rbi_heapgraph_start_points(g))) {
 		free(queue);
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
@@ -72,7 +72,7 @@ static void fill_step(const struct heapgraph *g, uint32_t n, struct retainers_st
 
 	*s = (struct retainers_step){ .addr = node->addr, .klass = node->klass, .type = node->type };
 	if (node->addr)
-		s->class_name = heapgraph_class_name(g, n);
+		s->class_name = rbi_heapgraph_class_name(g, n);
 	else
 		s->root = node->name;
 }
@@ -152,7 +152,7 @@ out:
 	return rc;
 }
 
-int retainers_find(const char *path, uint64_t target, size_t max_paths, struct retainers *out)
+int rbi_retainers_find(const char *path, uint64_t target, size_t max_paths, struct retainers *out)
 {
 	struct retainers_state *st;
 	uint32_t t;
@@ -162,13 +162,13 @@ int retainers_find(const char *path, uint64_t target, size_t max_paths, struct r
 	if (!(st = calloc(1, sizeof(*st))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	out->state = st;
-	if ((rc = heapgraph_read(path, &st->g)))
+	if ((rc = rbi_heapgraph_read(path, &st->g)))
 		return rc;
 	out->has_roots = st->g.has_roots;
 	out->objects = st->g.objects;
 	out->references = st->g.references;
 	out->dangling = st->g.dangling;
-	if ((t = heapgraph_node_at(&st->g, target)) == NONE)
+	if ((t = rbi_heapgraph_node_at(&st->g, target)) == NONE)
 		return rbi_fail(RBI_INVAL, "%s: no object at 0x%" PRIx64 " in this dump",
 				path, target);
 	fill_step(&st->g, t, &out->target);
@@ -177,7 +177,7 @@ int retainers_find(const char *path, uint64_t target, size_t max_paths, struct r
 	return paths_to(st, t, max_paths, out);
 }
 
-void retainers_free(struct retainers *r)
+void rbi_retainers_free(struct retainers *r)
 {
 	struct retainers_state *st = r->state;
 
@@ -185,7 +185,7 @@ void retainers_free(struct retainers *r)
 		free(r->paths[i].steps);
 	free(r->paths);
 	if (st) {
-		heapgraph_free(&st->g);
+		rbi_heapgraph_free(&st->g);
 		free(st->parent);
 		free(st->depth);
 		free(st);

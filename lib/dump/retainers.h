@@ -51,7 +51,7 @@ struct retainers {
    60 bytes an object and 16 a reference), never with its lines.  Errors
    (RBI_*, message set): a file that cannot be read or is no dump,
    RBI_INVAL for a TARGET that is no object of the dump, RBI_NOMEM. */
-int retainers_find(const char *path, uint64_t target, size_t max_paths, struct retainers *out);
-void retainers_free(struct retainers *r);
+int rbi_retainers_find(const char *path, uint64_t target, size_t max_paths, struct retainers *out);
+void rbi_retainers_free(struct retainers *r);
 
 #endif

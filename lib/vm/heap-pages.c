@@ -18,7 +18,7 @@
  *
  * A batch the walker goes through slot by slot keeps its bodies until it
  * is released, so only BODY_BUFS of them can be out at once.  A batch
- * counted as it is read (heap_reader_count) keeps only its counts: its
+ * counted as it is read (rbi_heap_reader_count) keeps only its counts: its
  * bodies go to the reading thread's scratch buffer, and the ring lets
  * the threads run up to RING batches ahead, so that neither waits for
  * the other (a wake-up here costs more than reading a batch).
@@ -234,8 +234,8 @@ static inline unsigned type_index(uint64_t f)
 	return f ? (unsigned)(f & RBI_T_MASK) : RBI_TYPE_COUNT;
 }
 
-void heap_page_count(const struct heap_page *p, uint32_t from,
-		     uint64_t c[RBI_TYPE_COUNT + 1])
+void rbi_heap_page_count(const struct heap_page *p, uint32_t from,
+			 uint64_t c[RBI_TYPE_COUNT + 1])
 {
 	const uint8_t *b = p->buf + (p->start - p->body) + (size_t)from * p->slot_size;
 	uint32_t step = p->slot_size, i = from;
@@ -273,8 +273,8 @@ static void count_batch(struct heap_reader *r, struct heap_batch *b, int who,
 
 	memset(b->counts, 0, sizeof(b->counts));
 	if (classes) {
-		heap_tally_reset(&b->tally);
-		b->tally_rc = ix->slots ? RBI_OK : heap_tally_index_init(ix);
+		rbi_heap_tally_reset(&b->tally);
+		b->tally_rc = ix->slots ? RBI_OK : rbi_heap_tally_index_init(ix);
 	}
 	for (size_t i = 0; i < b->n && !(classes && b->tally_rc); i++) {
 		struct heap_page *p = &b->pages[i];
@@ -283,13 +283,13 @@ static void count_batch(struct heap_reader *r, struct heap_batch *b, int who,
 		if (!p->ok)
 			continue;
 		if (classes)
-			b->tally_rc = heap_tally_page(&b->tally, ix, &rb, p, b->counts);
+			b->tally_rc = rbi_heap_tally_page(&b->tally, ix, &rb, p, b->counts);
 		else
-			heap_page_count(p, 0, b->counts);
+			rbi_heap_page_count(p, 0, b->counts);
 		p->free = (uint32_t)(b->counts[RBI_TYPE_COUNT] - before);
 	}
 	if (classes && ix->slots)
-		heap_tally_index_clear(ix, &b->tally);
+		rbi_heap_tally_index_clear(ix, &b->tally);
 	b->counted = true;
 }
 
@@ -398,7 +398,7 @@ static void *read_ahead_main(void *arg)
 {
 	struct heap_reader *r = arg;
 
-	/* Started away from the walker's CPU (heap_reader_read_ahead); from
+	/* Started away from the walker's CPU (rbi_heap_reader_read_ahead); from
 	   now on the scheduler's choice. */
 	pthread_setaffinity_np(pthread_self(), sizeof(r->cpus), &r->cpus);
 	pthread_mutex_lock(&r->mu);
@@ -411,8 +411,8 @@ static void *read_ahead_main(void *arg)
 	return NULL;
 }
 
-int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
-		     struct heap_reader **out)
+int rbi_heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
+			 struct heap_reader **out)
 {
 	const struct rbi_layout *l = g->l;
 	struct heap_reader *r = calloc(1, sizeof(*r));
@@ -449,19 +449,19 @@ int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
 		ok &= (r->spans[i] = malloc(r->per_batch * HDR_SPAN)) != NULL;
 	}
 	if (!ok) {
-		heap_reader_close(r);
+		rbi_heap_reader_close(r);
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
 	*out = r;
 	return RBI_OK;
 }
 
-uint64_t heap_reader_batches(const struct heap_reader *r)
+uint64_t rbi_heap_reader_batches(const struct heap_reader *r)
 {
 	return r->nbatches;
 }
 
-struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k)
+struct heap_batch *rbi_heap_reader_get(struct heap_reader *r, uint64_t k)
 {
 	if (!r->threaded) {
 		if (r->claimed == k) {
@@ -489,7 +489,7 @@ struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k)
 	return &r->ring[k % RING];
 }
 
-void heap_reader_release(struct heap_reader *r, uint64_t k)
+void rbi_heap_reader_release(struct heap_reader *r, uint64_t k)
 {
 	if (!r->threaded) {
 		r->released = k + 1;
@@ -502,7 +502,7 @@ void heap_reader_release(struct heap_reader *r, uint64_t k)
 	pthread_mutex_unlock(&r->mu);
 }
 
-void heap_reader_count(struct heap_reader *r, enum heap_count_mode mode)
+void rbi_heap_reader_count(struct heap_reader *r, enum heap_count_mode mode)
 {
 	__atomic_store_n(&r->counting, (int)mode, __ATOMIC_RELAXED);
 }
@@ -524,7 +524,7 @@ static void start_elsewhere(struct heap_reader *r, pthread_attr_t *attr)
 		pthread_attr_setaffinity_np(attr, sizeof(others), &others);
 }
 
-void heap_reader_read_ahead(struct heap_reader *r)
+void rbi_heap_reader_read_ahead(struct heap_reader *r)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
@@ -557,7 +557,7 @@ out:
 	pthread_attr_destroy(&attr);
 }
 
-void heap_reader_close(struct heap_reader *r)
+void rbi_heap_reader_close(struct heap_reader *r)
 {
 	if (!r)
 		return;
@@ -575,9 +575,9 @@ void heap_reader_close(struct heap_reader *r)
 	for (int i = 0; i < 2; i++) {
 		free(r->scratch[i]);
 		free(r->spans[i]);
-		heap_tally_index_free(&r->tally_ix[i]);
+		rbi_heap_tally_index_free(&r->tally_ix[i]);
 	}
 	for (int i = 0; i < RING; i++)
-		heap_tally_free(&r->ring[i].tally);
+		rbi_heap_tally_free(&r->ring[i].tally);
 	free(r);
 }

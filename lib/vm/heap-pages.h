@@ -37,7 +37,7 @@ struct heap_batch {
 				   the walk is lost */
 	const char *moved_why;  /* NULL, or why pages were skipped */
 	uint64_t pages_skipped, bytes_read;
-	/* Counted by the thread that read it (heap_reader_count): the
+	/* Counted by the thread that read it (rbi_heap_reader_count): the
 	   batch's slots by type, free ones (flags 0) in [RBI_TYPE_COUNT],
 	   and each page's free slots. */
 	bool counted;
@@ -73,36 +73,36 @@ static inline bool heap_read_fatal(int rc)
 }
 
 /* How batches read from now on are counted on the thread that reads
-   them (heap_reader_count). */
+   them (rbi_heap_reader_count). */
 enum heap_count_mode { HEAP_COUNT_NONE, HEAP_COUNT_TYPES, HEAP_COUNT_CLASSES };
 
 struct heap_reader;
 
-int heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
-		     struct heap_reader **out);
+int rbi_heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
+			 struct heap_reader **out);
 /* Batches in the walk. */
-uint64_t heap_reader_batches(const struct heap_reader *r);
+uint64_t rbi_heap_reader_batches(const struct heap_reader *r);
 /* Batch K: read now, or waited for if the read-ahead thread has it.
    Batches are taken in order, one at a time: K is the first one not yet
    released.  Asking again for K (after an error, say) returns it as it
    was read. */
-struct heap_batch *heap_reader_get(struct heap_reader *r, uint64_t k);
+struct heap_batch *rbi_heap_reader_get(struct heap_reader *r, uint64_t k);
 /* The walker is done with batch K. */
-void heap_reader_release(struct heap_reader *r, uint64_t k);
+void rbi_heap_reader_release(struct heap_reader *r, uint64_t k);
 /* Count the types of the slots of every batch read from now on, on the
    thread that read it, while its bytes are in that CPU's cache; with
    HEAP_COUNT_CLASSES also tally them by class.  Such a batch keeps its
    counts, not its bodies, so the ring takes many more of them. */
-void heap_reader_count(struct heap_reader *r, enum heap_count_mode mode);
+void rbi_heap_reader_count(struct heap_reader *r, enum heap_count_mode mode);
 /* Count page P's slots from FROM by type into C (free ones in
    C[RBI_TYPE_COUNT]). */
-void heap_page_count(const struct heap_page *p, uint32_t from,
-		     uint64_t c[RBI_TYPE_COUNT + 1]);
+void rbi_heap_page_count(const struct heap_page *p, uint32_t from,
+			 uint64_t c[RBI_TYPE_COUNT + 1]);
 /* Read the next batches ahead on a second thread while batch K is walked,
    if the target's memory can be read by two threads at once and there is
    a CPU for it.  Call once; the reader works without it. */
-void heap_reader_read_ahead(struct heap_reader *r);
+void rbi_heap_reader_read_ahead(struct heap_reader *r);
 /* Stops and joins the read-ahead thread. */
-void heap_reader_close(struct heap_reader *r);
+void rbi_heap_reader_close(struct heap_reader *r);
 
 #endif

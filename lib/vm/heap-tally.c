@@ -23,7 +23,7 @@
 /* A capacity beyond this is garbage (a slot changing under the walk). */
 #define OWNED_MAX (1ull << 40)
 
-bool heap_type_internal(unsigned type)
+bool rbi_heap_type_internal(unsigned type)
 {
 	switch (type) {
 	case RBI_T_NONE: case RBI_T_IMEMO: case RBI_T_NODE:
@@ -34,8 +34,8 @@ bool heap_type_internal(unsigned type)
 	}
 }
 
-uint64_t heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, unsigned type,
-			  const uint8_t *bytes, uint32_t size)
+uint64_t rbi_heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, unsigned type,
+			      const uint8_t *bytes, uint32_t size)
 {
 	const struct rbi_layout *l = rb->l;
 	uint64_t capa;
@@ -59,13 +59,13 @@ uint64_t heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, unsi
 	return capa < OWNED_MAX ? capa : 0;
 }
 
-int heap_tally_index_init(struct heap_tally_index *ix)
+int rbi_heap_tally_index_init(struct heap_tally_index *ix)
 {
 	ix->slots = calloc(HEAP_TALLY_SLOTS, sizeof(*ix->slots));
 	return ix->slots ? RBI_OK : RBI_NOMEM;
 }
 
-void heap_tally_index_free(struct heap_tally_index *ix)
+void rbi_heap_tally_index_free(struct heap_tally_index *ix)
 {
 	free(ix->slots);
 	ix->slots = NULL;
@@ -76,7 +76,7 @@ static size_t slot_of(uint64_t klass)
 	return rbi_hash3(klass, 0, 0) & (HEAP_TALLY_SLOTS - 1);
 }
 
-void heap_tally_reset(struct heap_tally *t)
+void rbi_heap_tally_reset(struct heap_tally *t)
 {
 	t->nrows = t->nspecial = 0;
 	t->internal = (struct heap_tally_row){ .klass = 0 };
@@ -100,9 +100,9 @@ static struct heap_tally_row *row_of(struct heap_tally *t, struct heap_tally_ind
 	return &t->rows[t->nrows - 1];
 }
 
-int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
-		    const struct heap_tally_ruby *rb, const struct heap_page *p,
-		    uint64_t counts[RBI_TYPE_COUNT + 1])
+int rbi_heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
+			const struct heap_tally_ruby *rb, const struct heap_page *p,
+			uint64_t counts[RBI_TYPE_COUNT + 1])
 {
 	const uint8_t *b = p->buf + (p->start - p->body);
 	struct heap_tally_row *last = NULL;
@@ -117,8 +117,8 @@ int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
 			continue;
 		}
 		counts[type]++;
-		owned = heap_owned_bytes(rb, flags, type, b, p->slot_size);
-		if (heap_type_internal(type) || !klass) {
+		owned = rbi_heap_owned_bytes(rb, flags, type, b, p->slot_size);
+		if (rbi_heap_type_internal(type) || !klass) {
 			t->internal.count++;
 			t->internal.slot_bytes += p->slot_size;
 			t->internal.owned += owned;
@@ -143,7 +143,7 @@ int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
 	return RBI_OK;
 }
 
-void heap_tally_index_clear(struct heap_tally_index *ix, const struct heap_tally *t)
+void rbi_heap_tally_index_clear(struct heap_tally_index *ix, const struct heap_tally *t)
 {
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t i = slot_of(t->rows[r].klass); ix->slots[i];
@@ -151,7 +151,7 @@ void heap_tally_index_clear(struct heap_tally_index *ix, const struct heap_tally
 			ix->slots[i] = 0;
 }
 
-void heap_tally_free(struct heap_tally *t)
+void rbi_heap_tally_free(struct heap_tally *t)
 {
 	free(t->rows);
 	free(t->special);

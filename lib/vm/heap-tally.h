@@ -48,26 +48,26 @@ struct heap_tally_ruby {
 
 /* Is a used slot of TYPE internal to Ruby: never yielded by
    ObjectSpace.each_object (gc.c internal_object_p, for its type)? */
-bool heap_type_internal(unsigned type);
+bool rbi_heap_type_internal(unsigned type);
 /* The bytes a String's or Array's slot says it owns outside the heap
    (its capacity), 0 for other objects. */
-uint64_t heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, unsigned type,
-			  const uint8_t *bytes, uint32_t size);
+uint64_t rbi_heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, unsigned type,
+			      const uint8_t *bytes, uint32_t size);
 
-int heap_tally_index_init(struct heap_tally_index *ix);
-void heap_tally_index_free(struct heap_tally_index *ix);
+int rbi_heap_tally_index_init(struct heap_tally_index *ix);
+void rbi_heap_tally_index_free(struct heap_tally_index *ix);
 /* Start T afresh for a batch. */
-void heap_tally_reset(struct heap_tally *t);
+void rbi_heap_tally_reset(struct heap_tally *t);
 /* Tally the used slots of page P (checked and read) into T, and count
    all its slots by type into COUNTS, free ones (flags 0) in
-   [RBI_TYPE_COUNT], as heap_page_count does: one pass for both.
+   [RBI_TYPE_COUNT], as rbi_heap_page_count does: one pass for both.
    RBI_NOMEM (COUNTS then incomplete). */
-int heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
-		    const struct heap_tally_ruby *rb, const struct heap_page *p,
-		    uint64_t counts[RBI_TYPE_COUNT + 1]);
+int rbi_heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
+			const struct heap_tally_ruby *rb, const struct heap_page *p,
+			uint64_t counts[RBI_TYPE_COUNT + 1]);
 /* Empty IX for the next batch (T's rows say which of its slots are
    taken). */
-void heap_tally_index_clear(struct heap_tally_index *ix, const struct heap_tally *t);
-void heap_tally_free(struct heap_tally *t);
+void rbi_heap_tally_index_clear(struct heap_tally_index *ix, const struct heap_tally *t);
+void rbi_heap_tally_free(struct heap_tally *t);
 
 #endif

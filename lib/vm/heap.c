@@ -117,7 +117,7 @@ struct rbi_heap_iter {
 	size_t last;                    /* the entry found last: neighbouring
 					   objects mostly share a class */
 	struct heap_object_scratch scratch;     /* rbi_heap_object_read */
-	struct heap_tally_ruby rb;      /* for heap_owned_bytes */
+	struct heap_tally_ruby rb;      /* for rbi_heap_owned_bytes */
 };
 
 struct heap_object_scratch *heap_iter_scratch(struct rbi_heap_iter *it)
@@ -319,14 +319,14 @@ static int next_batch(struct rbi_heap_iter *it)
 	int rc;
 
 	if (it->b) {
-		heap_reader_release(it->reader, it->k);
+		rbi_heap_reader_release(it->reader, it->k);
 		it->k = it->b->list_gone ? it->nbatches : it->k + 1;
 		it->b = NULL;
 		it->nwalk = 0;
 	}
 	if (it->k >= it->nbatches)
 		return (rc = finish(it)) ? rc : RBI_ITER_END;
-	b = heap_reader_get(it->reader, it->k);
+	b = rbi_heap_reader_get(it->reader, it->k);
 	if (b->rc)
 		return rbi_fail(b->rc, "%s", b->err);
 	it->b = b;
@@ -398,8 +398,8 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 			.npages = it->npages, .align = vm->k.heap_page_align,
 			.fl_singleton = vm->k.fl_singleton, .elts_shared = vm->k.elts_shared };
 
-		rc = heap_reader_open(t, &g, &it->reader);
-		it->nbatches = it->reader ? heap_reader_batches(it->reader) : 0;
+		rc = rbi_heap_reader_open(t, &g, &it->reader);
+		it->nbatches = it->reader ? rbi_heap_reader_batches(it->reader) : 0;
 	}
 	if (rc) {
 		rbi_heap_iter_fini(it);
@@ -439,7 +439,7 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 			return rc;
 		}
 	}
-	heap_reader_read_ahead(it->reader);
+	rbi_heap_reader_read_ahead(it->reader);
 	*out = it;
 	return RBI_OK;
 }
@@ -477,7 +477,7 @@ static bool next_in_batch(struct rbi_heap_iter *it, struct rbi_heap_slot *out)
 		*out = (struct rbi_heap_slot){
 			.addr = p->body + off, .flags = flags, .klass = rbi_get_u64(b, 8),
 			.type = type, .size = p->slot_size, .bytes = b,
-			.owned = heap_owned_bytes(&it->rb, flags, type, b, p->slot_size),
+			.owned = rbi_heap_owned_bytes(&it->rb, flags, type, b, p->slot_size),
 		};
 		return true;
 	}
@@ -529,7 +529,7 @@ static int count_mode(struct rbi_heap_iter *it, enum heap_count_mode mode)
 		return rbi_fail(RBI_INVAL, "the heap walk counts by %s: it cannot switch",
 				it->mode == HEAP_COUNT_TYPES ? "type" : "class");
 	it->mode = mode;
-	heap_reader_count(it->reader, mode);
+	rbi_heap_reader_count(it->reader, mode);
 	return RBI_OK;
 }
 
@@ -576,7 +576,7 @@ RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_C
 
 		if (!p->ok || it->slot >= p->total)
 			continue;
-		heap_page_count(p, it->slot, c);
+		rbi_heap_page_count(p, it->slot, c);
 		take_free(it, p, c[RBI_TYPE_COUNT] - before);
 	}
 	add_counts(it, counts, c);
@@ -594,7 +594,7 @@ RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 {
 	if (!it)
 		return;
-	heap_reader_close(it->reader);
+	rbi_heap_reader_close(it->reader);
 	free(it->cls);
 	rbi_map_free(&it->cls_index);
 	free(it->totals);
@@ -718,7 +718,7 @@ RBI_EXPORT int rbi_heap_object_class(rbi_heap_iter *it, const struct rbi_heap_sl
 	if (!it || !s || !klass)
 		return rbi_fail(RBI_INVAL, "no heap slot");
 	/* gc.c internal_object_p */
-	if (!s->flags || !s->klass || heap_type_internal(s->type))
+	if (!s->flags || !s->klass || rbi_heap_type_internal(s->type))
 		return RBI_ITER_END;
 	if (s->type == RBI_T_CLASS && (s->flags & it->vm->k.fl_singleton) &&
 	    singleton_internal(it, s))
