@@ -239,15 +239,8 @@ int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	size_t n = 0;
 	int rc;
 
-	if (th->frames_cap < th->ncfps + 1) {
-		const struct rbi_sample_frame **v =
-			realloc(th->frames, (th->ncfps + 1) * sizeof(*v));
-
-		if (!v)
-			return rbi_fail(RBI_NOMEM, "out of memory");
-		th->frames = v;
-		th->frames_cap = th->ncfps + 1;
-	}
+	if (!RBI_GROW(th->frames, th->frames_cap, th->ncfps + 1, th->ncfps + 1))
+		return rbi_fail(RBI_NOMEM, "out of memory");
 	for (size_t i = 0; i < th->ncfps; i++) {
 		const uint8_t *c = th->cfps + i * l->cfp_size;
 		uint64_t pc = rbi_get_u64(c, l->cfp_pc), iseq = rbi_get_u64(c, l->cfp_iseq);

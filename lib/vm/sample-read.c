@@ -10,16 +10,10 @@
 
 #include "vm/sample-priv.h"
 
+/* Room for NEED bytes at *BUF (rbi_grow: at least doubled). */
 static int grow(uint8_t **buf, size_t *cap, size_t need)
 {
-	if (*cap >= need)
-		return RBI_OK;
-	uint8_t *b = realloc(*buf, need);
-	if (!b)
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	*buf = b;
-	*cap = need;
-	return RBI_OK;
+	return rbi_grow(buf, cap, need, 1, need) ? RBI_OK : rbi_fail(RBI_NOMEM, "out of memory");
 }
 
 /* Stage B for TH: its frame range (or a final RC without frames). */
