@@ -442,20 +442,12 @@ void rbi_images_free(struct rbi_image_list *l)
 /* Room for one more image in LP (CAP is the room both arrays have). */
 static int images_grow(struct image_list_priv *lp, size_t *cap)
 {
-	struct rbi_image *v;
-	struct image_priv *pv;
-	size_t ncap;
+	size_t vcap = *cap, pcap = *cap;
 
-	if (lp->pub.n < *cap)
-		return RBI_OK;
-	ncap = *cap ? *cap * 2 : 16;
-	if (!(v = realloc(lp->pub.v, ncap * sizeof(*v))))
+	if (!RBI_GROW(lp->pub.v, vcap, lp->pub.n + 1, 16) ||
+	    !RBI_GROW(lp->priv, pcap, lp->pub.n + 1, 16))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	lp->pub.v = v;
-	if (!(pv = realloc(lp->priv, ncap * sizeof(*pv))))
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	lp->priv = pv;
-	*cap = ncap;
+	*cap = vcap;
 	return RBI_OK;
 }
 
