@@ -84,19 +84,13 @@ static int plan_values(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 			if (ep + 8 > hi)
 				hi = ep + 8;
 		} else if (k >= th->ext && th->nheap < HEAP_ENVS_MAX) {
-			if (th->nheap == th->heap_cap) {
-				size_t cap = th->heap_cap ? th->heap_cap * 2 : 8;
-				uint64_t *a = realloc(th->heap_eps, cap * sizeof(*a));
+			/* HEAP_ENVS holds 3 words for each of HEAP_EPS. */
+			size_t cap = th->heap_cap, cap3 = th->heap_cap * 3;
 
-				if (!a)
-					return rbi_fail(RBI_NOMEM, "out of memory");
-				th->heap_eps = a;
-				a = realloc(th->heap_envs, cap * 3 * sizeof(*a));
-				if (!a)
-					return rbi_fail(RBI_NOMEM, "out of memory");
-				th->heap_envs = a;
-				th->heap_cap = cap;
-			}
+			if (!RBI_GROW(th->heap_eps, cap, th->nheap + 1, 8) ||
+			    !RBI_GROW(th->heap_envs, cap3, (th->nheap + 1) * 3, 24))
+				return rbi_fail(RBI_NOMEM, "out of memory");
+			th->heap_cap = cap;
 			th->heap_eps[th->nheap++] = ep;
 		}
 	}
