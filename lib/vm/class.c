@@ -109,12 +109,27 @@ static bool constant_path(const char *path)
 	return true;
 }
 
+/* Whether the classext of KLASS, whose path is PATH, says the path is
+   permanent (rb_mod_name0's test: classext->permanent_classpath, 3.3+).
+   Without that bit in the layout, a constant path is taken for permanent:
+   make_temporary_path builds "#<Class:0x...>::Name" and
+   Module#set_temporary_name refuses constant paths; but C code names some
+   classes with other words ("fatal", "ARGF.class"), which only the bit
+   tells apart. */
+static bool permanent_path(struct rbi_target *t, const struct rbi_layout *l, uint64_t klass,
+			   const char *path)
+{
+	uint32_t bit = l->classext_permanent_classpath;
+	uint8_t byte;
+
+	if (bit == RBI_ABSENT)
+		return constant_path(path);
+	return !rbi_read(t, klass + l->rclass_classext + bit / 8, &byte, 1) &&
+	       (byte & (1u << (bit % 8)));
+}
+
 /* The permanent class path of class or module KLASS into BUF; false if it
-   has none we can read.  rb_mod_name0 also reports whether the path is
-   permanent (classext->permanent_classpath, a bitfield the offset tables
-   lack).  A temporary path is never a constant path: make_temporary_path
-   builds "#<Class:0x...>::Name", and Module#set_temporary_name (3.3+)
-   refuses constant paths; a permanent one always is. */
+   has none we can read. */
 static bool class_path(struct rbi_target *t, struct rbi_vm *vm,
 		       uint64_t klass, char *buf, size_t cap, uint64_t *cut)
 {
@@ -135,7 +150,7 @@ static bool class_path(struct rbi_target *t, struct rbi_vm *vm,
 	    !rbi_vm_heap_p(vm, path) ||
 	    rbi_vm_string_cut(t, vm, path, buf, cap, cut) || !buf[0])
 		return false;
-	return constant_path(buf);
+	return permanent_path(t, l, klass, buf);
 }
 
 static bool class_or_module(struct rbi_target *t, const struct rbi_vm *vm,

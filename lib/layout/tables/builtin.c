@@ -145,6 +145,7 @@ static const struct rbi_layout layout_2_6_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -291,6 +292,7 @@ static const struct rbi_layout layout_2_7_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -437,6 +439,7 @@ static const struct rbi_layout layout_2_7_4 = {
 	.rstruct_ary = 16,
 	.rstruct_embed_len_mask = 24576,
 	.body_param_size = 20,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -583,6 +586,7 @@ static const struct rbi_layout layout_3_0_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -729,6 +733,7 @@ static const struct rbi_layout layout_3_0_1 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -875,6 +880,7 @@ static const struct rbi_layout layout_3_1_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1021,6 +1027,7 @@ static const struct rbi_layout layout_3_1_2 = {
 	.rstruct_ary = 16,
 	.rstruct_embed_len_mask = 24576,
 	.body_param_size = 20,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1167,6 +1174,7 @@ static const struct rbi_layout layout_3_1_5 = {
 	.rstruct_ary = 16,
 	.rstruct_embed_len_mask = 24576,
 	.body_param_size = 20,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1313,6 +1321,7 @@ static const struct rbi_layout layout_3_2_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1459,6 +1468,7 @@ static const struct rbi_layout layout_3_2_3 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1605,6 +1615,7 @@ static const struct rbi_layout layout_3_2_4 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1751,6 +1762,7 @@ static const struct rbi_layout layout_3_2_7 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -1897,6 +1909,7 @@ static const struct rbi_layout layout_3_3_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -2043,6 +2056,7 @@ static const struct rbi_layout layout_3_3_1 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2189,6 +2203,7 @@ static const struct rbi_layout layout_3_3_7 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -2335,6 +2350,7 @@ static const struct rbi_layout layout_3_3_8 = {
 	.rstruct_ary = 16,
 	.rstruct_embed_len_mask = 1040384,
 	.body_param_size = 20,
+	.classext_permanent_classpath = 936,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2481,6 +2497,7 @@ static const struct rbi_layout layout_3_4_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2627,6 +2644,7 @@ static const struct rbi_layout layout_3_4_5 = {
 	.rstruct_ary = 16,
 	.rstruct_embed_len_mask = 1040384,
 	.body_param_size = 20,
+	.classext_permanent_classpath = 936,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -2773,6 +2791,7 @@ static const struct rbi_layout layout_4_0_0 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -2919,6 +2938,7 @@ static const struct rbi_layout layout_4_0_6 = {
 	.rstruct_ary = RBI_ABSENT,
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
+	.classext_permanent_classpath = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
