@@ -1,18 +1,19 @@
 # profile.sh: the sampling profiler (`record`, `report`, `top`) on every test Ruby.
 #
 # Truth: testdata/programs/hot.rb spends 80 % of its CPU time in Hot#spin and 20 % in
-# Cold#walk (the same loop, 4 units and 1); the recorded profile must rank them so (the
-# split itself moves with the machine's load: bench/profile.sh measures it), and every
-# output format must show the same profile in its real consumer: the flame graph in
-# headless Chromium (it renders; its search finds Hot#spin's share), folded stacks (parsed
-# here), speedscope JSON against speedscope's own schema (npm: speedscope, ajv), pprof in
-# Google's pprof (built offline from Debian's golang-github-google-pprof-dev), callgrind in
-# callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl), torn stacks
-# never recorded (recurse.rb: every stack must be one the program can have) nor a recursion's
-# deep stacks left out, GC as its own frame (alloc.rb), CPU time against wall time
-# (duty.rb: --mode cpu), --subprocesses (forker.rb), a process in its own mount+pid namespace,
-# `-- CMD`, a Ruby that execs another (exec.rb), `top`, --pause (the process runs on,
-# untraced), and the errors.
+# Cold#walk (the same loop, 4 units and 1); the recorded profile must rank them so (the split
+# itself moves with the machine's load: bench/profile.sh measures it), and every output format
+# must show the same profile in its real consumer: the flame graph in headless Chromium (it
+# renders; its search finds Hot#spin's share), folded stacks (parsed here), speedscope JSON
+# against speedscope's own schema (npm: speedscope, ajv), pprof in Google's pprof (built
+# offline from Debian's golang-github-google-pprof-dev), callgrind in
+# callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl), every sample
+# accounted for alike in record's summary, the raw profile and every format
+# (tests/totals-check.py), torn stacks never recorded (recurse.rb: every stack must be one the
+# program can have) nor a recursion's deep stacks left out, GC as its own frame (alloc.rb),
+# CPU time against wall time (duty.rb: --mode cpu), --subprocesses (forker.rb), a process in
+# its own mount+pid namespace, `-- CMD`, a Ruby that execs another (exec.rb), `top`, --pause
+# (the process runs on, untraced), and the errors.
 #
 # Tools missing (chromium, node/npm, go, valgrind) make their checks SKIP.  npm packages and
 # the pprof binary are cached in ${RBI_CACHE:-~/.cache/rbinspect}.
@@ -320,6 +321,21 @@ while read -r kind ver root cmd; do
 			ok "$R: --gvl: only the thread holding the GVL, in Busy ($gv %)"
 		else
 			not_ok "$R: --gvl: Busy $gv %"; diag "$(cat "$T/gvl.folded")"
+		fi
+		# Every sample accounted for: the summary, the raw profile's figures and
+		# sample lines, and every format rendered from it agree (idle samples kept:
+		# the default view must leave out exactly those).
+		"$B" record -p "$RB_PID" --duration 1 --rate 200 --idle --format raw \
+			-o "$T/acct.rbiprof" 2>"$T/stats"
+		for f in folded:folded speedscope:speedscope.json pprof:pb.gz \
+			callgrind:callgrind flamegraph:svg; do
+			"$B" report "$T/acct.rbiprof" --idle --format "${f%%:*}" -o "$T/acct.${f#*:}" -q
+		done
+		"$B" report "$T/acct.rbiprof" --format pprof -o "$T/acct.active.pb.gz" -q
+		if out=$(python3 "$here/tests/totals-check.py" "$T/acct.rbiprof" "$T/stats" "$T/acct"); then
+			ok "$R: every sample accounted for, alike in the summary and every format: $out"
+		else
+			not_ok "$R: samples accounted for differently"; diag "$out"
 		fi
 		kill -9 "$RB_PID" 2>/dev/null
 	else
