@@ -235,7 +235,8 @@ void profile_print_stats(FILE *f, rbi_profile *p)
 		st.stacks, st.idle, mode && !strcmp(mode, "cpu") ? "off-CPU" : "idle",
 		mode && !strcmp(mode, "cpu") ? "CPU" : "wall");
 	fprintf(f, "errors: %" PRIu64 ", torn: %" PRIu64 " (stacks re-read: %" PRIu64
-		"), late: %" PRIu64 "\n", st.errors, st.torn, st.retries, st.late);
+		"), late: %" PRIu64 " (ticks missed: %" PRIu64 ")\n", st.errors, st.torn,
+		st.retries, st.late, st.missed);
 	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
 		st.samples ? (double)st.total_ns / (double)st.samples / 1000.0 : 0.0,
 		(double)st.max_ns / 1000.0);

@@ -1,5 +1,5 @@
 """rawprofile.py: what the profile checks share: reading rbinspect's raw profile (the form
-lib/profile/profile.c writes, versions 1 to 3), and comparing a sampled stack's Ruby frames
+lib/profile/profile.c writes, versions 1 to 4), and comparing a sampled stack's Ruby frames
 with a program's own caller_locations."""
 import re
 

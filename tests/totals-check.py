@@ -29,7 +29,7 @@ x = None
 for line in open(raw, encoding="utf-8", errors="surrogateescape"):
     if line.startswith("x\t"):
         x = dict(zip(("samples", "stacks", "idle", "errors", "torn", "retries", "rescans",
-                      "total_ns", "max_ns", "late"), map(int, line.split("\t")[1:])))
+                      "total_ns", "max_ns", "late", "missed"), map(int, line.split("\t")[1:])))
 if x is None:
     sys.exit("%s: no closing figures" % raw)
 n = len(samples)
@@ -39,16 +39,22 @@ active = [s for s in samples if s["state"] not in IDLE_STATES]
 # The summary says what the raw profile keeps.
 stats = open(stats_path).read()
 m = re.search(r"samples: (\d+) in [0-9.]+ s at \S+ Hz: (\d+) stacks, (\d+) ", stats)
-e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+)\), late: (\d+)", stats)
+e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+)\), late: (\d+) "
+              r"\(ticks missed: (\d+)\)", stats)
 if not m or not e:
     bad.append("no summary in %s" % stats_path)
 else:
     for k, v in zip(("samples", "stacks", "idle"), m.groups()):
         agree("summary " + k, int(v), x[k])
-    for k, v in zip(("errors", "torn", "retries", "late"), e.groups()):
+    for k, v in zip(("errors", "torn", "retries", "late", "missed"), e.groups()):
         agree("summary " + k, int(v), x[k])
-# Every stack delivered is a sample line.
+# Every stack delivered is a sample line; every tick due was taken or missed.  Ticks come
+# at random intervals of 0.5 to 1.5 periods (4 periods' deviation in 200 ticks) and each
+# late one's missed ticks are whole periods (up to one lost): the slack.
 agree("sample lines", n, x["stacks"])
+due = float(meta["duration"]) * float(meta["rate"])
+agree("ticks taken and missed (%.0f due)" % due, x["samples"] + x["missed"], round(due),
+      x["late"] + due / 10 + 5)
 
 # Folded: microseconds, each line rounded down.
 lines = [l for l in open(base + ".folded") if l.strip()]
@@ -134,7 +140,7 @@ else:
 
 for b in bad:
     print(b)
-print("%d samples (%d active), %.3f s, %d ticks, %d idle threads skipped, %d errors, %d torn, "
-      "%d late" % (n, len(active), weight / 1e9, x["samples"], x["idle"], x["errors"],
-                   x["torn"], x["late"]))
+print("%d samples (%d active), %.3f s, %d ticks (%d missed), %d idle threads skipped, "
+      "%d errors, %d torn, %d late" % (n, len(active), weight / 1e9, x["samples"], x["missed"],
+                                      x["idle"], x["errors"], x["torn"], x["late"]))
 sys.exit(1 if bad else 0)

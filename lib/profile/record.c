@@ -3,8 +3,8 @@
  * One tick samples every process; ticks are due at random intervals of 0.5
  * to 1.5 periods (the mean is the period) so work in the target that
  * repeats at the sampling rate cannot hide between samples.  A tick that
- * starts more than a period after it was due is late; the missed ones are
- * not made up for.  The loop sleeps with clock_nanosleep, so a signal (the
+ * starts more than a period after it was due is late; the ticks it missed
+ * (the periods it came after it was due) are counted, not made up for.  The loop sleeps with clock_nanosleep, so a signal (the
  * caller's stop flag) ends the sleep at once.
  *
  * With RBI_RECORD_SUBPROCESSES the descendants of the process are listed
@@ -533,6 +533,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 {
 	struct rec r = { .p = p, .o = o };
 	uint64_t period, start = 0, due, next_scan = 0, next_progress, stop_at = 0, late = 0;
+	uint64_t missed = 0;
 	uint64_t progress_every, next_exec_check = 0;
 	struct rbi_sample_stats st = { 0 }, qst;
 	bool exec_check;
@@ -593,6 +594,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 		}
 		if (now - due > period) {
 			late++;
+			missed += (now - due) / period;
 			due = now;
 		}
 		exec_check = now >= next_exec_check;
@@ -637,6 +639,7 @@ out:
 	for (size_t i = 0; i < r.n; i++)
 		proc_close(&r, &r.procs[i]);
 	st.late = late;
+	st.missed = missed;
 	rbi_profile_add_stats(p, &st);
 	{
 		char buf[64];
