@@ -748,7 +748,10 @@ struct rbi_sample {
 	rbi_sample_state state;
 	int gc;                 /* the VM was collecting garbage (set on the
 				   thread holding the GVL; its stack then ends
-				   in an RBI_FRAME_GC frame) */
+				   in an RBI_FRAME_GC frame, "(garbage
+				   collection)", and above it, where the layout
+				   tells, another: "(marking)", "(sweeping)"
+				   or "(compacting)") */
 	int status;             /* RBI_OK: FRAMES is the stack; RBI_TORN: it
 				   moved under every read, no frames; else an
 				   error, no frames */

@@ -98,6 +98,8 @@ struct rbi_vm_sampler {
 	uint32_t gc_word;
 	uint64_t gc_count, flush_gc_count;
 	bool during_gc;
+	unsigned gc_mode;               /* objspace flags.mode: 1 marking, 2
+					   sweeping, 3 compacting; 0 unknown */
 
 	uint64_t last_rescan_ns, last_flush_ns, rescans;
 	bool need_rescan;
@@ -112,6 +114,8 @@ struct rbi_vm_sampler {
 	size_t nenv_words, env_words_cap;
 	struct rbi_frametab ft;
 	const struct rbi_sample_frame *gc_frame;
+	/* Beneath it, what the GC does, by gc_mode (NULL: none). */
+	const struct rbi_sample_frame *gc_mode_frame[4];
 
 	struct rbi_iov *iov;
 	size_t iov_cap, niov;
@@ -268,7 +272,12 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 	}
 	s->gc_frame = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(garbage collection)",
 					  NULL, 0, 0);
-	if (!s->gc_frame) {
+	s->gc_mode_frame[1] = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(marking)", NULL, 0, 0);
+	s->gc_mode_frame[2] = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(sweeping)", NULL, 0, 0);
+	s->gc_mode_frame[3] = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(compacting)",
+						  NULL, 0, 0);
+	if (!s->gc_frame || !s->gc_mode_frame[1] || !s->gc_mode_frame[2] ||
+	    !s->gc_mode_frame[3]) {
 		rbi_vm_sampler_free(s);
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
@@ -453,11 +462,16 @@ static int poll_once(struct rbi_vm_sampler *s, bool *again)
 		    s->ractors[i].cnt_seen != s->ractors[i].cnt)
 			*again = true;
 	s->during_gc = false;
+	s->gc_mode = 0;
 	if (s->objspace && present(l->objspace_during_gc)) {
-		uint32_t w;
+		uint32_t w, lo = l->objspace_during_gc / 8 * 8;
 
 		memcpy(&w, gcbuf, 4);
 		s->during_gc = (w >> (l->objspace_during_gc % 8)) & 1;
+		/* The mode (2 bits) shares the flags word (Ruby 2.7-3.4). */
+		if (present(l->objspace_gc_mode) && l->objspace_gc_mode >= lo &&
+		    l->objspace_gc_mode + 2 <= lo + 32)
+			s->gc_mode = (w >> (l->objspace_gc_mode - lo)) & 3;
 	}
 
 	for (size_t i = 0; i < s->nth; i++) {
@@ -787,14 +801,14 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	size_t n = 0;
 	int rc;
 
-	if (th->frames_cap < th->ncfps + 1) {
+	if (th->frames_cap < th->ncfps + 2) {
 		const struct rbi_sample_frame **v =
-			realloc(th->frames, (th->ncfps + 1) * sizeof(*v));
+			realloc(th->frames, (th->ncfps + 2) * sizeof(*v));
 
 		if (!v)
 			return rbi_fail(RBI_NOMEM, "out of memory");
 		th->frames = v;
-		th->frames_cap = th->ncfps + 1;
+		th->frames_cap = th->ncfps + 2;
 	}
 	for (size_t i = 0; i < th->ncfps; i++) {
 		const uint8_t *c = th->cfps + i * l->cfp_size;
@@ -844,15 +858,19 @@ static int decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 		}
 		th->frames[n++] = (const struct rbi_sample_frame *)(uintptr_t)(v & ~(uint64_t)1);
 	}
-	/* Innermost first so far: turn it round, then GC on top. */
+	/* Innermost first so far: turn it round, then GC on top, and what it
+	   does (marking, sweeping) on top of that. */
 	for (size_t i = 0; i < n / 2; i++) {
 		const struct rbi_sample_frame *f = th->frames[i];
 
 		th->frames[i] = th->frames[n - 1 - i];
 		th->frames[n - 1 - i] = f;
 	}
-	if (th->gc)
+	if (th->gc) {
 		th->frames[n++] = s->gc_frame;
+		if (s->gc_mode_frame[s->gc_mode])
+			th->frames[n++] = s->gc_mode_frame[s->gc_mode];
+	}
 	th->nframes = n;
 	return RBI_OK;
 }
