@@ -76,6 +76,7 @@ struct rbi_profile {
 	size_t nmeta;
 	bool cpu;                       /* "mode" is "cpu": every sample used CPU */
 	struct rbi_sample_stats stats;
+	struct rbi_sample_stats live;   /* rbi_profile_set_live_stats */
 	/* Views: made-up frames and line-less twins, by frame id. */
 	struct rbi_map view_frames;
 	uint32_t *path;
@@ -176,28 +177,40 @@ RBI_EXPORT const char *rbi_profile_meta(const rbi_profile *p, const char *key)
 	return NULL;
 }
 
+void rbi_sample_stats_sum(struct rbi_sample_stats *to, const struct rbi_sample_stats *st)
+{
+	to->samples += st->samples;
+	to->stacks += st->stacks;
+	to->idle += st->idle;
+	to->errors += st->errors;
+	to->torn += st->torn;
+	to->retries += st->retries;
+	to->rescans += st->rescans;
+	to->total_ns += st->total_ns;
+	if (st->max_ns > to->max_ns)
+		to->max_ns = st->max_ns;
+	to->late += st->late;
+	to->missed += st->missed;
+}
+
 RBI_EXPORT void rbi_profile_add_stats(rbi_profile *p, const struct rbi_sample_stats *st)
 {
-	if (!p || !st)
-		return;
-	p->stats.samples += st->samples;
-	p->stats.stacks += st->stacks;
-	p->stats.idle += st->idle;
-	p->stats.errors += st->errors;
-	p->stats.torn += st->torn;
-	p->stats.retries += st->retries;
-	p->stats.rescans += st->rescans;
-	p->stats.total_ns += st->total_ns;
-	if (st->max_ns > p->stats.max_ns)
-		p->stats.max_ns = st->max_ns;
-	p->stats.late += st->late;
-	p->stats.missed += st->missed;
+	if (p && st)
+		rbi_sample_stats_sum(&p->stats, st);
+}
+
+void rbi_profile_set_live_stats(rbi_profile *p, const struct rbi_sample_stats *st)
+{
+	p->live = *st;
 }
 
 RBI_EXPORT void rbi_profile_stats(const rbi_profile *p, struct rbi_sample_stats *out)
 {
-	if (out)
-		*out = p ? p->stats : (struct rbi_sample_stats){ 0 };
+	if (!out)
+		return;
+	*out = p ? p->stats : (struct rbi_sample_stats){ 0 };
+	if (p)
+		rbi_sample_stats_sum(out, &p->live);
 }
 
 void rbi_profile_warn_lost(rbi_profile *p)

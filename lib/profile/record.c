@@ -624,12 +624,22 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 			next_exec_check = now + SCAN_NS;
 		due += (uint64_t)((double)period * (0.5 + uniform(&r)));
 		if (o->progress && now >= next_progress) {
+			struct rbi_sample_stats live = { .late = late, .missed = missed };
+
 			next_progress = now + progress_every;
+			for (size_t i = 0; i < r.n; i++) {
+				if (r.procs[i].state != PROC_SAMPLING)
+					continue;
+				rbi_sampler_stats(r.procs[i].s, &qst);
+				rbi_sample_stats_sum(&live, &qst);
+			}
+			rbi_profile_set_live_stats(p, &live);
 			if (o->progress(p, o->progress_arg))
 				break;
 		}
 	}
 out:
+	rbi_profile_set_live_stats(p, &(struct rbi_sample_stats){ 0 });
 	pthread_mutex_lock(&r.mu);
 	r.quit = true;
 	pthread_cond_signal(&r.cv);
