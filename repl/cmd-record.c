@@ -36,7 +36,8 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 	size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
 	static const char *const with_value[] = {
 		"--rate", "-r", "--duration", "-d", "--output", "-o", "--format", "-f",
-		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", "--mode", NULL,
+		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", "--mode", "--sort",
+		NULL,
 	};
 
 	for (size_t k = 0; with_value[k]; k++) {
@@ -114,6 +115,12 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 		if (!strcmp(val, "cpu"))
 			o->record_flags |= RBI_SAMPLER_CPU;
 		o->mode_given = true;
+	} else if (!strncmp(a, "--sort", 6)) {
+		if (strcmp(val, "own") && strcmp(val, "total")) {
+			fprintf(stderr, "rbinspect: --sort is own or total\n");
+			return -1;
+		}
+		o->sort_total = !strcmp(val, "total");
 	} else if (!strncmp(a, "--output", 8) || !strncmp(a, "-o", 2)) {
 		o->output = val;
 	} else if (!strncmp(a, "--raw", 5)) {
