@@ -13,7 +13,8 @@
 # program can have) nor a recursion's deep stacks left out, GC as its own frame (alloc.rb),
 # CPU time against wall time (duty.rb: --mode cpu), --subprocesses (forker.rb), a process in
 # its own mount+pid namespace, `-- CMD`, a Ruby that execs another (exec.rb), `top`, --pause
-# (the process runs on, untraced), and the errors.
+# (the process runs on, untraced; one that exits as its threads churn: thread-churn.rb), and
+# the errors.
 #
 # Tools missing (chromium, node/npm, go, valgrind) make their checks SKIP.  npm packages and
 # the pprof binary are cached in ${RBI_CACHE:-~/.cache/rbinspect}.
@@ -487,6 +488,28 @@ while read -r kind ver root cmd; do
 		ok "$R: record -- COMMAND: runs it, records it to its end (Hot#spin ahead, $csh %)"
 	else
 		not_ok "$R: record -- COMMAND: exit $rc, Hot#spin $csh %"; diag "$(cat "$T/err")"
+	fi
+
+	# ---- --pause on a process that exits while its threads come and go -----------------------------
+	# Every stop attaches the threads that appeared; one that is exiting refuses (EPERM,
+	# as for a traced one) and must be left, not end the recording; the process's own exit
+	# ends it, the profile written.  The deb chroot's programs are shared with other runs:
+	# a copy of its own.
+	if [ "$kind" = deb ]; then
+		cp "$here/testdata/programs/thread-churn.rb" "$root/tmp/rbi-programs/thread-churn.$$.rb"
+		set -- chroot "$root" /usr/bin/ruby "/tmp/rbi-programs/thread-churn.$$.rb" 1.5
+	else
+		set -- "$cmd" "$here/testdata/programs/thread-churn.rb" 1.5
+	fi
+	rm -f "$T/churn.rbiprof"
+	timeout 120 "$B" record --pause --rate 200 --format raw -o "$T/churn.rbiprof" -q -- "$@" \
+		>/dev/null 2>"$T/err"
+	rc=$?
+	[ "$kind" = deb ] && rm -f "$root/tmp/rbi-programs/thread-churn.$$.rb"
+	if [ "$rc" = 0 ] && grep -q '^x' "$T/churn.rbiprof" && grep -q '^s' "$T/churn.rbiprof"; then
+		ok "$R: --pause on a process that exits with threads coming and going: its end ends the recording, profile written"
+	else
+		not_ok "$R: --pause on a process that exits: exit $rc"; diag "$(cat "$T/err")"
 	fi
 
 	# ---- A Ruby that execs another: followed across the exec ---------------------------------------
