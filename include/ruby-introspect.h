@@ -841,7 +841,10 @@ struct rbi_sample {
 	rbi_sample_state state;
 	int gc;                 /* the VM was collecting garbage (set on the
 				   thread holding the GVL; its stack then ends
-				   in an RBI_FRAME_GC frame) */
+				   in an RBI_FRAME_GC frame, "(garbage
+				   collection)", and above it, where the layout
+				   tells, another: "(marking)", "(sweeping)"
+				   or "(compacting)") */
 	int status;             /* RBI_OK: FRAMES is the stack; RBI_TORN: it
 				   moved under every read, no frames; else an
 				   error, no frames */
@@ -873,8 +876,12 @@ struct rbi_sample {
 typedef int (*rbi_sample_fn)(const struct rbi_sample *s, void *arg);
 
 /* Sampling-quality figures.  A sampler counts the first group; a recording
-   (rbi_profile_record) adds LATE and sums its samplers.
-   Frozen ("Structs and sizes" above): anything new comes as a getter. */
+   (rbi_profile_record) adds LATE and MISSED and sums its samplers.  Every
+   tick due ends as one of: a tick taken (SAMPLES), each thread of it a
+   stack delivered (STACKS), an idle thread skipped (IDLE) or a stack lost
+   (ERRORS, TORN); or a tick missed (MISSED).
+   Frozen from LIBRUBY_INTROSPECT_0.7 on, which appended MISSED ("Structs
+   and sizes" above): anything new comes as a getter. */
 struct rbi_sample_stats {
 	uint64_t samples;       /* rbi_sampler_sample calls (ticks) */
 	uint64_t stacks;        /* thread stacks delivered */
@@ -887,6 +894,8 @@ struct rbi_sample_stats {
 	uint64_t total_ns;      /* time spent in rbi_sampler_sample ... */
 	uint64_t max_ns;        /* ... and the longest call */
 	uint64_t late;          /* ticks taken more than a period late */
+	uint64_t missed;        /* ticks not taken: the periods a late tick
+				   came after it was due */
 };
 
 typedef struct rbi_sampler rbi_sampler;

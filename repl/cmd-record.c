@@ -36,7 +36,8 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 	size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
 	static const char *const with_value[] = {
 		"--rate", "-r", "--duration", "-d", "--output", "-o", "--format", "-f",
-		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", "--mode", NULL,
+		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", "--mode", "--sort",
+		NULL,
 	};
 
 	for (size_t k = 0; with_value[k]; k++) {
@@ -114,6 +115,12 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 		if (!strcmp(val, "cpu"))
 			o->record_flags |= RBI_SAMPLER_CPU;
 		o->mode_given = true;
+	} else if (!strncmp(a, "--sort", 6)) {
+		if (strcmp(val, "own") && strcmp(val, "total")) {
+			fprintf(stderr, "rbinspect: --sort is own or total\n");
+			return -1;
+		}
+		o->sort_total = !strcmp(val, "total");
 	} else if (!strncmp(a, "--output", 8) || !strncmp(a, "-o", 2)) {
 		o->output = val;
 	} else if (!strncmp(a, "--raw", 5)) {
@@ -235,7 +242,8 @@ void profile_print_stats(FILE *f, rbi_profile *p)
 		st.stacks, st.idle, mode && !strcmp(mode, "cpu") ? "off-CPU" : "idle",
 		mode && !strcmp(mode, "cpu") ? "CPU" : "wall");
 	fprintf(f, "errors: %" PRIu64 ", torn: %" PRIu64 " (stacks re-read: %" PRIu64
-		"), late: %" PRIu64 "\n", st.errors, st.torn, st.retries, st.late);
+		"), late: %" PRIu64 " (ticks missed: %" PRIu64 ")\n", st.errors, st.torn,
+		st.retries, st.late, st.missed);
 	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
 		st.samples ? (double)st.total_ns / (double)st.samples / 1000.0 : 0.0,
 		(double)st.max_ns / 1000.0);

@@ -44,7 +44,7 @@ static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
 	"--mode=wall|cpu", "--max-frames=", "--quiet", NULL };
 static const char *const c_top[] = { "--rate=", "--interval=", "--duration=", "--top=",
 	"--subprocesses", "--threads", "--fibers", "--idle", "--gvl", "--no-lines", "--pause",
-	"--native", "--mode=wall|cpu", NULL };
+	"--native", "--mode=wall|cpu", "--sort=own|total", NULL };
 static const char *const c_report[] = {
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--output=", "--threads",
 	"--fibers", "--idle", "--gvl", "--no-lines", NULL };

@@ -15,6 +15,7 @@ struct profile_opts {
 	uint32_t view_flags;            /* RBI_VIEW_* */
 	rbi_profile_format format;
 	bool format_given, mode_given, quiet;
+	bool sort_total;                /* top --sort total */
 	const char *output, *raw;
 };
 

@@ -1,5 +1,5 @@
 """rawprofile.py: what the profile checks share: reading rbinspect's raw profile (the form
-lib/profile/profile.c writes, versions 1 to 3), and comparing a sampled stack's Ruby frames
+lib/profile/profile.c writes, versions 1 to 4), and comparing a sampled stack's Ruby frames
 with a program's own caller_locations."""
 import re
 
@@ -16,8 +16,8 @@ def unescape(s):
 
 def load(path):
     """(meta, samples, fibers): samples as dicts with "stack" (frames outermost first, each
-    a dict of kind, line, label, path), "thread", "fiber" (an index into fibers, None if
-    unknown) and "weight_ns" (None before version 3); fibers as dicts of thread, fiber (the rb_fiber_t) and root."""
+    a dict of kind, line, label, path), "thread", "state" (rbi_sample_state), "fiber" (an
+    index into fibers, None if unknown) and "weight_ns" (None before version 3); fibers as dicts of thread, fiber (the rb_fiber_t) and root."""
     meta, frames, nodes, fibers, samples = {}, {}, {0: None}, [], []
     for line in open(path, encoding="utf-8", errors="surrogateescape"):
         f = line.rstrip("\n").split("\t")
@@ -36,7 +36,7 @@ def load(path):
                 parent, frame = nodes[node]
                 stack.append(frames[frame])
                 node = parent
-            samples.append(dict(stack=stack[::-1], thread=int(f[3]),
+            samples.append(dict(stack=stack[::-1], thread=int(f[3]), state=int(f[4]),
                                 fiber=int(f[6]) if len(f) > 6 and f[6] else None,
                                 weight_ns=int(f[7]) if len(f) > 7 else None))
     return meta, samples, fibers

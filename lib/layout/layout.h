@@ -114,6 +114,7 @@
 	X(rsymbol, fstr,         "RSymbol", "fstr", OFF)                            \
 	X(rfloat, value,         "RFloat", "float_value", OFF)                      \
 	X(objspace, during_gc,   "rb_objspace", "flags.during_gc", BIT)             \
+	X(objspace, gc_mode,     "rb_objspace", "flags.mode", BIT)                  \
 	X(objspace, sorted,      "rb_objspace", "heap_pages.sorted", OFF)           \
 	X(objspace, allocated_pages, "rb_objspace", "heap_pages.allocated_pages", OFF) \
 	X(objspace, gc_count,    "rb_objspace", "profile.count", OFF)               \

@@ -41,20 +41,48 @@ struct rbi_pause {
 	size_t n, cap;
 };
 
+/* Task TID of PID is exiting or gone: no /proc/PID/task/TID/stat, a zombie
+   or dead state, or the kernel's PF_EXITING flag (0x4, the stat's ninth
+   field), for which PTRACE_SEIZE fails with EPERM as for a traced task. */
+static bool task_exiting(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], state;
+	unsigned long flags;
+	const char *rp;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (!(f = fopen(path, "re")))
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The name, in parentheses, may hold anything: the fields follow the
+	   last ')'. */
+	if (!(rp = strrchr(buf, ')')) ||
+	    sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return n == 0;
+	return state == 'Z' || state == 'X' || (flags & 0x4);
+}
+
 /* PTRACE_SEIZE task TID of PID, for PURPOSE ("to pause it (--pause)").
-   RBI_GONE if it is gone already. */
+   RBI_GONE if it is gone already, or exiting. */
 static int task_seize(pid_t pid, pid_t tid, const char *purpose)
 {
+	int err;
+
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == 0)
 		return RBI_OK;
-	if (errno == ESRCH)
+	err = errno;
+	if (err == ESRCH || (err == EPERM && task_exiting(pid, tid)))
 		return RBI_GONE;
-	if (errno == EPERM)
+	if (err == EPERM)
 		return rbi_fail(RBI_PERM, "cannot attach to task %d of process %d %s: "
 				"it is traced already (a debugger?), or ptrace is not "
 				"allowed (run as root or with CAP_SYS_PTRACE; "
 				"kernel.yama.ptrace_scope)", (int)tid, (int)pid, purpose);
-	return rbi_fail(RBI_SYSTEM, "PTRACE_SEIZE %d: %s", (int)tid, strerror(errno));
+	return rbi_fail(RBI_SYSTEM, "PTRACE_SEIZE %d: %s", (int)tid, strerror(err));
 }
 
 static int seize(struct rbi_pause *p, pid_t tid)

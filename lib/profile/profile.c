@@ -7,10 +7,10 @@
  * are interned in the profile, so a profile outlives the samplers that
  * filled it.
  *
- * Raw form, version 3: text, one record per line, fields separated by one
+ * Raw form, version 4: text, one record per line, fields separated by one
  * TAB; strings escape backslash, TAB, CR, LF and other control bytes as
  * \\ \t \r \n \xNN, and an empty string field means "none" (NULL).
- *   rbinspect-profile 3
+ *   rbinspect-profile 4
  *   m  KEY  VALUE                                      metadata
  *   f  ID  KIND  LINE  FIRST_LINE  LABEL  PATH         frames, ids 0, 1, ...
  *   t  ID  PID  NUMBER  TID  MAIN  THREAD  NAME        threads, ids 0, 1, ...
@@ -20,7 +20,8 @@
  *                                                      samples, in order (FIBER_ID
  *                                                      empty: unknown)
  *   x  samples stacks idle errors torn retries rescans total_ns max_ns late
- * Versions 2 (no WEIGHT_NS) and 1 (no fibers either: no u records, samples
+ *      missed
+ * Version 3 (no missed), 2 (no WEIGHT_NS either) and 1 (no fibers either: no u records, samples
  * without FIBER_ID) load too, each sample weighing one period of "rate". 
  * Every record ends in a newline and x comes last: a file without it was
  * cut short, and loads with the metadata "incomplete" saying where. */
@@ -32,7 +33,8 @@
 
 #include "profile/profile.h"
 
-#define RAW_MAGIC "rbinspect-profile 3"
+#define RAW_MAGIC "rbinspect-profile 4"
+#define RAW_MAGIC_V3 "rbinspect-profile 3"
 #define RAW_MAGIC_V2 "rbinspect-profile 2"
 #define RAW_MAGIC_V1 "rbinspect-profile 1"
 #define RAW_LINE_MAX (1u << 20)
@@ -74,6 +76,7 @@ struct rbi_profile {
 	size_t nmeta;
 	bool cpu;                       /* "mode" is "cpu": every sample used CPU */
 	struct rbi_sample_stats stats;
+	struct rbi_sample_stats live;   /* rbi_profile_set_live_stats */
 	/* Views: made-up frames and line-less twins, by frame id. */
 	struct rbi_map view_frames;
 	uint32_t *path;
@@ -159,27 +162,40 @@ RBI_EXPORT const char *rbi_profile_meta(const rbi_profile *p, const char *key)
 	return NULL;
 }
 
+void rbi_sample_stats_sum(struct rbi_sample_stats *to, const struct rbi_sample_stats *st)
+{
+	to->samples += st->samples;
+	to->stacks += st->stacks;
+	to->idle += st->idle;
+	to->errors += st->errors;
+	to->torn += st->torn;
+	to->retries += st->retries;
+	to->rescans += st->rescans;
+	to->total_ns += st->total_ns;
+	if (st->max_ns > to->max_ns)
+		to->max_ns = st->max_ns;
+	to->late += st->late;
+	to->missed += st->missed;
+}
+
 RBI_EXPORT void rbi_profile_add_stats(rbi_profile *p, const struct rbi_sample_stats *st)
 {
-	if (!p || !st)
-		return;
-	p->stats.samples += st->samples;
-	p->stats.stacks += st->stacks;
-	p->stats.idle += st->idle;
-	p->stats.errors += st->errors;
-	p->stats.torn += st->torn;
-	p->stats.retries += st->retries;
-	p->stats.rescans += st->rescans;
-	p->stats.total_ns += st->total_ns;
-	if (st->max_ns > p->stats.max_ns)
-		p->stats.max_ns = st->max_ns;
-	p->stats.late += st->late;
+	if (p && st)
+		rbi_sample_stats_sum(&p->stats, st);
+}
+
+void rbi_profile_set_live_stats(rbi_profile *p, const struct rbi_sample_stats *st)
+{
+	p->live = *st;
 }
 
 RBI_EXPORT void rbi_profile_stats(const rbi_profile *p, struct rbi_sample_stats *out)
 {
-	if (out)
-		*out = p ? p->stats : (struct rbi_sample_stats){ 0 };
+	if (!out)
+		return;
+	*out = p ? p->stats : (struct rbi_sample_stats){ 0 };
+	if (p)
+		rbi_sample_stats_sum(out, &p->live);
 }
 
 void rbi_profile_warn_lost(rbi_profile *p)
@@ -710,9 +726,9 @@ RBI_EXPORT int rbi_profile_save(const rbi_profile *p, FILE *f)
 		fprintf(f, "\t%" PRIu64 "\n", s->weight_ns);
 	}
 	fprintf(f, "x\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
-		PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+		PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
 		st->samples, st->stacks, st->idle, st->errors, st->torn, st->retries,
-		st->rescans, st->total_ns, st->max_ns, st->late);
+		st->rescans, st->total_ns, st->max_ns, st->late, st->missed);
 	if (fflush(f) || ferror(f))
 		return rbi_fail(RBI_SYSTEM, "writing the profile: %s", strerror(errno));
 	return RBI_OK;
@@ -875,16 +891,16 @@ static int load_line(rbi_profile *p, unsigned version, char *line, bool *stats_s
 		return push_sample(p, a, (uint32_t)b, (uint32_t)c, (uint32_t)fiber, (unsigned)d, e,
 				   weight);
 	}
-	if (!strcmp(f[0], "x") && n == 11 && !*stats_seen) {
-		uint64_t v[10];
+	if (!strcmp(f[0], "x") && n == (version > 3 ? 12 : 11) && !*stats_seen) {
+		uint64_t v[11] = { 0 };
 
-		for (size_t i = 0; i < 10; i++)
+		for (size_t i = 0; i + 1 < n; i++)
 			if (!num(f[i + 1], UINT64_MAX, &v[i]))
 				return rbi_fail(RBI_CORRUPT, "bad figures");
 		struct rbi_sample_stats st = {
 			.samples = v[0], .stacks = v[1], .idle = v[2], .errors = v[3],
 			.torn = v[4], .retries = v[5], .rescans = v[6], .total_ns = v[7],
-			.max_ns = v[8], .late = v[9],
+			.max_ns = v[8], .late = v[9], .missed = v[10],
 		};
 		*stats_seen = true;
 		rbi_profile_add_stats(p, &st);
@@ -922,7 +938,8 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 			break;
 		}
 		if (lineno == 1) {
-			version = !strcmp(line, RAW_MAGIC) ? 3 : !strcmp(line, RAW_MAGIC_V2) ? 2 :
+			version = !strcmp(line, RAW_MAGIC) ? 4 : !strcmp(line, RAW_MAGIC_V3) ? 3 :
+				  !strcmp(line, RAW_MAGIC_V2) ? 2 :
 				  !strcmp(line, RAW_MAGIC_V1) ? 1 : 0;
 			if (!version) {
 				rc = rbi_fail(RBI_CORRUPT, "not an rbinspect raw profile "

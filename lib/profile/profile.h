@@ -45,6 +45,14 @@ uint64_t rbi_profile_period_ns(const rbi_profile *p);
    else "wall" (wall time, as recordings made before modes). */
 const char *rbi_profile_mode(const rbi_profile *p);
 
+/* Add ST's figures to TO's (MAX_NS: the larger). */
+void rbi_sample_stats_sum(struct rbi_sample_stats *to, const struct rbi_sample_stats *st);
+
+/* The figures of a recording under way (its open samplers', the ticks
+   late and missed so far), which rbi_profile_stats adds to the profile's
+   own until they are set to zeros. */
+void rbi_profile_set_live_stats(rbi_profile *p, const struct rbi_sample_stats *st);
+
 /* When more than a fifth of the stacks tried could not be read (errors,
    torn), the metadata "warning" says how many: the profile shows the rest
    as if it were the whole. */

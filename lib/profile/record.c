@@ -3,8 +3,8 @@
  * One tick samples every process; ticks are due at random intervals of 0.5
  * to 1.5 periods (the mean is the period) so work in the target that
  * repeats at the sampling rate cannot hide between samples.  A tick that
- * starts more than a period after it was due is late; the missed ones are
- * not made up for.  The loop sleeps with clock_nanosleep, so a signal (the
+ * starts more than a period after it was due is late; the ticks it missed
+ * (the periods it came after it was due) are counted, not made up for.  The loop sleeps with clock_nanosleep, so a signal (the
  * caller's stop flag) ends the sleep at once.
  *
  * With RBI_RECORD_SUBPROCESSES the descendants of the process are listed
@@ -532,6 +532,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 	const struct rbi_record_opts *o = &oc;
 	struct rec r = { .p = p, .o = o };
 	uint64_t period, start = 0, due, next_scan = 0, next_progress, stop_at = 0, late = 0;
+	uint64_t missed = 0;
 	uint64_t progress_every, next_exec_check = 0;
 	struct rbi_sample_stats st = { 0 }, qst;
 	bool exec_check;
@@ -591,6 +592,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 		}
 		if (now - due > period) {
 			late++;
+			missed += (now - due) / period;
 			due = now;
 		}
 		exec_check = now >= next_exec_check;
@@ -620,12 +622,22 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 			next_exec_check = now + SCAN_NS;
 		due += (uint64_t)((double)period * (0.5 + uniform(&r)));
 		if (o->progress && now >= next_progress) {
+			struct rbi_sample_stats live = { .late = late, .missed = missed };
+
 			next_progress = now + progress_every;
+			for (size_t i = 0; i < r.n; i++) {
+				if (r.procs[i].state != PROC_SAMPLING)
+					continue;
+				rbi_sampler_stats(r.procs[i].s, &qst);
+				rbi_sample_stats_sum(&live, &qst);
+			}
+			rbi_profile_set_live_stats(p, &live);
 			if (o->progress(p, o->progress_arg))
 				break;
 		}
 	}
 out:
+	rbi_profile_set_live_stats(p, &(struct rbi_sample_stats){ 0 });
 	pthread_mutex_lock(&r.mu);
 	r.quit = true;
 	pthread_cond_signal(&r.cv);
@@ -635,6 +647,7 @@ out:
 	for (size_t i = 0; i < r.n; i++)
 		proc_close(&r, &r.procs[i]);
 	st.late = late;
+	st.missed = missed;
 	rbi_profile_add_stats(p, &st);
 	{
 		char buf[64];

@@ -239,7 +239,7 @@ int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	size_t n = 0;
 	int rc;
 
-	if (!RBI_GROW(th->frames, th->frames_cap, th->ncfps + 1, th->ncfps + 1))
+	if (!RBI_GROW(th->frames, th->frames_cap, th->ncfps + 2, th->ncfps + 2))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	for (size_t i = 0; i < th->ncfps; i++) {
 		const uint8_t *c = th->cfps + i * l->cfp_size;
@@ -290,15 +290,19 @@ int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 		}
 		th->frames[n++] = (const struct rbi_sample_frame *)(uintptr_t)(v & ~(uint64_t)1);
 	}
-	/* Innermost first so far: turn it round, then GC on top. */
+	/* Innermost first so far: turn it round, then GC on top, and what it
+	   does (marking, sweeping) on top of that. */
 	for (size_t i = 0; i < n / 2; i++) {
 		const struct rbi_sample_frame *f = th->frames[i];
 
 		th->frames[i] = th->frames[n - 1 - i];
 		th->frames[n - 1 - i] = f;
 	}
-	if (th->gc)
+	if (th->gc) {
 		th->frames[n++] = s->gc_frame;
+		if (s->gc_mode_frame[s->gc_mode])
+			th->frames[n++] = s->gc_mode_frame[s->gc_mode];
+	}
 	th->nframes = n;
 	return RBI_OK;
 }

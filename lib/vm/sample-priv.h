@@ -58,6 +58,8 @@ struct rbi_vm_sampler {
 	uint32_t gc_word;
 	uint64_t gc_count, flush_gc_count;
 	bool during_gc;
+	unsigned gc_mode;               /* objspace flags.mode: 1 marking, 2
+					   sweeping, 3 compacting; 0 unknown */
 
 	uint64_t last_rescan_ns, last_flush_ns, rescans;
 	bool need_rescan;
@@ -72,6 +74,8 @@ struct rbi_vm_sampler {
 	size_t nenv_words, env_words_cap;
 	struct rbi_frametab ft;
 	const struct rbi_sample_frame *gc_frame;
+	/* Beneath it, what the GC does, by gc_mode (NULL: none). */
+	const struct rbi_sample_frame *gc_mode_frame[4];
 
 	struct rbi_iov *iov;
 	size_t iov_cap, niov;

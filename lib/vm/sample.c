@@ -180,7 +180,12 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 	}
 	s->gc_frame = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(garbage collection)",
 					  NULL, 0, 0);
-	if (!s->gc_frame) {
+	s->gc_mode_frame[1] = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(marking)", NULL, 0, 0);
+	s->gc_mode_frame[2] = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(sweeping)", NULL, 0, 0);
+	s->gc_mode_frame[3] = rbi_frametab_intern(&s->ft, RBI_FRAME_GC, "(compacting)",
+						  NULL, 0, 0);
+	if (!s->gc_frame || !s->gc_mode_frame[1] || !s->gc_mode_frame[2] ||
+	    !s->gc_mode_frame[3]) {
 		rbi_vm_sampler_free(s);
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}
@@ -355,11 +360,16 @@ static void poll_vm(struct rbi_vm_sampler *s, const uint8_t gcbuf[4], bool *agai
 		    s->ractors[i].cnt_seen != s->ractors[i].cnt)
 			*again = true;
 	s->during_gc = false;
+	s->gc_mode = 0;
 	if (s->objspace && present(l->objspace_during_gc)) {
-		uint32_t w;
+		uint32_t w, lo = l->objspace_during_gc / 8 * 8;
 
 		memcpy(&w, gcbuf, 4);
 		s->during_gc = (w >> (l->objspace_during_gc % 8)) & 1;
+		/* The mode (2 bits) shares the flags word (Ruby 2.7-3.4). */
+		if (present(l->objspace_gc_mode) && l->objspace_gc_mode >= lo &&
+		    l->objspace_gc_mode + 2 <= lo + 32)
+			s->gc_mode = (w >> (l->objspace_gc_mode - lo)) & 3;
 	}
 }
 

@@ -170,6 +170,23 @@ static void test_raw(rbi_profile *p)
 	free(b);
 	rbi_profile_free(q);
 
+	/* Version 3's figures (no ticks missed) load as before; version 4's
+	   carry the ticks missed. */
+	static const char v3[] = "rbinspect-profile 3\nx\t9\t8\t7\t6\t5\t4\t3\t2\t1\t10\n";
+	static const char v4[] = "rbinspect-profile 4\nx\t9\t8\t7\t6\t5\t4\t3\t2\t1\t10\t11\n";
+	for (int v = 3; v <= 4; v++) {
+		struct rbi_sample_stats st = { 0 };
+
+		f = fmemopen((void *)(v == 3 ? v3 : v4), strlen(v == 3 ? v3 : v4), "r");
+		rc = rbi_profile_load(f, &q);
+		fclose(f);
+		if (!rc)
+			rbi_profile_stats(q, &st);
+		ok(!rc && st.samples == 9 && st.late == 10 && st.missed == (v == 3 ? 0 : 11),
+		   "raw: version %d's closing figures load, %s ticks missed", v, v == 3 ? "no" : "11");
+		rbi_profile_free(q);
+	}
+
 	static const char *const bad[] = {
 		"",
 		"not a profile\n",
@@ -191,6 +208,7 @@ static void test_raw(rbi_profile *p)
 		"t\t0\t42\t1\t101\t1\t4096\t\nn\t1\t0\t0\ns\t5\t1\t0\t0\t0\t\n",
 		"rbinspect-profile 3\nf\t0\t1\t3\t1\tx\t\n"             /* a weight of days */
 		"t\t0\t42\t1\t101\t1\t4096\t\nn\t1\t0\t0\ns\t5\t1\t0\t0\t0\t\t999999999999999\n",
+		"rbinspect-profile 4\nx\t9\t8\t7\t6\t5\t4\t3\t2\t1\t10\n",  /* no ticks missed */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		q = NULL;

@@ -1,0 +1,146 @@
+"""totals-check.py RAW STATS BASE: a recording's accounting, end to end.
+
+RAW is the raw profile of one process (no exec), STATS what `record` said on stderr, BASE the
+prefix of RAW rendered with --idle in every format (BASE.folded, .speedscope.json, .pb.gz,
+.callgrind, .svg) and BASE.active.pb.gz without it.  Every figure must agree: the summary's
+with the raw profile's closing figures; the raw profile's stacks with its sample lines; each
+format's sample count and time with those lines (the flame graph and folded stacks round).
+Prints what differs; exit 1 if anything does."""
+import gzip
+import json
+import re
+import sys
+
+import rawprofile
+
+IDLE_STATES = (2, 3)    # rbi_sample_state WAITING, SLEEPING
+
+raw, stats_path, base = sys.argv[1:4]
+bad = []
+
+
+def agree(what, got, want, slack=0):
+    if abs(got - want) > slack:
+        bad.append("%s: %s, want %s" % (what, got, want))
+
+
+meta, samples, _ = rawprofile.load(raw)
+x = None
+for line in open(raw, encoding="utf-8", errors="surrogateescape"):
+    if line.startswith("x\t"):
+        x = dict(zip(("samples", "stacks", "idle", "errors", "torn", "retries", "rescans",
+                      "total_ns", "max_ns", "late", "missed"), map(int, line.split("\t")[1:])))
+if x is None:
+    sys.exit("%s: no closing figures" % raw)
+n = len(samples)
+weight = sum(s["weight_ns"] for s in samples)
+active = [s for s in samples if s["state"] not in IDLE_STATES]
+
+# The summary says what the raw profile keeps.
+stats = open(stats_path).read()
+m = re.search(r"samples: (\d+) in [0-9.]+ s at \S+ Hz: (\d+) stacks, (\d+) ", stats)
+e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+)\), late: (\d+) "
+              r"\(ticks missed: (\d+)\)", stats)
+if not m or not e:
+    bad.append("no summary in %s" % stats_path)
+else:
+    for k, v in zip(("samples", "stacks", "idle"), m.groups()):
+        agree("summary " + k, int(v), x[k])
+    for k, v in zip(("errors", "torn", "retries", "late", "missed"), e.groups()):
+        agree("summary " + k, int(v), x[k])
+# Every stack delivered is a sample line; every tick due was taken or missed.  Ticks come
+# at random intervals of 0.5 to 1.5 periods (4 periods' deviation in 200 ticks) and each
+# late one's missed ticks are whole periods (up to one lost): the slack.
+agree("sample lines", n, x["stacks"])
+due = float(meta["duration"]) * float(meta["rate"])
+agree("ticks taken and missed (%.0f due)" % due, x["samples"] + x["missed"], round(due),
+      x["late"] + due / 10 + 5)
+
+# Folded: microseconds, each line rounded down.
+lines = [l for l in open(base + ".folded") if l.strip()]
+us = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
+agree("folded microseconds", us, weight // 1000, len(lines))
+
+# speedscope: one profile a thread, every sample with its weight.
+sp = json.load(open(base + ".speedscope.json"))
+agree("speedscope samples", sum(len(p["samples"]) for p in sp["profiles"]), n)
+agree("speedscope weights", sum(sum(p["weights"]) for p in sp["profiles"]), weight)
+
+
+def pb_fields(b):
+    """(field, wire type, value) of one protobuf message: varints and bytes only."""
+    i = 0
+    while i < len(b):
+        v, i = varint(b, i)
+        f, t = v >> 3, v & 7
+        if t == 0:
+            v, i = varint(b, i)
+        elif t == 2:
+            ln, i = varint(b, i)
+            v, i = b[i:i + ln], i + ln
+        else:
+            raise ValueError("wire type %d" % t)
+        yield f, t, v
+
+
+def varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def pprof_totals(path):
+    """Sums of the two sample values (samples/count, time/nanoseconds)."""
+    tot = [0, 0]
+    for f, _, v in pb_fields(gzip.open(path).read()):
+        if f != 2:              # Profile.sample
+            continue
+        vals = []
+        for sf, st, sv in pb_fields(v):
+            if sf == 2 and st == 2:     # Sample.value, packed
+                j = 0
+                while j < len(sv):
+                    val, j = varint(sv, j)
+                    vals.append(val)
+            elif sf == 2:
+                vals.append(sv)
+        tot[0] += vals[0]
+        tot[1] += vals[1]
+    return tot
+
+
+c, t = pprof_totals(base + ".pb.gz")
+agree("pprof samples", c, n)
+agree("pprof time", t, weight)
+c, t = pprof_totals(base + ".active.pb.gz")
+agree("pprof samples (active only)", c, len(active))
+agree("pprof time (active only)", t, sum(s["weight_ns"] for s in active))
+
+# callgrind: "totals: NANOSECONDS SAMPLES".
+cg = re.search(r"^totals: (\d+) (\d+)$", open(base + ".callgrind").read(), re.M)
+if not cg:
+    bad.append("callgrind: no totals line")
+else:
+    agree("callgrind time", int(cg.group(1)), weight)
+    agree("callgrind samples", int(cg.group(2)), n)
+
+# Flame graph: the root's hover text, "all (T ms, N samples, 100.00%)".
+fg = re.search(r"<title>[^<]*\(([0-9.]+) ms, (\d+) samples?, 100\.00%\)</title>",
+               open(base + ".svg").read())
+if not fg:
+    bad.append("flame graph: no root frame")
+else:
+    agree("flame graph samples", int(fg.group(2)), n)
+    agree("flame graph time (10 us)", round(float(fg.group(1)) * 100), round(weight / 1e4), 1)
+
+for b in bad:
+    print(b)
+print("%d samples (%d active), %.3f s, %d ticks (%d missed), %d idle threads skipped, "
+      "%d errors, %d torn, %d late" % (n, len(active), weight / 1e9, x["samples"], x["missed"],
+                                      x["idle"], x["errors"], x["torn"], x["late"]))
+sys.exit(1 if bad else 0)
