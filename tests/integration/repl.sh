@@ -7,22 +7,9 @@
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
-
-if ! command -v tmux >/dev/null; then
-	skip "tmux is not installed (tools/install-deps.sh --test)"
-	tap_done
-	exit
-fi
-if why=$(no_pty); then
-	skip "$why: the session needs a terminal"
-	tap_done
-	exit
-fi
-TMUX_SOCK=rbi-test-$$
-tm() { tmux -L "$TMUX_SOCK" "$@"; }
-trap 'tm kill-server 2>/dev/null; rubies_cleanup' EXIT
+. "$(dirname "$0")/../tmux.sh"
+tmux_start "the session needs a terminal"
 export XDG_STATE_HOME=$RB_TMP/state
-unset TMUX
 
 # start NAME ENV... -- ARGS...: rbinspect ARGS in a new 150x50 terminal; the
 # pane stays after it exits and shows "EXITED:rc".

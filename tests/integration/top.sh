@@ -5,21 +5,8 @@
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
-
-if ! command -v tmux >/dev/null; then
-	skip "tmux is not installed (tools/install-deps.sh --test)"
-	tap_done
-	exit
-fi
-if why=$(no_pty); then
-	skip "$why: the keys need a terminal"
-	tap_done
-	exit
-fi
-TMUX_SOCK=rbi-top-$$
-tm() { tmux -L "$TMUX_SOCK" "$@"; }
-trap 'tm kill-server 2>/dev/null; rubies_cleanup' EXIT
-unset TMUX
+. "$(dirname "$0")/../tmux.sh"
+tmux_start "the keys need a terminal"
 
 # screen: what the pane shows now.
 screen() { tm capture-pane -p -t top; }
