@@ -6,7 +6,7 @@ build_deps=(gcc make meson ninja-build pkg-config libelf-dev libdw-dev
 	    libzydis-dev libreadline-dev zlib1g-dev libjson-c-dev liblzma-dev libzstd-dev
 	    liblz4-dev xz-utils)
 test_deps=(gdb jq binutils util-linux python3 tmux groff-base zstd lz4 gzip
-	   g++ lldb-14 liblldb-14-dev gdbserver
+	   g++ lldb-14 liblldb-14-dev gdbserver debuginfod curl
 	   chromium golang-go golang-github-google-pprof-dev valgrind)
 missing=()
 want=("${build_deps[@]}")
