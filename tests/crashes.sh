@@ -56,8 +56,7 @@ crash_file_pattern() { printf '%s\n' "$crash_pattern" >"$CORE_PATTERN"; }
 crash_start() {
 	local kind=$1 root=$2 cmd=$3
 	if [ "$kind" = deb ]; then
-		mkdir -p "$root/tmp/rbi-programs"
-		cp "$CRASH_EXT" "$root/tmp/rbi-programs/crashext.so"
+		programs_install "$root" "$CRASH_EXT"
 		RBI_CRASHEXT=/tmp/rbi-programs/crashext.so ruby_start "$kind" "$root" "$cmd" crash.rb
 	else
 		RBI_CRASHEXT=$CRASH_EXT ruby_start "$kind" "$root" "$cmd" crash.rb

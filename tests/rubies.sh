@@ -71,18 +71,32 @@ ruby_exe() {
 	else echo "$3"; fi
 }
 
+# programs_install ROOT [FILE...]: testdata/programs (and FILEs) into ROOT/tmp/rbi-programs.
+# Every test run on the machine shares that directory and Rubies of other runs may be
+# reading it: a file is only replaced when it differs, and then by a rename, so a reader
+# sees the old file or the new one, never one half written.
+programs_install() {
+	local dir=$1/tmp/rbi-programs rel src
+	while IFS= read -r rel; do
+		file_replace "$here/testdata/programs/$rel" "$dir/$rel"
+	done < <(cd "$here/testdata/programs" && find . -type f)
+	for src in "${@:2}"; do file_replace "$src" "$dir/$(basename "$src")"; done
+}
+file_replace() {
+	mkdir -p "$(dirname "$2")"
+	cmp -s "$1" "$2" || { cp "$1" "$2.$$.new" && mv -f "$2.$$.new" "$2"; }
+}
+
 # ruby_start KIND ROOT RUBYCMD PROGRAM [MODE] — start PROGRAM (a path under
 # testdata/programs) and wait for its "READY pid" line.  MODE "ns" runs it
 # in its own mount+pid namespace (like a container).  Sets RB_PID (host
 # pid) and RB_TRUTH (the truth file it wrote, as seen from the host).
 ruby_start() {
-	local kind=$1 root=$2 cmd=$3 prog=$4 mode=${5:-} out dir name
+	local kind=$1 root=$2 cmd=$3 prog=$4 mode=${5:-} out name
 	name=$(basename "$prog" .rb)
 	out=$RB_TMP/$name.$RANDOM.out
 	if [ "$kind" = deb ]; then
-		dir=$root/tmp/rbi-programs
-		mkdir -p "$dir"
-		cp -r "$here/testdata/programs/." "$dir/"
+		programs_install "$root"
 		local truth_in=/tmp/rbi-programs/$name.$$.$RANDOM.truth
 		RB_TRUTH=$root$truth_in
 		if [ "$mode" = ns ]; then

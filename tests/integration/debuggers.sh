@@ -225,8 +225,7 @@ $root/lib/x86_64-linux-gnu $root/usr/lib/x86_64-linux-gnu $root/lib64")
 
 	# --- once, a Debian Ruby: gdb starts it; a process rbinspect may not read; remote ---
 	if [ "$first" = 1 ] && [ "$kind" = deb ] && [ -n "$GDB_MIN" ]; then
-		mkdir -p "$root/tmp/rbi-programs"
-		cp -r "$here/testdata/programs/." "$root/tmp/rbi-programs/"
+		programs_install "$root"
 		log=$RB_TMP/launched.log
 		RBI_TRUTH=/tmp/rbi-programs/launched.$$.truth "$GDB_MIN" -nx -batch -x "$SCRIPT" \
 			-ex run -ex 'echo @@bt\n' -ex rb-bt -ex 'echo @@end\n' -ex kill \
