@@ -946,7 +946,10 @@ void rbi_sampler_stats(const rbi_sampler *s, struct rbi_sample_stats *out);
    and stack, the stack as a node of a call tree), the frames and threads
    they name, key/value metadata and the sampling-quality figures.  It can
    be saved in a raw form and loaded again, and rendered in any format
-   through a view that filters and reshapes it. */
+   through a view that filters and reshapes it.  An aggregated profile
+   (rbi_profile_aggregate) keeps instead, for each distinct (stack, thread,
+   fiber, state), how many samples had it and their summed weight: its
+   memory grows with the distinct stacks, not with the samples. */
 typedef struct rbi_profile rbi_profile;
 
 int rbi_profile_new(rbi_profile **out);
@@ -960,7 +963,15 @@ int rbi_profile_add_fn(const struct rbi_sample *s, void *arg);
 /* Drop the samples kept so far (frames and threads stay): for a live view
    that only looks at the latest ones. */
 void rbi_profile_clear_samples(rbi_profile *p);
+/* Samples added (aggregated or not). */
 size_t rbi_profile_sample_count(const rbi_profile *p);
+/* Make P aggregated: from now on samples alike in all but time are summed
+   into one record, in memory that does not grow with the samples.  What
+   needs every sample in order then fails with RBI_UNSUPPORTED:
+   rbi_profile_save, the formats rbi_profile_format_in_order says so of,
+   views with a range of samples.  RBI_INVAL once P keeps samples one by
+   one. */
+int rbi_profile_aggregate(rbi_profile *p);
 /* Metadata ("target", "ruby", "rate", "start" ...).  Replaces KEY's value. */
 int rbi_profile_set_meta(rbi_profile *p, const char *key, const char *value);
 /* The value of KEY, or NULL. */
@@ -975,6 +986,10 @@ void rbi_profile_stats(const rbi_profile *p, struct rbi_sample_stats *out);
    it ends. */
 int rbi_profile_save(const rbi_profile *p, FILE *f);
 int rbi_profile_load(FILE *f, rbi_profile **out);
+/* rbi_profile_load into an aggregated profile (rbi_profile_aggregate):
+   for the formats that need no order of samples, in memory that grows with
+   the distinct stacks only. */
+int rbi_profile_load_aggregated(FILE *f, rbi_profile **out);
 
 #define RBI_VIEW_THREADS  1u    /* a root frame per thread */
 #define RBI_VIEW_IDLE     2u    /* keep idle samples (WAITING, SLEEPING),
@@ -1025,6 +1040,9 @@ const char *rbi_profile_format_name(rbi_profile_format f);
 const char *rbi_profile_format_extension(rbi_profile_format f);
 /* RBI_INVAL for an unknown NAME. */
 int rbi_profile_format_from_name(const char *name, rbi_profile_format *out);
+/* Non-zero if FORMAT needs every sample in the order taken (speedscope's
+   timeline, raw): an aggregated profile cannot be written in it. */
+int rbi_profile_format_in_order(rbi_profile_format f);
 /* Render P in FORMAT through VIEW (NULL: all samples, active only) to F.
    Target strings are escaped for the format.  RBI_SYSTEM if writing
    fails. */

@@ -360,8 +360,13 @@ int cmd_record(struct session *s, int argc, char **argv)
 	}
 	if (!o.output)
 		default_output(o.pid, o.format, out, sizeof(out));
-	if ((rc = rbi_profile_new(&p)))
+	/* Only the raw form and speedscope need every sample in order: for
+	   the rest, memory that does not grow with the recording. */
+	if ((rc = rbi_profile_new(&p)) ||
+	    (!o.raw && !rbi_profile_format_in_order(o.format) && (rc = rbi_profile_aggregate(p)))) {
+		rbi_profile_free(p);
 		return report_failure(rc);
+	}
 	ro.flags = o.record_flags;
 	ro.rate = o.rate;
 	ro.duration = o.duration;
@@ -438,7 +443,8 @@ int cmd_report(struct session *s, int argc, char **argv)
 		fprintf(stderr, "rbinspect: cannot read %s: %s\n", in, strerror(errno));
 		return EXIT_ERROR;
 	}
-	rc = rbi_profile_load(f, &p);
+	rc = rbi_profile_format_in_order(o.format) ? rbi_profile_load(f, &p) :
+	     rbi_profile_load_aggregated(f, &p);
 	if (f != stdin)
 		fclose(f);
 	if (rc) {

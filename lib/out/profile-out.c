@@ -8,13 +8,14 @@
 
 static const struct {
 	const char *name, *ext;
+	bool in_order;          /* reads every sample in order: not aggregated */
 } formats[] = {
-	[RBI_FORMAT_FLAMEGRAPH] = { "flamegraph", "svg" },
-	[RBI_FORMAT_FOLDED] = { "folded", "txt" },
-	[RBI_FORMAT_SPEEDSCOPE] = { "speedscope", "speedscope.json" },
-	[RBI_FORMAT_PPROF] = { "pprof", "pb.gz" },
-	[RBI_FORMAT_CALLGRIND] = { "callgrind", "callgrind" },
-	[RBI_FORMAT_RAW] = { "raw", "rbiprof" },
+	[RBI_FORMAT_FLAMEGRAPH] = { "flamegraph", "svg", false },
+	[RBI_FORMAT_FOLDED] = { "folded", "txt", false },
+	[RBI_FORMAT_SPEEDSCOPE] = { "speedscope", "speedscope.json", true },
+	[RBI_FORMAT_PPROF] = { "pprof", "pb.gz", false },
+	[RBI_FORMAT_CALLGRIND] = { "callgrind", "callgrind", false },
+	[RBI_FORMAT_RAW] = { "raw", "rbiprof", true },
 };
 
 RBI_EXPORT const char *rbi_profile_format_name(rbi_profile_format f)
@@ -25,6 +26,11 @@ RBI_EXPORT const char *rbi_profile_format_name(rbi_profile_format f)
 RBI_EXPORT const char *rbi_profile_format_extension(rbi_profile_format f)
 {
 	return (unsigned)f < RBI_ARRAY_SIZE(formats) ? formats[f].ext : NULL;
+}
+
+RBI_EXPORT int rbi_profile_format_in_order(rbi_profile_format f)
+{
+	return (unsigned)f < RBI_ARRAY_SIZE(formats) && formats[f].in_order;
 }
 
 RBI_EXPORT int rbi_profile_format_from_name(const char *name, rbi_profile_format *out)

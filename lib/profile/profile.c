@@ -7,6 +7,13 @@
  * are interned in the profile, so a profile outlives the samplers that
  * filled it.
  *
+ * Samples are kept one record each, in the order taken (what the raw form
+ * and speedscope need), or, once rbi_profile_aggregate is called, one
+ * record per distinct (node, thread, fiber, state, gc) with how many
+ * samples had it and their summed weight: memory then grows with the
+ * distinct stacks, not with the length of the recording.  Views read
+ * both alike: a record stands for COUNT samples (1 when not aggregated).
+ *
  * Raw form, version 4: text, one record per line, fields separated by one
  * TAB; strings escape backslash, TAB, CR, LF and other control bytes as
  * \\ \t \r \n \xNN, and an empty string field means "none" (NULL).
@@ -70,8 +77,13 @@ struct rbi_profile {
 	struct fiber *fibers;
 	size_t nfibers, fibers_cap;
 	struct rbi_map fiber_idx;       /* (thread index + 1, fiber, 1) -> index */
-	struct rbi_profile_sample *samples;
+	struct rbi_profile_sample *samples;     /* the records */
 	size_t nsamples, samples_cap;
+	uint64_t total;                 /* samples added: nsamples unless aggregated */
+	bool aggregated;                /* rbi_profile_aggregate */
+	uint64_t *counts;               /* aggregated: samples a record stands for */
+	size_t counts_cap;
+	struct rbi_map sample_idx;      /* aggregated: record_key -> record */
 	struct meta meta[META_MAX];
 	size_t nmeta;
 	bool cpu;                       /* "mode" is "cpu": every sample used CPU */
@@ -110,6 +122,7 @@ RBI_EXPORT void rbi_profile_free(rbi_profile *p)
 	rbi_map_free(&p->node_idx);
 	rbi_map_free(&p->thread_idx);
 	rbi_map_free(&p->fiber_idx);
+	rbi_map_free(&p->sample_idx);
 	rbi_map_free(&p->view_frames);
 	for (size_t i = 0; i < p->nmeta; i++) {
 		free(p->meta[i].key);
@@ -119,6 +132,7 @@ RBI_EXPORT void rbi_profile_free(rbi_profile *p)
 	free(p->threads);
 	free(p->fibers);
 	free(p->samples);
+	free(p->counts);
 	free(p->path);
 	free(p->vframes);
 	free(p);
@@ -213,13 +227,31 @@ void rbi_profile_warn_lost(rbi_profile *p)
 
 RBI_EXPORT size_t rbi_profile_sample_count(const rbi_profile *p)
 {
-	return p ? p->nsamples : 0;
+	return p ? (size_t)p->total : 0;
 }
 
 RBI_EXPORT void rbi_profile_clear_samples(rbi_profile *p)
 {
-	if (p)
-		p->nsamples = 0;
+	if (!p)
+		return;
+	p->nsamples = 0;
+	p->total = 0;
+	rbi_map_clear(&p->sample_idx);
+}
+
+RBI_EXPORT int rbi_profile_aggregate(rbi_profile *p)
+{
+	if (!p)
+		return rbi_fail(RBI_INVAL, "no profile");
+	if (p->nsamples && !p->aggregated)
+		return rbi_fail(RBI_INVAL, "the profile already keeps samples one by one");
+	p->aggregated = true;
+	return RBI_OK;
+}
+
+size_t rbi_profile_nrecords(const rbi_profile *p)
+{
+	return p->nsamples;
 }
 
 size_t rbi_profile_nthreads(const rbi_profile *p)
@@ -348,15 +380,35 @@ static int fiber_id(rbi_profile *p, uint32_t thread, uint64_t fiber, bool root, 
 	return RBI_OK;
 }
 
+/* A sample, as a record of its own or (aggregated) added to the record of
+   the samples alike in all but time: the first one's time stays. */
 static int push_sample(rbi_profile *p, uint64_t time_ns, uint32_t node, uint32_t thread,
 		       uint32_t fiber, unsigned state, bool gc, uint64_t weight_ns)
 {
-	if (!RBI_GROW(p->samples, p->samples_cap, p->nsamples + 1, 64))
+	/* Never the all-zero key: node + 1. */
+	uint64_t ka = node + 1ull, kb = thread | (uint64_t)fiber << 32, kc = state | (uint64_t)gc << 8;
+	uint64_t i;
+	int rc;
+
+	if (p->aggregated && rbi_map_get(&p->sample_idx, ka, kb, kc, &i)) {
+		p->counts[i]++;
+		p->samples[i].weight_ns += weight_ns;
+		p->total++;
+		return RBI_OK;
+	}
+	if (!RBI_GROW(p->samples, p->samples_cap, p->nsamples + 1, 64) ||
+	    (p->aggregated && !RBI_GROW(p->counts, p->counts_cap, p->nsamples + 1, 64)))
 		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (p->aggregated) {
+		if ((rc = rbi_map_put(&p->sample_idx, ka, kb, kc, p->nsamples)))
+			return rc;
+		p->counts[p->nsamples] = 1;
+	}
 	p->samples[p->nsamples++] = (struct rbi_profile_sample){
 		.time_ns = time_ns, .node = node, .thread = thread, .fiber = fiber,
 		.state = (uint8_t)state, .gc = gc, .weight_ns = weight_ns,
 	};
+	p->total++;
 	return RBI_OK;
 }
 
@@ -559,15 +611,27 @@ static const struct rbi_profile_view *view_in(const struct rbi_profile_view *v,
 	return buf;
 }
 
-static void view_range(const rbi_profile *p, const struct rbi_profile_view *v,
-		       size_t *first, size_t *end)
+/* The records of V's samples [FIRST, END).  An aggregated profile keeps
+   no order: only all of its samples are a range. */
+static int view_range(const rbi_profile *p, const struct rbi_profile_view *v,
+		      size_t *first, size_t *end)
 {
-	*first = v ? v->first_sample : 0;
-	*end = v && v->end_sample ? v->end_sample : p->nsamples;
-	if (*end > p->nsamples)
-		*end = p->nsamples;
+	size_t a = v ? v->first_sample : 0, b = v && v->end_sample ? v->end_sample : SIZE_MAX;
+
+	if (p->aggregated && (a || b < p->total))
+		return rbi_fail(RBI_UNSUPPORTED, "an aggregated profile keeps no order of "
+				"samples: no range of them");
+	*first = p->aggregated ? 0 : a;
+	*end = b > p->nsamples || p->aggregated ? p->nsamples : b;
 	if (*first > *end)
 		*first = *end;
+	return RBI_OK;
+}
+
+/* How many samples record I stands for. */
+static uint64_t record_count(const rbi_profile *p, size_t i)
+{
+	return p->aggregated ? p->counts[i] : 1;
 }
 
 int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *v,
@@ -578,8 +642,12 @@ int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *v,
 	size_t first, end, n;
 	int rc;
 
+	if (p->aggregated)
+		return rbi_fail(RBI_UNSUPPORTED, "an aggregated profile keeps no samples "
+				"one by one, in order");
 	v = view_in(v, &vbuf);
-	view_range(p, v, &first, &end);
+	if ((rc = view_range(p, v, &first, &end)))
+		return rc;
 	for (size_t i = first; i < end; i++) {
 		const struct rbi_profile_sample *s = &p->samples[i];
 
@@ -592,9 +660,10 @@ int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *v,
 	return RBI_OK;
 }
 
-/* A distinct stack of a view: a sample that has it, and their sums. */
+/* A distinct stack of a view: a record that has it, and the sums of its
+   samples. */
 struct stack_sum {
-	size_t sample;
+	const struct rbi_profile_sample *record;
 	uint64_t count, weight_ns;
 };
 
@@ -615,10 +684,12 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 	v = view_in(v, &vbuf);
 	flags = v ? v->flags : 0;
 	processes = rbi_profile_nprocesses(p) > 1;
-	view_range(p, v, &first, &end);
+	if ((rc = view_range(p, v, &first, &end)))
+		return rc;
 	/* Count samples by what makes their view stack: node, thread (when
 	   split or when processes are), fiber (when split), state (when
-	   shown). */
+	   shown).  Distinct stacks come in the order of their first sample,
+	   aggregated or not. */
 	for (size_t i = first; i < end; i++) {
 		const struct rbi_profile_sample *s = &p->samples[i];
 		uint64_t b = 0, c = 0, have;
@@ -642,15 +713,15 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 				goto out;
 			}
 			have = nsums;
-			sums[nsums++] = (struct stack_sum){ .sample = i };
+			sums[nsums++] = (struct stack_sum){ .record = s };
 			if ((rc = rbi_map_put(&idx, node, b, c, have)))
 				goto out;
 		}
-		sums[have].count++;
+		sums[have].count += record_count(p, i);
 		sums[have].weight_ns += s->weight_ns;
 	}
 	for (size_t i = 0; i < nsums; i++) {
-		if ((rc = view_stack(p, v, processes, &p->samples[sums[i].sample], &n)) ||
+		if ((rc = view_stack(p, v, processes, sums[i].record, &n)) ||
 		    (rc = fn(p->vframes, n, sums[i].count, sums[i].weight_ns, arg)))
 			goto out;
 	}
@@ -685,6 +756,9 @@ RBI_EXPORT int rbi_profile_save(const rbi_profile *p, FILE *f)
 
 	if (!p || !f)
 		return rbi_fail(RBI_INVAL, "no profile or file");
+	if (p->aggregated)
+		return rbi_fail(RBI_UNSUPPORTED, "the raw form keeps every sample, in order: "
+				"an aggregated profile has only their sums");
 	st = &p->stats;
 	fprintf(f, "%s\n", RAW_MAGIC);
 	for (size_t i = 0; i < p->nmeta; i++) {
@@ -909,7 +983,7 @@ static int load_line(rbi_profile *p, unsigned version, char *line, bool *stats_s
 	return rbi_fail(RBI_CORRUPT, "unknown record \"%.20s\"", f[0]);
 }
 
-RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
+static int load(FILE *f, bool aggregate, rbi_profile **out)
 {
 	rbi_profile *p = NULL;
 	char *line = NULL;
@@ -924,6 +998,7 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 		return rbi_fail(RBI_INVAL, "no file");
 	if ((rc = rbi_profile_new(&p)))
 		return rc;
+	p->aggregated = aggregate;
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		if (len > 0 && line[len - 1] == '\n') {
@@ -976,4 +1051,14 @@ RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
 	}
 	*out = p;
 	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_profile_load(FILE *f, rbi_profile **out)
+{
+	return load(f, false, out);
+}
+
+RBI_EXPORT int rbi_profile_load_aggregated(FILE *f, rbi_profile **out)
+{
+	return load(f, true, out);
 }

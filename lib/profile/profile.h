@@ -58,8 +58,13 @@ void rbi_profile_set_live_stats(rbi_profile *p, const struct rbi_sample_stats *s
    as if it were the whole. */
 void rbi_profile_warn_lost(rbi_profile *p);
 
+/* The records P keeps: a sample each, or (aggregated) one per distinct
+   (stack, thread, fiber, state, gc).  What tests measure memory by. */
+size_t rbi_profile_nrecords(const rbi_profile *p);
+
 /* Callback for each sample of a view, in the order recorded, with its
-   stack as the view shapes it. */
+   stack as the view shapes it.  RBI_UNSUPPORTED for an aggregated
+   profile. */
 typedef int (*rbi_profile_sample_fn)(const struct rbi_profile_sample *s,
 				     const struct rbi_sample_frame *const *frames,
 				     size_t n, void *arg);

@@ -431,8 +431,10 @@ static double format_total(rbi_profile *p, rbi_profile_format format, uint32_t f
 }
 
 /* Every format's total is the time its samples stand for (the sum of their
-   weights), whatever the view: not a count of samples times a period. */
-static void test_totals(rbi_profile *p, const char *what)
+   weights), whatever the view: not a count of samples times a period.
+   IN_ORDER: P keeps its samples one by one (not aggregated), so the formats
+   that need them in order are checked too. */
+static void test_totals(rbi_profile *p, const char *what, bool in_order)
 {
 	static const rbi_profile_format formats[] = {
 		RBI_FORMAT_FOLDED, RBI_FORMAT_FLAMEGRAPH, RBI_FORMAT_SPEEDSCOPE,
@@ -446,6 +448,8 @@ static void test_totals(rbi_profile *p, const char *what)
 
 		rbi_profile_foreach_stack(p, &view, sum_weights, &want);
 		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+			if (!in_order && rbi_profile_format_in_order(formats[i]))
+				continue;
 			double got = format_total(p, formats[i], views[v]);
 
 			/* Folded rounds each line to a microsecond, the flame
@@ -456,6 +460,132 @@ static void test_totals(rbi_profile *p, const char *what)
 			   (unsigned long long)want);
 		}
 	}
+}
+
+/* Sample I of a fixed mix: six stacks over three threads (one in another
+   process, from the 200th sample on), two fibers, every state, with
+   weights that vary from sample to sample. */
+static void add_mixed(rbi_profile *p, unsigned i)
+{
+	static const struct rbi_sample_frame f_hot2 = {
+		.id = 4, .kind = RBI_FRAME_RUBY, .label = "Hot#spin", .path = "/app/hot.rb",
+		.line = 14, .first_line = 10,
+	};
+	const struct rbi_sample_frame *stacks[][3] = {
+		{ &f_main, &f_hot, NULL }, { &f_main, &f_hot2, NULL }, { &f_main, &f_evil, &f_hot },
+		{ &f_main, &f_sleep, NULL }, { &f_main, NULL, NULL }, { &f_main, &f_evil, &f_hot2 },
+	};
+	unsigned k = (i * 7 + i / 5) % 6, thread = 1 + (i % 3 == 2 && i >= 200) + (i % 3 == 1);
+	size_t n = 0;
+
+	while (n < 3 && stacks[k][n])
+		n++;
+	struct rbi_sample s = {
+		.pid = thread == 3 ? 43 : 42, .time_ns = 1000000ull * i, .thread_number = thread,
+		.thread = 0x1000 * thread, .tid = 100 + (int)thread,
+		.thread_name = thread == 2 ? "worker" : NULL, .main = thread != 2,
+		.state = (rbi_sample_state)((i / 3) % (RBI_STATE_UNKNOWN + 1)), .gc = i % 11 == 0,
+		.status = RBI_OK, .nframes = n, .frames = stacks[k],
+		.fiber = thread == 1 && i % 4 == 0 ? 0xf200 : 0xf100 * thread,
+		.root_fiber = !(thread == 1 && i % 4 == 0), .weight_ns = 1000000 + (i * 7919) % 50000,
+	};
+	rbi_profile_add(p, &s);
+}
+
+/* An aggregated profile: its records do not grow with the samples, and
+   every format that needs no order renders it byte for byte as the same
+   samples kept one by one, through every view; what needs the order
+   refuses it. */
+static void test_aggregated(void)
+{
+	static const rbi_profile_format formats[] = {
+		RBI_FORMAT_FOLDED, RBI_FORMAT_FLAMEGRAPH, RBI_FORMAT_PPROF, RBI_FORMAT_CALLGRIND,
+	};
+	static const uint32_t views[] = {
+		0, RBI_VIEW_IDLE, RBI_VIEW_THREADS | RBI_VIEW_FIBERS, RBI_VIEW_GVL | RBI_VIEW_NO_LINES,
+		RBI_VIEW_THREADS | RBI_VIEW_IDLE | RBI_VIEW_NO_LINES,
+	};
+	rbi_profile *each = NULL, *agg = NULL, *loaded = NULL;
+	size_t records = 0, n;
+	char *raw;
+	FILE *f;
+
+	if (rbi_profile_new(&each) || rbi_profile_new(&agg) || rbi_profile_aggregate(agg)) {
+		ok(false, "aggregated: two profiles");
+		rbi_profile_free(each);
+		rbi_profile_free(agg);
+		return;
+	}
+	for (rbi_profile **q = (rbi_profile *[]){ each, agg, NULL }; *q; q++) {
+		rbi_profile_set_meta(*q, "rate", "1000");
+		rbi_profile_set_meta(*q, "duration", "12.0");
+	}
+	/* 1,200 samples, then 12,000: the same records. */
+	for (unsigned i = 0; i < 12000; i++) {
+		add_mixed(each, i);
+		add_mixed(agg, i);
+		if (i + 1 == 1200)
+			records = rbi_profile_nrecords(agg);
+	}
+	ok(records > 6 && records < 300 && rbi_profile_nrecords(agg) == records &&
+	   rbi_profile_nrecords(each) == 12000,
+	   "aggregated: %zu records after 1200 samples and after 12000 (one by one: %zu)",
+	   records, rbi_profile_nrecords(each));
+	ok(rbi_profile_sample_count(agg) == 12000 && rbi_profile_sample_count(each) == 12000,
+	   "aggregated: every sample counted");
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+			size_t na = 0, nb = 0;
+			char *a = render(each, formats[i], views[v], &na);
+			char *b = render(agg, formats[i], views[v], &nb);
+
+			ok(a && b && na == nb && !memcmp(a, b, na),
+			   "aggregated: %s, view %u, byte for byte as one by one (%zu bytes)",
+			   rbi_profile_format_name(formats[i]), views[v], na);
+			free(a);
+			free(b);
+		}
+	test_totals(agg, "aggregated:", false);
+
+	/* What needs every sample in order refuses it, and says why. */
+	f = fopen("/dev/null", "w");
+	ok(rbi_profile_write(agg, RBI_FORMAT_RAW, NULL, f) == RBI_UNSUPPORTED &&
+	   rbi_profile_write(agg, RBI_FORMAT_SPEEDSCOPE, NULL, f) == RBI_UNSUPPORTED &&
+	   rbi_profile_format_in_order(RBI_FORMAT_RAW) &&
+	   rbi_profile_format_in_order(RBI_FORMAT_SPEEDSCOPE) &&
+	   !rbi_profile_format_in_order(RBI_FORMAT_PPROF),
+	   "aggregated: no raw form, no speedscope: %s", rbi_errmsg());
+	fclose(f);
+	struct rbi_profile_view range = { .size = sizeof(range), .first_sample = 1 };
+	ok(rbi_profile_foreach_stack(agg, &range, sum_weights, &(uint64_t){ 0 }) == RBI_UNSUPPORTED &&
+	   rbi_profile_aggregate(each) == RBI_INVAL && rbi_profile_aggregate(agg) == RBI_OK,
+	   "aggregated: no range of samples; a profile that keeps them one by one stays so");
+
+	/* The raw form loaded aggregated (report) renders as the profile saved. */
+	raw = render(each, RBI_FORMAT_RAW, 0, &n);
+	f = raw ? fmemopen(raw, n, "r") : NULL;
+	if (f) {
+		rbi_profile_load_aggregated(f, &loaded);
+		fclose(f);
+	}
+	ok(loaded && rbi_profile_nrecords(loaded) == records &&
+	   rbi_profile_sample_count(loaded) == 12000,
+	   "aggregated: the raw form loads into %zu records", loaded ? rbi_profile_nrecords(loaded) : 0);
+	for (size_t i = 0; loaded && i < sizeof(formats) / sizeof(formats[0]); i++) {
+		size_t na = 0, nb = 0;
+		char *a = render(each, formats[i], RBI_VIEW_IDLE | RBI_VIEW_FIBERS, &na);
+		char *b = render(loaded, formats[i], RBI_VIEW_IDLE | RBI_VIEW_FIBERS, &nb);
+
+		ok(a && b && na == nb && !memcmp(a, b, na),
+		   "aggregated: %s of the raw form loaded aggregated, byte for byte",
+		   rbi_profile_format_name(formats[i]));
+		free(a);
+		free(b);
+	}
+	free(raw);
+	rbi_profile_free(loaded);
+	rbi_profile_free(each);
+	rbi_profile_free(agg);
 }
 
 /* A profile of CPU time: labelled so in every format that can say it, its
@@ -493,7 +623,7 @@ static void test_cpu_mode(void)
 	a = render(p, RBI_FORMAT_CALLGRIND, 0, NULL);
 	ok(a && strstr(a, "events: cpu_ns Samples\n"), "cpu: callgrind's event is cpu_ns");
 	free(a);
-	test_totals(p, "cpu:");
+	test_totals(p, "cpu:", true);
 
 	a = render(p, RBI_FORMAT_RAW, 0, &na);
 	f = a ? fmemopen(a, na, "r") : NULL;
@@ -679,8 +809,9 @@ int main(void)
 	test_pprof(p);
 	test_callgrind(p);
 	test_speedscope(p);
-	test_totals(p, "wall:");
+	test_totals(p, "wall:", true);
 	rbi_profile_free(p);
+	test_aggregated();
 	test_cpu_mode();
 	test_lost();
 	test_image();
