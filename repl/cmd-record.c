@@ -299,7 +299,9 @@ static int record_usage(void)
 	      "         pprof|callgrind|raw] [--raw FILE] [--subprocesses] [--threads]\n"
 	      "         [--fibers] [--idle] [--gvl] [--no-lines] [--pause | --native]\n"
 	      "         [--mode wall|cpu] [--max-frames N]\n"
-	      "         [--quiet]\n",
+	      "         [--quiet]\n"
+	      "memory: flamegraph, folded, pprof and callgrind sum samples by distinct stack\n"
+	      "(flat over time); speedscope, raw and --raw keep 32 bytes a sample\n",
 	      stderr);
 	return EXIT_USAGE;
 }

@@ -89,8 +89,8 @@ const struct command commands[] = {
 	  cmd_set, c_set },
 	{ "help", "[COMMAND]", "list commands, or describe one", cmd_help, c_help },
 	{ "record", "[--rate HZ] [--duration S] [-o FILE] [--format F] ...",
-	  "sample the process into a profile (flamegraph, folded, speedscope, pprof, "
-	  "callgrind)", cmd_record, c_record },
+	  "sample the process into a profile (flamegraph, folded, pprof, callgrind: memory "
+	  "by distinct stack; speedscope, raw: 32 bytes a sample)", cmd_record, c_record },
 	{ "top", "[--rate HZ] [--interval S] [--idle] [--gvl] ...",
 	  "live view of the hottest methods, refreshed every second", cmd_top, c_top },
 	{ "report", "FILE [--format F] [-o FILE]", "render a raw profile (record --format raw)",
