@@ -1,11 +1,14 @@
 """totals-check.py RAW STATS BASE: a recording's accounting, end to end.
+totals-check.py --aggregated STATS FILE: the same for a recording kept aggregated.
 
 RAW is the raw profile of one process (no exec), STATS what `record` said on stderr, BASE the
 prefix of RAW rendered with --idle in every format (BASE.folded, .speedscope.json, .pb.gz,
 .callgrind, .svg) and BASE.active.pb.gz without it.  Every figure must agree: the summary's
 with the raw profile's closing figures; the raw profile's stacks with its sample lines; each
 format's sample count and time with those lines (the flame graph and folded stacks round).
-Prints what differs; exit 1 if anything does."""
+With --aggregated, FILE is what `record --idle` wrote in a format that needs no sample kept
+(.pb.gz, .callgrind or .svg: the recording summed them as they came), and its sample count
+must be the summary's stacks.  Prints what differs; exit 1 if anything does."""
 import gzip
 import json
 import re
@@ -15,7 +18,6 @@ import rawprofile
 
 IDLE_STATES = (2, 3)    # rbi_sample_state WAITING, SLEEPING
 
-raw, stats_path, base = sys.argv[1:4]
 bad = []
 
 
@@ -24,47 +26,18 @@ def agree(what, got, want, slack=0):
         bad.append("%s: %s, want %s" % (what, got, want))
 
 
-meta, samples, _ = rawprofile.load(raw)
-x = None
-for line in open(raw, encoding="utf-8", errors="surrogateescape"):
-    if line.startswith("x\t"):
-        x = dict(zip(("samples", "stacks", "idle", "errors", "torn", "retries", "rescans",
-                      "total_ns", "max_ns", "late", "missed"), map(int, line.split("\t")[1:])))
-if x is None:
-    sys.exit("%s: no closing figures" % raw)
-n = len(samples)
-weight = sum(s["weight_ns"] for s in samples)
-active = [s for s in samples if s["state"] not in IDLE_STATES]
-
-# The summary says what the raw profile keeps.
-stats = open(stats_path).read()
-m = re.search(r"samples: (\d+) in [0-9.]+ s at \S+ Hz: (\d+) stacks, (\d+) ", stats)
-e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+)\), late: (\d+) "
-              r"\(ticks missed: (\d+)\)", stats)
-if not m or not e:
-    bad.append("no summary in %s" % stats_path)
-else:
-    for k, v in zip(("samples", "stacks", "idle"), m.groups()):
-        agree("summary " + k, int(v), x[k])
-    for k, v in zip(("errors", "torn", "retries", "late", "missed"), e.groups()):
-        agree("summary " + k, int(v), x[k])
-# Every stack delivered is a sample line; every tick due was taken or missed.  Ticks come
-# at random intervals of 0.5 to 1.5 periods (4 periods' deviation in 200 ticks) and each
-# late one's missed ticks are whole periods (up to one lost): the slack.
-agree("sample lines", n, x["stacks"])
-due = float(meta["duration"]) * float(meta["rate"])
-agree("ticks taken and missed (%.0f due)" % due, x["samples"] + x["missed"], round(due),
-      x["late"] + due / 10 + 5)
-
-# Folded: microseconds, each line rounded down.
-lines = [l for l in open(base + ".folded") if l.strip()]
-us = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
-agree("folded microseconds", us, weight // 1000, len(lines))
-
-# speedscope: one profile a thread, every sample with its weight.
-sp = json.load(open(base + ".speedscope.json"))
-agree("speedscope samples", sum(len(p["samples"]) for p in sp["profiles"]), n)
-agree("speedscope weights", sum(sum(p["weights"]) for p in sp["profiles"]), weight)
+def summary(stats_path):
+    """The figures `record` printed on stderr (samples, stacks, idle, errors, torn, retries,
+    late, missed); None if it printed none."""
+    stats = open(stats_path).read()
+    m = re.search(r"samples: (\d+) in [0-9.]+ s at \S+ Hz: (\d+) stacks, (\d+) ", stats)
+    e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+)\), late: (\d+) "
+                  r"\(ticks missed: (\d+)\)", stats)
+    if not m or not e:
+        bad.append("no summary in %s" % stats_path)
+        return None
+    return dict(zip(("samples", "stacks", "idle", "errors", "torn", "retries", "late",
+                     "missed"), map(int, m.groups() + e.groups())))
 
 
 def pb_fields(b):
@@ -114,6 +87,88 @@ def pprof_totals(path):
     return tot
 
 
+def callgrind_totals(path):
+    """(samples, nanoseconds) of callgrind's "totals: NANOSECONDS SAMPLES"; None if none."""
+    cg = re.search(r"^totals: (\d+) (\d+)$", open(path).read(), re.M)
+    if not cg:
+        bad.append("callgrind: no totals line")
+        return None
+    return int(cg.group(2)), int(cg.group(1))
+
+
+def flamegraph_totals(path):
+    """(samples, milliseconds) of the root's hover text, "all (T ms, N samples, 100.00%)";
+    None if none."""
+    fg = re.search(r"<title>[^<]*\(([0-9.]+) ms, (\d+) samples?, 100\.00%\)</title>",
+                   open(path).read())
+    if not fg:
+        bad.append("flame graph: no root frame")
+        return None
+    return int(fg.group(2)), float(fg.group(1))
+
+
+def finish(line):
+    for b in bad:
+        print(b)
+    print(line)
+    sys.exit(1 if bad else 0)
+
+
+def check_aggregated(stats_path, path):
+    """An aggregated recording: every stack the summary counts is a sample of PATH."""
+    st = summary(stats_path)
+    name = path.rsplit("/", 1)[-1]
+    if path.endswith(".pb.gz"):
+        got = pprof_totals(path)
+    elif path.endswith(".callgrind"):
+        got = callgrind_totals(path)
+    else:
+        got = flamegraph_totals(path)
+    if st and got:
+        agree("%s samples" % name, got[0], st["stacks"])
+    finish("%d stacks of %d ticks (%d missed), %d idle threads skipped, %d errors, %d torn: "
+           "%s samples in %s" % tuple([st[k] if st else -1 for k in
+                                       ("stacks", "samples", "missed", "idle", "errors", "torn")] +
+                                      [got[0] if got else "no", name]))
+
+
+if sys.argv[1] == "--aggregated":
+    check_aggregated(*sys.argv[2:4])
+raw, stats_path, base = sys.argv[1:4]
+meta, samples, _ = rawprofile.load(raw)
+x = None
+for line in open(raw, encoding="utf-8", errors="surrogateescape"):
+    if line.startswith("x\t"):
+        x = dict(zip(("samples", "stacks", "idle", "errors", "torn", "retries", "rescans",
+                      "total_ns", "max_ns", "late", "missed"), map(int, line.split("\t")[1:])))
+if x is None:
+    sys.exit("%s: no closing figures" % raw)
+n = len(samples)
+weight = sum(s["weight_ns"] for s in samples)
+active = [s for s in samples if s["state"] not in IDLE_STATES]
+
+# The summary says what the raw profile keeps.
+st = summary(stats_path)
+for k in st or ():
+    agree("summary " + k, st[k], x[k])
+# Every stack delivered is a sample line; every tick due was taken or missed.  Ticks come
+# at random intervals of 0.5 to 1.5 periods (4 periods' deviation in 200 ticks) and each
+# late one's missed ticks are whole periods (up to one lost): the slack.
+agree("sample lines", n, x["stacks"])
+due = float(meta["duration"]) * float(meta["rate"])
+agree("ticks taken and missed (%.0f due)" % due, x["samples"] + x["missed"], round(due),
+      x["late"] + due / 10 + 5)
+
+# Folded: microseconds, each line rounded down.
+lines = [l for l in open(base + ".folded") if l.strip()]
+us = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
+agree("folded microseconds", us, weight // 1000, len(lines))
+
+# speedscope: one profile a thread, every sample with its weight.
+sp = json.load(open(base + ".speedscope.json"))
+agree("speedscope samples", sum(len(p["samples"]) for p in sp["profiles"]), n)
+agree("speedscope weights", sum(sum(p["weights"]) for p in sp["profiles"]), weight)
+
 c, t = pprof_totals(base + ".pb.gz")
 agree("pprof samples", c, n)
 agree("pprof time", t, weight)
@@ -121,26 +176,16 @@ c, t = pprof_totals(base + ".active.pb.gz")
 agree("pprof samples (active only)", c, len(active))
 agree("pprof time (active only)", t, sum(s["weight_ns"] for s in active))
 
-# callgrind: "totals: NANOSECONDS SAMPLES".
-cg = re.search(r"^totals: (\d+) (\d+)$", open(base + ".callgrind").read(), re.M)
-if not cg:
-    bad.append("callgrind: no totals line")
-else:
-    agree("callgrind time", int(cg.group(1)), weight)
-    agree("callgrind samples", int(cg.group(2)), n)
+cg = callgrind_totals(base + ".callgrind")
+if cg:
+    agree("callgrind samples", cg[0], n)
+    agree("callgrind time", cg[1], weight)
 
-# Flame graph: the root's hover text, "all (T ms, N samples, 100.00%)".
-fg = re.search(r"<title>[^<]*\(([0-9.]+) ms, (\d+) samples?, 100\.00%\)</title>",
-               open(base + ".svg").read())
-if not fg:
-    bad.append("flame graph: no root frame")
-else:
-    agree("flame graph samples", int(fg.group(2)), n)
-    agree("flame graph time (10 us)", round(float(fg.group(1)) * 100), round(weight / 1e4), 1)
+fg = flamegraph_totals(base + ".svg")
+if fg:
+    agree("flame graph samples", fg[0], n)
+    agree("flame graph time (10 us)", round(fg[1] * 100), round(weight / 1e4), 1)
 
-for b in bad:
-    print(b)
-print("%d samples (%d active), %.3f s, %d ticks (%d missed), %d idle threads skipped, "
-      "%d errors, %d torn, %d late" % (n, len(active), weight / 1e9, x["samples"], x["missed"],
-                                      x["idle"], x["errors"], x["torn"], x["late"]))
-sys.exit(1 if bad else 0)
+finish("%d samples (%d active), %.3f s, %d ticks (%d missed), %d idle threads skipped, "
+       "%d errors, %d torn, %d late" % (n, len(active), weight / 1e9, x["samples"], x["missed"],
+                                       x["idle"], x["errors"], x["torn"], x["late"]))

@@ -8,8 +8,8 @@
 # against speedscope's own schema (npm: speedscope, ajv), pprof in Google's pprof (built
 # offline from Debian's golang-github-google-pprof-dev), callgrind in
 # callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl), every sample
-# accounted for alike in record's summary, the raw profile and every format
-# (tests/totals-check.py), torn stacks never recorded (recurse.rb: every stack must be one the
+# accounted for alike in record's summary, the raw profile and every format, and in a
+# recording that sums samples as they come (tests/totals-check.py), torn stacks never recorded (recurse.rb: every stack must be one the
 # program can have) nor a recursion's deep stacks left out, GC as its own frame (alloc.rb),
 # CPU time against wall time (duty.rb: --mode cpu), --subprocesses (forker.rb), a process in
 # its own mount+pid namespace, `-- CMD`, a Ruby that execs another (exec.rb), `top`, --pause
@@ -338,6 +338,19 @@ while read -r kind ver root cmd; do
 		else
 			not_ok "$R: samples accounted for differently"; diag "$out"
 		fi
+		# The same accounting when the recording sums samples as they come (no raw
+		# profile asked): every stack of the summary is a sample of the output.
+		for f in pprof:pb.gz callgrind:callgrind flamegraph:svg; do
+			"$B" record -p "$RB_PID" --duration 1 --rate 200 --idle --format "${f%%:*}" \
+				-o "$T/agg.${f#*:}" 2>"$T/agg-stats"
+			if out=$(python3 "$here/tests/totals-check.py" --aggregated "$T/agg-stats" \
+				 "$T/agg.${f#*:}"); then
+				ok "$R: aggregated ${f%%:*}: every stack of the summary is a sample: $out"
+			else
+				not_ok "$R: aggregated ${f%%:*}: samples accounted for differently"
+				diag "$out"
+			fi
+		done
 		kill -9 "$RB_PID" 2>/dev/null
 	else
 		not_ok "$R: gvl.rb did not start"
