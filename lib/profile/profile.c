@@ -83,7 +83,8 @@ struct rbi_profile {
 	bool aggregated;                /* rbi_profile_aggregate */
 	uint64_t *counts;               /* aggregated: samples a record stands for */
 	size_t counts_cap;
-	struct rbi_map sample_idx;      /* aggregated: record_key -> record */
+	struct rbi_map sample_idx;      /* aggregated: (node + 1, thread | fiber << 32,
+					   state | gc << 8) -> record */
 	struct meta meta[META_MAX];
 	size_t nmeta;
 	bool cpu;                       /* "mode" is "cpu": every sample used CPU */
@@ -618,11 +619,16 @@ static int view_range(const rbi_profile *p, const struct rbi_profile_view *v,
 {
 	size_t a = v ? v->first_sample : 0, b = v && v->end_sample ? v->end_sample : SIZE_MAX;
 
-	if (p->aggregated && (a || b < p->total))
-		return rbi_fail(RBI_UNSUPPORTED, "an aggregated profile keeps no order of "
-				"samples: no range of them");
-	*first = p->aggregated ? 0 : a;
-	*end = b > p->nsamples || p->aggregated ? p->nsamples : b;
+	if (p->aggregated) {
+		if (a || b < p->total)
+			return rbi_fail(RBI_UNSUPPORTED, "an aggregated profile keeps no order "
+					"of samples: no range of them");
+		*first = 0;
+		*end = p->nsamples;
+		return RBI_OK;
+	}
+	*first = a;
+	*end = b < p->nsamples ? b : p->nsamples;
 	if (*first > *end)
 		*first = *end;
 	return RBI_OK;
