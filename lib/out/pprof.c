@@ -222,8 +222,6 @@ int rbi_render_pprof(rbi_profile *p, const struct rbi_profile_view *v, FILE *f)
 	const char *cmd = rbi_profile_meta(p, "command");
 	int rc;
 
-	if (p && rbi_profile_sample_count(p) > UINT32_MAX)
-		return rbi_fail(RBI_INVAL, "too many samples");
 	value_type(&c, PROFILE_SAMPLE_TYPE, "samples", "count");
 	value_type(&c, PROFILE_SAMPLE_TYPE, kind, "nanoseconds");
 	rc = rbi_profile_foreach_stack(p, v, add_sample, &c);
