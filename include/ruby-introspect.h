@@ -1009,7 +1009,8 @@ struct rbi_profile_view {
 	uint32_t size;          /* sizeof(struct rbi_profile_view) */
 	uint32_t flags;         /* RBI_VIEW_* */
 	size_t first_sample;    /* samples [FIRST_SAMPLE, END_SAMPLE) ... */
-	size_t end_sample;      /* ... 0: to the last */
+	size_t end_sample;      /* ... 0: to the last (an aggregated profile:
+				   all of them only) */
 };
 
 /* Callback for each distinct stack of a view (FRAMES outermost first, with
