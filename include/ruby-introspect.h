@@ -436,7 +436,9 @@ typedef enum {
 	RBI_FRAME_CFUNC = 2,    /* a method written in C */
 	RBI_FRAME_GC = 3,       /* the VM collecting garbage (samples only) */
 	RBI_FRAME_OTHER = 4,    /* made up by a profile view: a process, a
-				   thread, a thread state */
+				   thread, a thread state; by a sampler:
+				   "(moving)", the leaf of a stack whose
+				   inner part moved while it was read */
 	RBI_FRAME_NATIVE = 5,   /* a machine frame (samples of a sampler with
 				   RBI_SAMPLER_NATIVE only) */
 } rbi_frame_kind;
@@ -792,10 +794,14 @@ int rbi_value_member(rbi_target *t, uint64_t value, const char *member,
    over, without stopping it (unless asked to).  It keeps what it decoded
    (frames by iseq and pc, labels by method entry, strings by address) so a
    repeated stack costs a few system calls and hash lookups.  A stack that
-   moves while it is read is detected (the innermost frame and the execution
-   context are read again afterwards and must not have changed), read again,
-   and if it keeps moving, counted as torn and delivered without frames:
-   never as made-up frames. */
+   moves while it is read is detected (the execution context and the frames
+   are read again afterwards and must not have changed) and read again.  If
+   it keeps moving, the outer part that held still (the frames beneath the
+   change, the same in both reads) is delivered under a made-up leaf frame,
+   "(moving)" (RBI_FRAME_OTHER): the time is the callers' all the same, the
+   code above them unknown.  One of which nothing held still is counted as
+   torn and delivered without frames: never as frames that were not
+   there. */
 
 /* What a thread was doing when it was sampled. */
 typedef enum {
@@ -819,7 +825,8 @@ int rbi_sample_state_idle(rbi_sample_state s);
    object is freed.  Strings are raw target bytes (escape before printing). */
 struct rbi_sample_frame {
 	uint32_t id;            /* 0, 1, 2 ... dense, in order of first sight */
-	rbi_frame_kind kind;    /* RUBY, CFUNC, GC (sampler); OTHER (views) */
+	rbi_frame_kind kind;    /* RUBY, CFUNC, GC (sampler); OTHER (views,
+				   a sampler's "(moving)") */
 	const char *label;      /* as rbi_frame.label; never NULL: an unreadable
 				   one is "(unknown)" */
 	const char *path;       /* Ruby frames: the iseq's path; NULL for C
@@ -845,8 +852,10 @@ struct rbi_sample {
 				   collection)", and above it, where the layout
 				   tells, another: "(marking)", "(sweeping)"
 				   or "(compacting)") */
-	int status;             /* RBI_OK: FRAMES is the stack; RBI_TORN: it
-				   moved under every read, no frames; else an
+	int status;             /* RBI_OK: FRAMES is the stack (or the part
+				   of it that held still, under a "(moving)"
+				   leaf); RBI_TORN: nothing of it held still
+				   while it was read, no frames; else an
 				   error, no frames */
 	int truncated;          /* deeper than max_frames: FRAMES holds the
 				   innermost max_frames */
@@ -888,7 +897,9 @@ struct rbi_sample_stats {
 	uint64_t idle;          /* idle threads not read (no RBI_SAMPLER_IDLE;
 				   with RBI_SAMPLER_CPU: off the CPU) */
 	uint64_t errors;        /* thread stacks lost to errors */
-	uint64_t torn;          /* thread stacks lost: moved under every read */
+	uint64_t torn;          /* thread stacks lost: nothing of them held
+				   still under every read (those of which a
+				   part did are STACKS, "(moving)" leaf) */
 	uint64_t retries;       /* reads redone because the stack moved */
 	uint64_t rescans;       /* full walks of the thread lists */
 	uint64_t total_ns;      /* time spent in rbi_sampler_sample ... */

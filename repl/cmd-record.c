@@ -230,20 +230,38 @@ static void profile_print_warning(FILE *f, rbi_profile *p)
 	fputc('\n', f);
 }
 
+/* Counts into *ARG the samples of stacks of which only the outer part
+   held still while they were read: under the sampler's "(moving)" leaf
+   (beneath a view's state frame, when it adds one). */
+static int count_moving(const struct rbi_sample_frame *const *frames, size_t n, uint64_t count,
+			uint64_t weight_ns, void *arg)
+{
+	(void)weight_ns;
+	for (size_t i = n > 2 ? n - 2 : 0; i < n; i++)
+		if (frames[i]->kind == RBI_FRAME_OTHER && !strcmp(frames[i]->label, "(moving)")) {
+			*(uint64_t *)arg += count;
+			break;
+		}
+	return 0;
+}
+
 void profile_print_stats(FILE *f, rbi_profile *p)
 {
 	struct rbi_sample_stats st;
 	const char *dur = rbi_profile_meta(p, "duration"), *rate = rbi_profile_meta(p, "rate");
 	const char *mode = rbi_profile_meta(p, "mode");
+	struct rbi_profile_view all = { .size = sizeof(all), .flags = RBI_VIEW_IDLE };
+	uint64_t moving = 0;
 
 	rbi_profile_stats(p, &st);
+	rbi_profile_foreach_stack(p, &all, count_moving, &moving);
 	fprintf(f, "samples: %" PRIu64 " in %s s at %s Hz: %" PRIu64 " stacks, %" PRIu64
 		" %s threads skipped (%s time)\n", st.samples, dur ? dur : "?", rate ? rate : "?",
 		st.stacks, st.idle, mode && !strcmp(mode, "cpu") ? "off-CPU" : "idle",
 		mode && !strcmp(mode, "cpu") ? "CPU" : "wall");
 	fprintf(f, "errors: %" PRIu64 ", torn: %" PRIu64 " (stacks re-read: %" PRIu64
-		"), late: %" PRIu64 " (ticks missed: %" PRIu64 ")\n", st.errors, st.torn,
-		st.retries, st.late, st.missed);
+		", kept in part: %" PRIu64 "), late: %" PRIu64 " (ticks missed: %" PRIu64 ")\n",
+		st.errors, st.torn, st.retries, moving, st.late, st.missed);
 	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
 		st.samples ? (double)st.total_ns / (double)st.samples / 1000.0 : 0.0,
 		(double)st.max_ns / 1000.0);

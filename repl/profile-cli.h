@@ -25,7 +25,7 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i);
 /* Write P in FORMAT through O's view to PATH ("-": stdout); an exit code. */
 int profile_write_file(rbi_profile *p, const struct profile_opts *o,
 		       rbi_profile_format format, const char *path);
-/* Samples, errors, torn, late, time per sample. */
+/* Samples, errors, torn (and kept in part), late, time per sample. */
 void profile_print_stats(FILE *f, rbi_profile *p);
 
 #endif

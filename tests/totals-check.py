@@ -5,8 +5,9 @@ RAW is the raw profile of one process (no exec), STATS what `record` said on std
 prefix of RAW rendered with --idle in every format (BASE.folded, .speedscope.json, .pb.gz,
 .callgrind, .svg) and BASE.active.pb.gz without it.  Every figure must agree: the summary's
 with the raw profile's closing figures; the raw profile's stacks with its sample lines; each
-format's sample count and time with those lines (the flame graph and folded stacks round).
-With --aggregated, FILE is what `record --idle` wrote in a format that needs no sample kept
+format's sample count and time with those lines (the flame graph and folded stacks round);
+the stacks kept in part (the sampler's "(moving)" leaf) alike in the summary, the raw
+profile's samples, the folded stacks and speedscope.  With --aggregated, FILE is what `record --idle` wrote in a format that needs no sample kept
 (.pb.gz, .callgrind or .svg: the recording summed them as they came), and its sample count
 must be the summary's stacks.  Prints what differs; exit 1 if anything does."""
 import gzip
@@ -17,6 +18,7 @@ import sys
 import rawprofile
 
 IDLE_STATES = (2, 3)    # rbi_sample_state WAITING, SLEEPING
+OTHER, MOVING = 4, "(moving)"   # the leaf of a stack kept in part
 
 bad = []
 
@@ -28,16 +30,16 @@ def agree(what, got, want, slack=0):
 
 def summary(stats_path):
     """The figures `record` printed on stderr (samples, stacks, idle, errors, torn, retries,
-    late, missed); None if it printed none."""
+    moving: stacks kept in part, late, missed); None if it printed none."""
     stats = open(stats_path).read()
     m = re.search(r"samples: (\d+) in [0-9.]+ s at \S+ Hz: (\d+) stacks, (\d+) ", stats)
-    e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+)\), late: (\d+) "
-                  r"\(ticks missed: (\d+)\)", stats)
+    e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+), kept in part: (\d+)\), "
+                  r"late: (\d+) \(ticks missed: (\d+)\)", stats)
     if not m or not e:
         bad.append("no summary in %s" % stats_path)
         return None
-    return dict(zip(("samples", "stacks", "idle", "errors", "torn", "retries", "late",
-                     "missed"), map(int, m.groups() + e.groups())))
+    return dict(zip(("samples", "stacks", "idle", "errors", "torn", "retries", "moving",
+                     "late", "missed"), map(int, m.groups() + e.groups())))
 
 
 def pb_fields(b):
@@ -147,6 +149,16 @@ n = len(samples)
 weight = sum(s["weight_ns"] for s in samples)
 active = [s for s in samples if s["state"] not in IDLE_STATES]
 
+
+def moved(stack):
+    """A stack of which only the outer part held still: the sampler's leaf."""
+    return bool(stack) and stack[-1]["kind"] == OTHER and stack[-1]["label"] == MOVING
+
+
+# Kept in part: not a figure of the raw profile's own, but its samples say it.
+moving = [s for s in samples if moved(s["stack"])]
+x["moving"] = len(moving)
+
 # The summary says what the raw profile keeps.
 st = summary(stats_path)
 for k in st or ():
@@ -163,11 +175,20 @@ agree("ticks taken and missed (%.0f due)" % due, x["samples"] + x["missed"], rou
 lines = [l for l in open(base + ".folded") if l.strip()]
 us = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
 agree("folded microseconds", us, weight // 1000, len(lines))
+# The stacks kept in part alike: the same leaf, the same time (each --idle stack's state
+# frame above it).
+lm = [l for l in lines if re.search(r";\(moving\)(;\([a-z]+\))? \d+$", l)]
+agree("folded microseconds kept in part", sum(int(l.rsplit(" ", 1)[1]) for l in lm),
+      sum(s["weight_ns"] for s in moving) // 1000, len(lm))
 
 # speedscope: one profile a thread, every sample with its weight.
 sp = json.load(open(base + ".speedscope.json"))
 agree("speedscope samples", sum(len(p["samples"]) for p in sp["profiles"]), n)
 agree("speedscope weights", sum(sum(p["weights"]) for p in sp["profiles"]), weight)
+names = [f["name"] for f in sp["shared"]["frames"]]
+agree("speedscope samples kept in part",
+      sum(1 for p in sp["profiles"] for st in p["samples"]
+          if any(names[k] == MOVING for k in st[-2:])), len(moving))
 
 c, t = pprof_totals(base + ".pb.gz")
 agree("pprof samples", c, n)
@@ -187,5 +208,6 @@ if fg:
     agree("flame graph time (10 us)", round(fg[1] * 100), round(weight / 1e4), 1)
 
 finish("%d samples (%d active), %.3f s, %d ticks (%d missed), %d idle threads skipped, "
-       "%d errors, %d torn, %d late" % (n, len(active), weight / 1e9, x["samples"], x["missed"],
-                                       x["idle"], x["errors"], x["torn"], x["late"]))
+       "%d errors, %d torn (%d kept in part), %d late"
+       % (n, len(active), weight / 1e9, x["samples"], x["missed"], x["idle"], x["errors"],
+          x["torn"], x["moving"], x["late"]))

@@ -231,8 +231,8 @@ static bool settle_env(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, uint
 	return false;
 }
 
-/* Frames of TH from its buffers, outermost first, into TH->frames. */
-int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
+int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, bool moving,
+			  size_t *torn_at)
 {
 	const struct rbi_layout *l = s->l;
 	bool skip_next = false;
@@ -250,6 +250,7 @@ int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 		if (iseq && rbi_vm_frame_shown(iseq, pc, RBI_FRAME_TYPE_UNKNOWN) ==
 			    RBI_VM_SHOWN_NONE)
 			continue;       /* IFUNC, dummy and finished frames */
+		*torn_at = i;
 		if (th->env_moved[i]) {
 			if (!settle_env(s, th, ep, iseq, env, &type, &cme))
 				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was "
@@ -291,14 +292,18 @@ int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 		th->frames[n++] = (const struct rbi_sample_frame *)(uintptr_t)(v & ~(uint64_t)1);
 	}
 	/* Innermost first so far: turn it round, then GC on top, and what it
-	   does (marking, sweeping) on top of that. */
+	   does (marking, sweeping) on top of that; or, for the part of a
+	   stack that held still, the leaf that says the rest moved (the GC
+	   state was read before: the GC may be over). */
 	for (size_t i = 0; i < n / 2; i++) {
 		const struct rbi_sample_frame *f = th->frames[i];
 
 		th->frames[i] = th->frames[n - 1 - i];
 		th->frames[n - 1 - i] = f;
 	}
-	if (th->gc) {
+	if (moving) {
+		th->frames[n++] = s->moving_frame;
+	} else if (th->gc) {
 		th->frames[n++] = s->gc_frame;
 		if (s->gc_mode_frame[s->gc_mode])
 			th->frames[n++] = s->gc_mode_frame[s->gc_mode];

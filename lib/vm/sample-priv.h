@@ -23,6 +23,9 @@
    (recurse.rb, deb 3.3); with 64, 25-27 %, for 0.2 us more a sample. */
 #define EXT_MIN 64
 #define EXT_MAX 256
+/* Times a kept outer part is cut again because decoding found a frame of
+   it moving (keep_outer). */
+#define KEEP_OUTER_PASSES 4
 #define VM_ENV_FLAG_LOCAL 0x2u
 /* The third key word of s->mes entries that hold a method entry's iseq. */
 #define MES_ISEQ 1
@@ -76,6 +79,8 @@ struct rbi_vm_sampler {
 	const struct rbi_sample_frame *gc_frame;
 	/* Beneath it, what the GC does, by gc_mode (NULL: none). */
 	const struct rbi_sample_frame *gc_mode_frame[4];
+	/* The leaf of a stack of which only the outer part held still. */
+	const struct rbi_sample_frame *moving_frame;
 
 	struct rbi_iov *iov;
 	size_t iov_cap, niov;
@@ -119,7 +124,10 @@ static inline void parse_ec(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th,
 }
 
 /* sample-decode.c: frames of TH from its buffers, outermost first, into
-   TH->frames. */
-int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th);
+   TH->frames, and above them the GC's frames, or s->moving_frame if
+   MOVING (the frames are the part of a stack that held still).  RBI_TORN
+   for a frame caught moving: its index in TH's buffers in *TORN_AT. */
+int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, bool moving,
+			  size_t *torn_at);
 
 #endif

@@ -129,50 +129,88 @@ static void swap_vals(struct rbi_vm_sthread *th)
 	th->vals2_cap = cap;
 }
 
+/* From TH's outermost frame in, down to FROM: the frames that run the same
+   code for the same receiver in B's and C's readings, with their
+   environments read (and ENV_MOVED set for each: whether it changed while
+   C read it).  Returns the index of the innermost of them (FROM when all
+   are; NCFPS when the outermost is not one).  Frames pushed or popped
+   between the two readings break the run; those beneath the change are
+   the same in both. */
+static size_t kept_from(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, size_t from)
+{
+	const struct rbi_layout *l = s->l;
+	size_t k;
+
+	for (k = th->ncfps; k > from; k--) {
+		const uint8_t *a = th->cfps + (k - 1) * l->cfp_size;
+		const uint8_t *b = th->cfps2 + (k - 1) * l->cfp_size;
+		uint64_t ep = rbi_get_u64(b, l->cfp_ep);
+
+		/* A frame that is not (popped, or C's copy caught the stack
+		   half way through a change) would be a frame that never was. */
+		if (!rbi_vm_cfp_kept(l, a, b))
+			break;
+		th->env_moved[k - 1] = false;
+		if (ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
+			th->env_moved[k - 1] = memcmp(th->vals + (ep - 16 - th->vals_lo),
+						      th->vals2 + (ep - 16 - th->vals_lo), 24) != 0;
+		else if (k - 1 < th->ext)
+			break;  /* pushed since: its environment was not read */
+	}
+	return k;
+}
+
+/* Leave out TH's N innermost frames (N <= ncfps). */
+static void drop_inner(const struct rbi_layout *l, struct rbi_vm_sthread *th, size_t n)
+{
+	th->ncfps -= n;
+	memmove(th->cfps, th->cfps + n * l->cfp_size, th->ncfps * l->cfp_size);
+	memmove(th->env_moved, th->env_moved + n, th->ncfps * sizeof(*th->env_moved));
+	th->cfps_at += n * l->cfp_size;
+}
+
+/* Take C's reading of TH's frames to decode: the frames, and the values as read
+   after them. */
+static void take_second(const struct rbi_layout *l, struct rbi_vm_sthread *th)
+{
+	memcpy(th->cfps, th->cfps2, th->ncfps * l->cfp_size);
+	swap_vals(th);
+}
+
 /* Is TH's stack from C's look one that was there: its top no deeper than
    what was read, its frames running what B saw there, their environments
    read?  Then keep those frames and environments (C's second look) and
-   note which environments changed while C read; return true.  If not, take C's look as the next starting
-   point. */
+   note which environments changed while C read; return true.  If not, set
+   KEPT_FROM (what of it held still: keep_outer) and take C's look as the
+   next starting point. */
 static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 {
 	const struct rbi_layout *l = s->l;
 	uint64_t cfp = rbi_get_u64(th->check_ec, l->ec_cfp - s->ec_lo), skip = 0;
-	bool ok = th->check_th_ec == th->ec && cfp >= th->cfps_at &&
-		  (cfp - th->cfps_at) % l->cfp_size == 0 &&
-		  rbi_get_u64(th->check_ec, l->ec_vm_stack - s->ec_lo) == th->vm_stack;
+	bool same = th->check_th_ec == th->ec &&
+		    rbi_get_u64(th->check_ec, l->ec_vm_stack - s->ec_lo) == th->vm_stack;
+	bool top = false, comparable = false;
 
-	if (ok) {
+	th->kept_from = th->ncfps;
+	if (!rbi_grow(&th->env_moved, &th->env_moved_cap, th->ncfps + 1,
+		      sizeof(*th->env_moved), 64)) {
+		same = false;
+	} else if (same && cfp >= th->cfps_at && (cfp - th->cfps_at) % l->cfp_size == 0) {
 		skip = (cfp - th->cfps_at) / l->cfp_size;
 		/* Popped below what was read: it was not the stack then. */
-		ok = skip <= th->ncfps && (skip < th->ncfps || !th->truncated) &&
-		     rbi_grow(&th->env_moved, &th->env_moved_cap, th->ncfps - skip + 1,
-			      sizeof(*th->env_moved), 64);
-	} else if (th->check_th_ec == th->ec && cfp < th->cfps_at && cfp >= th->vm_stack) {
-		/* Deeper than the slots read above the top: read more of them. */
+		top = skip <= th->ncfps && (skip < th->ncfps || !th->truncated);
+		comparable = skip < th->ncfps;
+	} else if (same && cfp < th->cfps_at && cfp >= th->vm_stack) {
+		/* Deeper than the slots read above the top: read more of them
+		   (what was read may still have held still beneath). */
 		size_t want = 2 * ((th->cfps_at - cfp) / l->cfp_size + th->ext);
 
 		th->ext_hint = want > EXT_MAX ? EXT_MAX : want;
+		comparable = true;
 	}
-	for (size_t k = skip; ok && k < th->ncfps; k++) {
-		const uint8_t *a = th->cfps + k * l->cfp_size, *b = th->cfps2 + k * l->cfp_size;
-		uint64_t ep = rbi_get_u64(b, l->cfp_ep);
-		bool *moved = &th->env_moved[k - skip];
-
-		/* The same code for the same receiver in B and C: a frame that
-		   is not (popped, or C's copy caught the stack half way through
-		   a change) would be a frame that never was. */
-		ok = rbi_vm_cfp_kept(l, a, b);
-		*moved = false;
-		if (!ok)
-			break;
-		if (ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
-			*moved = memcmp(th->vals + (ep - 16 - th->vals_lo),
-					th->vals2 + (ep - 16 - th->vals_lo), 24) != 0;
-		else if (k < th->ext)
-			ok = false;     /* pushed since: its environment was not read */
-	}
-	if (!ok) {
+	if (comparable)
+		th->kept_from = kept_from(s, th, skip);
+	if (!top || th->kept_from != skip) {
 		if (th->check_th_ec == th->ec)
 			parse_ec(s, th, th->check_ec);
 		return false;
@@ -180,11 +218,41 @@ static bool steady(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	if (th->ext_hint > EXT_MIN)
 		th->ext_hint -= th->ext_hint / 8;
 	/* The stack as it was at C's look: the later reading, from its top. */
-	th->ncfps -= skip;
-	memcpy(th->cfps, th->cfps2 + skip * l->cfp_size, th->ncfps * l->cfp_size);
-	th->cfps_at = th->cfp = cfp;
-	swap_vals(th);
+	take_second(l, th);
+	drop_inner(l, th, skip);
+	th->cfp = cfp;
 	return true;
+}
+
+/* TH's stack moved under every read: the part beneath the change, which
+   the last attempt's two readings agree on (C's, from KEPT_FROM out, when
+   not TAKEN; else the frames left in TH's buffers), with s->moving_frame
+   as its leaf, so that a sample of code that calls and returns all the
+   time still counts for the callers it runs in.  A frame decoding finds
+   moving (an environment being written) cuts it further, a few times.
+   RBI_TORN when no frame that would be shown is left. */
+static int keep_outer(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, bool taken)
+{
+	size_t torn_at = 0;
+	int rc = RBI_TORN;
+
+	if (!taken) {
+		if (th->kept_from >= th->ncfps)
+			return RBI_TORN;
+		take_second(s->l, th);
+		drop_inner(s->l, th, th->kept_from);
+	}
+	for (unsigned pass = 0; rc == RBI_TORN && pass < KEEP_OUTER_PASSES && th->ncfps;
+	     pass++) {
+		rc = rbi_vm_sampler_decode(s, th, true, &torn_at);
+		if (rc == RBI_TORN)
+			drop_inner(s->l, th, torn_at + 1);
+	}
+	if (rc == RBI_OK && th->nframes < 2) {
+		th->nframes = 0;
+		rc = RBI_TORN;  /* only the leaf: nothing of the stack kept */
+	}
+	return rc;
 }
 
 /* Read the batch planned in s->iov; *NONE (and nothing read) if nothing is
@@ -265,8 +333,8 @@ int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned re
 			return rc ? rc : rest_torn(s);
 		for (size_t i = 0, k = 0; i < s->nth; i++) {
 			struct rbi_vm_sthread *th = &s->th[i];
-			size_t nio;
-			bool bad = false;
+			size_t nio, torn_at = 0;
+			bool bad = false, taken;
 
 			if (!th->want)
 				continue;
@@ -274,8 +342,11 @@ int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned re
 			for (size_t j = 0; j < nio; j++)
 				bad |= s->iov[k + j].status != RBI_OK;
 			k += nio;
-			if (!bad && steady(s, th)) {
-				th->rc = rbi_vm_sampler_decode(s, th);
+			taken = false;
+			if (bad) {
+				th->kept_from = th->ncfps;      /* nothing to keep */
+			} else if (steady(s, th)) {
+				th->rc = rbi_vm_sampler_decode(s, th, false, &torn_at);
 				if (th->rc == RBI_NOMEM)
 					return th->rc;
 				if (th->rc != RBI_TORN) {
@@ -283,11 +354,20 @@ int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned re
 					pending--;
 					continue;
 				}
+				/* A frame caught moving: those beneath it held. */
+				drop_inner(s->l, th, torn_at + 1);
+				taken = true;
 			}
 			th->retries++;
 			th->rc = RBI_TORN;
 			if (th->check_th_ec != th->ec) {
 				/* Another fiber: start over next sample. */
+				th->want = false;
+				pending--;
+			} else if (attempt == retries) {
+				th->rc = keep_outer(s, th, taken);
+				if (th->rc == RBI_NOMEM)
+					return th->rc;
 				th->want = false;
 				pending--;
 			}

@@ -11,8 +11,10 @@
  *    point at, in three batched reads for all threads together;
  *  - resolves frames from caches: (iseq, pc, method-entry chain) -> frame,
  *    method-entry candidates -> method entry, (iseq, cme) -> label;
- *  - re-reads the execution context and the innermost frame after the
- *    batch: if either changed, the stack moved under the read (torn).
+ *  - reads the execution context and the frames again after the batch:
+ *    if they changed, the stack moved under the read (torn); it is read
+ *    again, and then only the outer part that held still is kept, with a
+ *    "(moving)" leaf.
  * Frames are interned: one struct rbi_sample_frame per distinct frame for
  * the life of the struct rbi_vm_sampler. */
 #ifndef RBI_VM_SAMPLE_H
@@ -63,6 +65,8 @@ struct rbi_vm_sthread {
 	bool *env_moved;                /* per frame kept: its environment
 					   changed while it was read */
 	size_t env_moved_cap;
+	size_t kept_from;               /* a torn read: the frames from here
+					   out held still (ncfps: none) */
 	uint8_t check_ec[64];
 	uint64_t check_th_ec;
 };
@@ -79,7 +83,9 @@ int rbi_vm_sampler_poll(struct rbi_vm_sampler *s, struct rbi_vm_sthread **thread
 			size_t *n);
 /* Read the stacks of the threads marked WANT (after a poll), innermost
    MAX_FRAMES at most (0: all).  Sets each one's RC, FRAMES, NFRAMES,
-   TRUNCATED.  Torn stacks are re-read up to RETRIES times. */
+   TRUNCATED.  Torn stacks are re-read up to RETRIES times, then keep the
+   outer part that held still under a "(moving)" leaf (RC RBI_OK), or are
+   RBI_TORN when none did. */
 int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned retries);
 /* Thread-list walks so far (changes whenever the thread set did). */
 uint64_t rbi_vm_sampler_rescans(const struct rbi_vm_sampler *s);

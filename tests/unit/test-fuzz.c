@@ -36,6 +36,7 @@
 
 #include "internal.h"
 #include "tap.h"
+#include "wrap-backend.h"
 
 #ifndef RBI_SRCDIR
 #define RBI_SRCDIR "."
@@ -54,8 +55,7 @@ static uint64_t rnd(uint64_t *s)
 /* ---- The lying backend ----------------------------------------------------- */
 
 struct liar {
-	const struct rbi_mem_ops *ops;  /* the core's own */
-	void *be;
+	struct wrapped w;               /* the core's own backend */
 	uint64_t seed;
 	unsigned rate;                  /* about one read in RATE lies */
 	bool on;
@@ -65,7 +65,7 @@ struct liar {
 static int liar_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nread)
 {
 	struct liar *l = be;
-	int rc = l->ops->read(l->be, addr, buf, len, nread);
+	int rc = l->w.ops->read(l->w.be, addr, buf, len, nread);
 	uint8_t *b = buf;
 
 	if (!l->on || rc != RBI_OK || !len || rnd(&l->seed) % l->rate)
@@ -107,36 +107,6 @@ static int liar_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nre
 		return RBI_UNMAPPED;
 	}
 	return RBI_OK;
-}
-
-static int liar_region(void *be, size_t i, struct rbi_region *out)
-{
-	struct liar *l = be;
-	return l->ops->region(l->be, i, out);
-}
-
-static int liar_thread(void *be, size_t i, struct rbi_thread_regs *out)
-{
-	struct liar *l = be;
-	return l->ops->thread ? l->ops->thread(l->be, i, out) : RBI_ITER_END;
-}
-
-static int liar_open_file(void *be, const char *path)
-{
-	struct liar *l = be;
-	return l->ops->open_file ? l->ops->open_file(l->be, path) : open(path, O_RDONLY | O_CLOEXEC);
-}
-
-static int liar_signal(void *be, struct rbi_signal *out)
-{
-	struct liar *l = be;
-	return l->ops->signal ? l->ops->signal(l->be, out) : RBI_ITER_END;
-}
-
-static int liar_registers(void *be, int32_t tid, struct rbi_registers *out)
-{
-	struct liar *l = be;
-	return l->ops->registers ? l->ops->registers(l->be, tid, out) : RBI_ITER_END;
 }
 
 /* ---- What a user asks of a target ---------------------------------------- */
@@ -293,16 +263,9 @@ static rbi_target *core0;       /* the bundled core, opened once */
 
 static void vm_run(uint64_t seed, void *arg)
 {
-	struct liar l = { .ops = core0->ops, .be = core0->be, .seed = seed | 1,
+	struct liar l = { .w = { core0->ops, core0->be }, .seed = seed | 1,
 			  .rate = 4 + (unsigned)(seed % 60) };
-	struct rbi_mem_ops ops = {
-		.version = core0->ops->version,
-		/* Not concurrent: the liar's generator is one sequence. */
-		.flags = core0->ops->flags & ~RBI_MEM_CONCURRENT,
-		.read = liar_read, .region = liar_region, .thread = liar_thread,
-		.open_file = liar_open_file, .signal = liar_signal,
-		.registers = liar_registers,
-	};
+	struct rbi_mem_ops ops = wrapped_ops(&l.w, liar_read, NULL);
 	struct rbi_open_opts o = { .size = sizeof(o) };
 	rbi_target *t = NULL;
 

@@ -1,0 +1,248 @@
+/* test-torn.c: what the sampler keeps of a stack that moves under every
+ * read (vm/sample-read.c), made deterministic: the bundled core
+ * (testdata/cores/ruby-3.1-threads.core.xz) read through a backend whose
+ * batched reads (the sampler's reads B and C of the frames and their
+ * values) see one word change between every two reads of it, as if the
+ * stack were rewritten there each time the sampler looks.
+ *
+ * On the thread "sleeper" (Kernel#sleep < Foo::Bar.nap < block (2 levels)
+ * in Foo::Bar#baz < Integer#times < block in Foo::Bar#baz < Array#each <
+ * Foo::Bar#baz < block in <main>), the truth being the walker's frames
+ * (rbi_frame_foreach) on the unmoved core:
+ *  - nothing moves: the whole stack, no retry;
+ *  - a frame's receiver changes (another call pushed in its place): every
+ *    read is torn, and the sample is the frames beneath it with a
+ *    "(moving)" leaf; the innermost frame changing keeps all the others;
+ *  - a frame's environment changes while it is read (a C method's: never
+ *    kept): the same, found by the decoding;
+ *  - the outermost frame changes: nothing held still, RBI_TORN, no frames.
+ * TAP output. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tap.h"
+#include "vm/sample.h"
+#include "wrap-backend.h"
+
+#ifndef RBI_SRCDIR
+#define RBI_SRCDIR "."
+#endif
+#define CORE_XZ RBI_SRCDIR "/testdata/cores/ruby-3.1-threads.core.xz"
+#define RETRIES 2
+#define FRAMES_MAX 16
+
+/* A backend whose batched reads of the word at WATCH see it XOR FLIP on
+   every second read (the first as it is). */
+struct mover {
+	struct wrapped w;
+	uint64_t watch, flip;
+	unsigned seen;          /* batched reads that covered WATCH */
+};
+
+static int mover_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nread)
+{
+	struct mover *m = be;
+	return m->w.ops->read(m->w.be, addr, buf, len, nread);
+}
+
+static int mover_read_batch(void *be, struct rbi_iov *iov, size_t n)
+{
+	struct mover *m = be;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rbi_iov *v = &iov[i];
+
+		v->nread = 0;
+		v->status = m->w.ops->read(m->w.be, v->addr, v->buf, v->len, &v->nread);
+		if (v->status != RBI_OK && v->status != RBI_PARTIAL && v->status != RBI_UNMAPPED)
+			return v->status;
+		if (!m->watch || v->status != RBI_OK || m->watch < v->addr ||
+		    m->watch + 8 > v->addr + v->len || ++m->seen % 2)
+			continue;
+		uint8_t *w = (uint8_t *)v->buf + (m->watch - v->addr);
+		uint64_t x;
+
+		memcpy(&x, w, 8);
+		x ^= m->flip;
+		memcpy(w, &x, 8);
+	}
+	return RBI_OK;
+}
+
+/* The sleeper's frames on the unmoved core, innermost first. */
+static struct truth {
+	rbi_target *t;
+	unsigned number;
+	size_t n;
+	uint64_t cfp[FRAMES_MAX];
+	char *label[FRAMES_MAX];
+} truth;
+
+static int on_frame(const struct rbi_frame *f, void *arg)
+{
+	(void)arg;
+	if (truth.n == FRAMES_MAX)
+		return 1;
+	truth.cfp[truth.n] = f->cfp;
+	truth.label[truth.n++] = strdup(f->label ? f->label : "(unknown)");
+	return 0;
+}
+
+static int on_thread(const struct rbi_thread *th, void *arg)
+{
+	(void)arg;
+	if (!th->name || strcmp(th->name, "sleeper"))
+		return 0;
+	truth.number = th->number;
+	return rbi_frame_foreach(truth.t, th, FRAMES_MAX, on_frame, NULL) ? -1 : 1;
+}
+
+/* The frame labelled LABEL, or -1. */
+static int truth_index(const char *label)
+{
+	for (size_t i = 0; i < truth.n; i++)
+		if (!strcmp(truth.label[i], label))
+			return (int)i;
+	return -1;
+}
+
+/* What one sample of the sleeper gave. */
+struct got {
+	int rc;
+	unsigned retries;
+	char stack[1024];       /* labels outermost first, ";" between */
+};
+
+/* Sample the sleeper of a target read through a mover changing the word
+   at WATCH (0: none) by FLIP. */
+static bool sample(rbi_target *core, uint64_t watch, uint64_t flip, struct got *g)
+{
+	struct mover m = { .w = { core->ops, core->be }, .watch = watch, .flip = flip };
+	struct rbi_mem_ops ops = wrapped_ops(&m.w, mover_read, mover_read_batch);
+	struct rbi_open_opts o = { .size = sizeof(o) };
+	struct rbi_vm_sampler *s = NULL;
+	struct rbi_vm_sthread *th = NULL, *me = NULL;
+	rbi_target *t = NULL;
+	size_t n = 0, at = 0;
+	bool done = false;
+
+	memset(g, 0, sizeof(*g));
+	if (rbi_target_open_ops(&ops, &m, &o, &t) || rbi_vm_sampler_new(t, &s) ||
+	    rbi_vm_sampler_poll(s, &th, &n))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		th[i].want = th[i].number == truth.number;
+		if (th[i].want)
+			me = &th[i];
+	}
+	if (!me || rbi_vm_sampler_read(s, 0, RETRIES))
+		goto out;
+	g->rc = me->rc;
+	g->retries = me->retries;
+	for (size_t i = 0; i < me->nframes && at < sizeof(g->stack) - 1; i++)
+		at += (size_t)snprintf(g->stack + at, sizeof(g->stack) - at, "%s%s", i ? ";" : "",
+				       me->frames[i]->label);
+	done = true;
+out:
+	rbi_vm_sampler_free(s);
+	rbi_target_close(t);
+	return done;
+}
+
+/* The truth's frames from FROM out (outermost first), then LEAF if any. */
+static void expect(size_t from, const char *leaf, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = truth.n; i > from && at < len - 1; i--)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i == truth.n ? "" : ";",
+				       truth.label[i - 1]);
+	if (leaf && at < len - 1)
+		snprintf(buf + at, len - at, "%s%s", at ? ";" : "", leaf);
+}
+
+/* The sampler on the sleeper with the word at WATCH moving: kept from
+   truth frame FROM out with a "(moving)" leaf. */
+static void moving_case(rbi_target *core, const char *what, uint64_t watch, uint64_t flip,
+			size_t from)
+{
+	char want[1024];
+	struct got g;
+
+	expect(from, "(moving)", want, sizeof(want));
+	if (!check(sample(core, watch, flip, &g), "%s: sampled", what))
+		return;
+	ok(g.rc == RBI_OK && !strcmp(g.stack, want), "%s: kept what held still: %s (got %s, %s)",
+	   what, want, g.stack, rbi_strerror(g.rc));
+	ok(g.retries == RETRIES + 1, "%s: read %u times (got %u)", what, RETRIES + 1, g.retries);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/rbi-torn-XXXXXX", path[64], cmd[4352], want[1024];
+	const struct rbi_layout *l;
+	struct rbi_vm *vm;
+	rbi_target *core = NULL;
+	struct stat st;
+	struct got g;
+	uint64_t ep;
+	int times, sleep_, main_;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (access(CORE_XZ, R_OK) != 0) {
+		skip("no bundled core " CORE_XZ, "torn stacks");
+		return tap_plan();
+	}
+	if (!ok(mkdtemp(dir) != NULL, "a work directory"))
+		return tap_plan();
+	snprintf(path, sizeof(path), "%s/core", dir);
+	snprintf(cmd, sizeof(cmd), "xz -dc '%s' >'%s'", CORE_XZ, path);
+	if (!ok(system(cmd) == 0 && stat(path, &st) == 0, "the bundled core decompressed") ||
+	    !check(rbi_target_open_core(path, NULL, &core) == RBI_OK, "the bundled core opens") ||
+	    !check(rbi_vm_get(core, &vm) == RBI_OK, "its VM"))
+		goto out;
+	l = vm->layout;
+	truth.t = core;
+	rbi_thread_foreach(core, on_thread, NULL);
+	times = truth_index("Integer#times");
+	sleep_ = truth_index("Kernel#sleep");
+	main_ = truth_index("block in <main>");
+	if (!ok(truth.n == 8 && times == 3 && sleep_ == 0 && main_ == 7,
+		"the sleeper's 8 frames, as the core has them (%zu)", truth.n))
+		goto out;
+
+	expect(0, NULL, want, sizeof(want));
+	if (check(sample(core, 0, 0, &g), "still: sampled")) {
+		ok(g.rc == RBI_OK && !strcmp(g.stack, want), "still: the whole stack %s (got %s)",
+		   want, g.stack);
+		ok(g.retries == 0, "still: read once (retries %u)", g.retries);
+	}
+	moving_case(core, "Integer#times pushed again for another receiver",
+		    truth.cfp[times] + l->cfp_self, 0x40, (size_t)times + 1);
+	moving_case(core, "the innermost frame pushed again for another receiver",
+		    truth.cfp[sleep_] + l->cfp_self, 0x40, (size_t)sleep_ + 1);
+	/* A C method's environment flags (ep[0]) changing between C's two
+	   readings of the values: steady, then caught by the decoding. */
+	if (check(rbi_read_u64(core, truth.cfp[times] + l->cfp_ep, &ep) == RBI_OK,
+		  "Integer#times' environment"))
+		moving_case(core, "Integer#times' environment rewritten", ep, 0x10000,
+			    (size_t)times + 1);
+	if (check(sample(core, truth.cfp[main_] + l->cfp_self, 0x40, &g),
+		  "the outermost frame moving: sampled"))
+		ok(g.rc == RBI_TORN && !g.stack[0], "the outermost frame moving: torn, no frames "
+		   "(got %s, %s)", rbi_strerror(g.rc), g.stack);
+out:
+	rbi_target_close(core);
+	for (size_t i = 0; i < truth.n; i++)
+		free(truth.label[i]);
+	unlink(path);
+	rmdir(dir);
+	return tap_plan();
+}
