@@ -160,7 +160,8 @@
 	X(rstruct, ary,          "RStruct", "as.ary", OFF)                          \
 	X(rstruct, embed_len_mask, "", "RSTRUCT_EMBED_LEN_MASK", CONST) \
 	X(body, param_size,      "rb_iseq_constant_body", "param.size", OFF)       \
-	X(classext, permanent_classpath, "rb_classext_struct", "permanent_classpath", BIT)
+	X(classext, permanent_classpath, "rb_classext_struct", "permanent_classpath", BIT) \
+	X(rmoved, destination,   "RMoved", "destination", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -172,7 +172,9 @@ size_t rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 	size_t plain = (size_t)snprintf(buf, cap, "%s", name);
 
 	*qualified = false;
-	if (!owner || !class_or_module(t, vm, owner, &flags))
+	/* Classes move under GC.compact: read the one a frame's method entry
+	   still names at its old address where it is now. */
+	if (!owner || !class_or_module(t, vm, owner = rbi_vm_location(t, vm, owner), &flags))
 		return plain;
 	/* RCLASS_SINGLETON_P: only a T_CLASS carries FL_SINGLETON. */
 	if ((flags & RBI_T_MASK) == RBI_T_CLASS && (flags & vm->k.fl_singleton)) {
@@ -186,7 +188,7 @@ size_t rbi_vm_method_name(struct rbi_target *t, struct rbi_vm *vm,
 					l->classext_attached_object, &attached)) {
 			return plain;
 		}
-		if (!class_or_module(t, vm, attached, &flags))
+		if (!class_or_module(t, vm, attached = rbi_vm_location(t, vm, attached), &flags))
 			return plain;
 		owner = attached;
 		sep = '.';

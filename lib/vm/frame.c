@@ -152,8 +152,10 @@ static uint64_t check_method_entry(struct fwalk *w, uint64_t v, bool can_be_svar
 	uint64_t flags;
 
 	for (int i = 0; i < 2; i++) {
-		if (!rbi_vm_heap_p(w->vm, v) || rbi_read_u64(w->t, v, &flags) ||
-		    (flags & RBI_T_MASK) != RBI_T_IMEMO)
+		if (!rbi_vm_heap_p(w->vm, v))
+			return 0;
+		v = rbi_vm_location(w->t, w->vm, v);
+		if (rbi_read_u64(w->t, v, &flags) || (flags & RBI_T_MASK) != RBI_T_IMEMO)
 			return 0;
 		switch (RBI_IMEMO_TYPE(flags)) {
 		case RBI_IMEMO_MENT:
@@ -394,7 +396,8 @@ static int ruby_frame(struct fwalk *w, const struct cfp *c, uint64_t flags,
 		   not was read half pushed (its iseq new, its environment
 		   still the last frame's in that slot), never a real frame. */
 		if (frame_type(flags) == RBI_FRAME_TYPE_METHOD && *cme &&
-		    !rbi_vm_cme_iseq(w->t, w->vm, *cme, &runs) && runs != c->iseq)
+		    !rbi_vm_cme_iseq(w->t, w->vm, *cme, &runs) && runs != c->iseq &&
+		    rbi_vm_location(w->t, w->vm, runs) != rbi_vm_location(w->t, w->vm, c->iseq))
 			return rbi_fail(RBI_CORRUPT, "control frame 0x%" PRIx64 " runs "
 					"another iseq than its method's: the stack moved",
 					c->addr);

@@ -62,6 +62,8 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 		end = l->body_builtin_attrs + 4;
 	if (end > sizeof(b))
 		return rbi_fail(RBI_LAYOUT, "iseq body layout too large (%u)", end);
+	/* Read where it is (out->addr stays the frame's reference to it). */
+	addr = rbi_vm_location(t, vm, addr);
 	if ((rc = rbi_vm_obj_flags(t, vm, addr, &flags)))
 		return rbi_fail_context(rc, "reading iseq: ");
 	if ((flags & RBI_T_MASK) != RBI_T_IMEMO || RBI_IMEMO_TYPE(flags) != RBI_IMEMO_ISEQ)
@@ -105,7 +107,7 @@ int rbi_iseq_read(struct rbi_target *t, const struct rbi_vm *vm, uint64_t addr,
 int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, char *buf, size_t cap, uint64_t *cut)
 {
-	uint64_t flags, path = is->pathobj;
+	uint64_t flags, path = rbi_vm_location(t, vm, is->pathobj);
 	int rc;
 
 	buf[0] = '\0';

@@ -206,7 +206,11 @@ static bool runs_iseq(struct rbi_vm_sampler *s, uint64_t cme, uint64_t iseq,
 			v = 0;
 		rbi_map_put(&s->mes, cme, 0, MES_ISEQ, v);
 	}
-	return v == iseq;
+	if (v == iseq)
+		return true;
+	/* Either may be an iseq GC.compact is moving. */
+	fresh(s);
+	return rbi_vm_location(s->t, s->vm, v) == rbi_vm_location(s->t, s->vm, iseq);
 }
 
 /* A frame whose environment at EP moved while C read it: of C's two

@@ -28,6 +28,19 @@ int rbi_vm_obj_flags(struct rbi_target *t, const struct rbi_vm *vm,
 	return rbi_read_u64(t, v, flags);
 }
 
+uint64_t rbi_vm_location(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v)
+{
+	uint64_t flags, to;
+
+	/* One hop: an object is moved to a free slot, never to another
+	   T_MOVED one. */
+	if (vm->layout->rmoved_destination == RBI_ABSENT || rbi_vm_obj_flags(t, vm, v, &flags) ||
+	    (flags & RBI_T_MASK) != RBI_T_MOVED ||
+	    rbi_read_u64(t, v + vm->layout->rmoved_destination, &to) || !rbi_vm_heap_p(vm, to))
+		return v;
+	return to;
+}
+
 static int typed_flags(struct rbi_target *t, const struct rbi_vm *vm,
 		       uint64_t v, unsigned type, const char *what,
 		       uint64_t *flags)
@@ -115,6 +128,7 @@ static int string_read(struct rbi_target *t, const struct rbi_vm *vm,
 	*full = 0;
 	if (len)
 		*len = 0;
+	v = rbi_vm_location(t, vm, v);
 	if ((rc = object_head(t, vm, v, RBI_T_STRING, "String", head)) ||
 	    (rc = rbi_vm_string_contents(vm, v, head, sizeof(head), 0, &c)))
 		return rc;

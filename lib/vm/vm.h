@@ -143,6 +143,10 @@ static inline bool rbi_vm_heap_p(const struct rbi_vm *vm, uint64_t v)
 /* RBasic.flags of the heap object V (RBI_CORRUPT if V is no object). */
 int rbi_vm_obj_flags(struct rbi_target *t, const struct rbi_vm *vm,
 		     uint64_t v, uint64_t *flags);
+/* Where heap object V is: V, or, if V is a slot the GC moved it out of
+   (T_MOVED: GC.compact under way, the references to it not updated yet),
+   its new address, as rb_gc_location.  V when that cannot be told. */
+uint64_t rbi_vm_location(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v);
 /* Longest string we copy out of the target. */
 #define RBI_STRING_MAX (1u << 20)
 /* The bytes of String V into BUF (CAP >= 1; NUL-terminated, cut to CAP-1

@@ -170,5 +170,26 @@ while read -r kind ver root cmd; do
 	else
 		not_ok "$kind $ver: churn.rb did not start"
 	fi
+
+	# Classes that move: GC.compact again and again while threads run methods of classes
+	# just defined.  A class, method entry, iseq or path read while it moved (T_MOVED, the
+	# references to it not updated yet) is read where it went: every label qualified
+	# (Churner3#deep, not bare deep), every stack one the program can have.  Before, about
+	# one bt in three showed bare labels and (unknown) paths on 3.1.
+	if ruby_start "$kind" "$root" "$cmd" compact.rb; then
+		: >"$RB_TMP/compact-all.json"
+		for _ in $(seq 30); do
+			"$RBINSPECT" --json -p "$RB_PID" bt >>"$RB_TMP/compact-all.json" 2>/dev/null
+		done
+		if out=$(python3 "$here/tests/churn-check.py" compact "$RB_TMP/compact-all.json"); then
+			ok "$kind $ver: 30 bt of a process compacting its heap as classes come: every label qualified, no impossible stack ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
+		else
+			not_ok "$kind $ver: bt of a process compacting its heap: bare labels or impossible stacks"
+			diag "$out"
+		fi
+		kill -9 "$RB_PID"
+	else
+		not_ok "$kind $ver: compact.rb did not start"
+	fi
 done < <(rubies_list)
 tap_done

@@ -147,6 +147,7 @@ static const struct rbi_layout layout_2_6_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -295,6 +296,7 @@ static const struct rbi_layout layout_2_7_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -443,6 +445,7 @@ static const struct rbi_layout layout_2_7_4 = {
 	.rstruct_embed_len_mask = 24576,
 	.body_param_size = 20,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = 8,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -591,6 +594,7 @@ static const struct rbi_layout layout_3_0_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -739,6 +743,7 @@ static const struct rbi_layout layout_3_0_1 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -887,6 +892,7 @@ static const struct rbi_layout layout_3_1_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1035,6 +1041,7 @@ static const struct rbi_layout layout_3_1_2 = {
 	.rstruct_embed_len_mask = 24576,
 	.body_param_size = 20,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = 16,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1183,6 +1190,7 @@ static const struct rbi_layout layout_3_1_5 = {
 	.rstruct_embed_len_mask = 24576,
 	.body_param_size = 20,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = 16,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1331,6 +1339,7 @@ static const struct rbi_layout layout_3_2_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1479,6 +1488,7 @@ static const struct rbi_layout layout_3_2_3 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1627,6 +1637,7 @@ static const struct rbi_layout layout_3_2_4 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1775,6 +1786,7 @@ static const struct rbi_layout layout_3_2_7 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -1923,6 +1935,7 @@ static const struct rbi_layout layout_3_3_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -2071,6 +2084,7 @@ static const struct rbi_layout layout_3_3_1 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2219,6 +2233,7 @@ static const struct rbi_layout layout_3_3_7 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -2367,6 +2382,7 @@ static const struct rbi_layout layout_3_3_8 = {
 	.rstruct_embed_len_mask = 1040384,
 	.body_param_size = 20,
 	.classext_permanent_classpath = 936,
+	.rmoved_destination = 16,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2515,6 +2531,7 @@ static const struct rbi_layout layout_3_4_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2663,6 +2680,7 @@ static const struct rbi_layout layout_3_4_5 = {
 	.rstruct_embed_len_mask = 1040384,
 	.body_param_size = 20,
 	.classext_permanent_classpath = 936,
+	.rmoved_destination = 16,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -2811,6 +2829,7 @@ static const struct rbi_layout layout_4_0_0 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -2959,6 +2978,7 @@ static const struct rbi_layout layout_4_0_6 = {
 	.rstruct_embed_len_mask = RBI_ABSENT,
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
+	.rmoved_destination = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
