@@ -20,6 +20,28 @@ compare() {
 	fi
 }
 
+# churned PROGRAM WHAT: 30 bt of testdata/programs/PROGRAM.rb (started with the environment
+# given), and no stack printed as real that it cannot have, no label without its class
+# (tests/churn-check.py PROGRAM)
+churned() {
+	local out
+	if ruby_start "$kind" "$root" "$cmd" "$1.rb"; then
+		: >"$RB_TMP/$1-all.json"
+		for _ in $(seq 30); do
+			"$RBINSPECT" --json -p "$RB_PID" bt >>"$RB_TMP/$1-all.json" 2>/dev/null
+		done
+		if out=$(python3 "$here/tests/churn-check.py" "$1" "$RB_TMP/$1-all.json"); then
+			ok "$kind $ver: 30 bt of $2: no impossible stack, every label qualified ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
+		else
+			not_ok "$kind $ver: bt of $2: stacks printed as real that $1.rb cannot have, or bare labels"
+			diag "$out"
+		fi
+		kill -9 "$RB_PID"
+	else
+		not_ok "$kind $ver: $1.rb did not start"
+	fi
+}
+
 # native LABEL RBINSPECT-ARGS...: bt --native: the Ruby frames of the merged stacks are the
 # target's own backtraces, and every thread's two stacks were merged (on musl, whose C
 # library has no call frame information, past a blocked thread's first frame by a stack
@@ -156,40 +178,12 @@ while read -r kind ver root cmd; do
 
 	# A heap that never stands still (GC all the time, GC.compact now and then): the
 	# main thread's stacks are the program's too.
-	if KEEP=20000 ruby_start "$kind" "$root" "$cmd" churn.rb; then
-		: >"$RB_TMP/churn-all.json"
-		for _ in $(seq 30); do
-			"$RBINSPECT" --json -p "$RB_PID" bt >>"$RB_TMP/churn-all.json" 2>/dev/null
-		done
-		if out=$(python3 "$here/tests/churn-check.py" churn "$RB_TMP/churn-all.json"); then
-			ok "$kind $ver: no impossible stack among 30 bt of a process churning its heap ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
-		else
-			not_ok "$kind $ver: a stack printed as real that churn.rb cannot have"; diag "$out"
-		fi
-		kill -9 "$RB_PID"
-	else
-		not_ok "$kind $ver: churn.rb did not start"
-	fi
-
+	KEEP=20000 churned churn "a process churning its heap"
 	# Classes that move: GC.compact again and again while threads run methods of classes
 	# just defined.  A class, method entry, iseq or path read while it moved (T_MOVED, the
 	# references to it not updated yet) is read where it went: every label qualified
-	# (Churner3#deep, not bare deep), every stack one the program can have.  Before, about
-	# one bt in three showed bare labels and (unknown) paths on 3.1.
-	if ruby_start "$kind" "$root" "$cmd" compact.rb; then
-		: >"$RB_TMP/compact-all.json"
-		for _ in $(seq 30); do
-			"$RBINSPECT" --json -p "$RB_PID" bt >>"$RB_TMP/compact-all.json" 2>/dev/null
-		done
-		if out=$(python3 "$here/tests/churn-check.py" compact "$RB_TMP/compact-all.json"); then
-			ok "$kind $ver: 30 bt of a process compacting its heap as classes come: every label qualified, no impossible stack ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
-		else
-			not_ok "$kind $ver: bt of a process compacting its heap: bare labels or impossible stacks"
-			diag "$out"
-		fi
-		kill -9 "$RB_PID"
-	else
-		not_ok "$kind $ver: compact.rb did not start"
-	fi
+	# (Churner3#deep, not bare deep).  Before, about one bt in three showed bare labels
+	# and (unknown) paths on 3.1.
+	churned compact "a process compacting its heap as classes come"
 done < <(rubies_list)
 tap_done

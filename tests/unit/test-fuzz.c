@@ -36,12 +36,8 @@
 
 #include "internal.h"
 #include "tap.h"
-#include "wrap-backend.h"
+#include "bundled-core.h"
 
-#ifndef RBI_SRCDIR
-#define RBI_SRCDIR "."
-#endif
-#define CORE_XZ RBI_SRCDIR "/testdata/cores/ruby-3.1-threads.core.xz"
 
 /* xorshift64*: the same seed, the same run. */
 static uint64_t rnd(uint64_t *s)
@@ -370,24 +366,14 @@ int main(void)
 	const char *seed_env = getenv("RBI_FUZZ_SEED");
 	uint64_t seed0 = seed_env && *seed_env ? strtoull(seed_env, NULL, 10)
 					       : (uint64_t)time(NULL);
-	char dir[] = "/tmp/rbi-fuzz-XXXXXX", path[64], work[64], cmd[4352];
-	struct stat st;
+	char dir[] = "/tmp/rbi-fuzz-XXXXXX", path[64], work[64];
+	off_t size;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	diag("seeds from %" PRIu64 ", %u runs each (RBI_FUZZ_SEED, RBI_FUZZ_RUNS)", seed0, runs);
-	if (access(CORE_XZ, R_OK) != 0) {
-		skip("no bundled core " CORE_XZ, "fuzzers");
+	if (!bundled_core("fuzzers", dir, path, sizeof(path), &size))
 		return tap_plan();
-	}
-	if (!ok(mkdtemp(dir) != NULL, "a work directory"))
-		return tap_plan();
-	snprintf(path, sizeof(path), "%s/core", dir);
 	snprintf(work, sizeof(work), "%s/mutated", dir);
-	snprintf(cmd, sizeof(cmd), "xz -dc '%s' >'%s'", CORE_XZ, path);
-	if (!ok(system(cmd) == 0 && stat(path, &st) == 0, "the bundled core decompressed")) {
-		rmdir(dir);
-		return tap_plan();
-	}
 	if (check(rbi_target_open_core(path, NULL, &core0) == RBI_OK, "the bundled core opens")) {
 		bad = 0;
 		for (unsigned i = 0; i < runs; i++)
@@ -406,8 +392,8 @@ int main(void)
 	static struct corefile c;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	c.path = path, c.work = work, c.size = st.st_size;
-	if (!ok(fd >= 0 && st.st_size >= (off_t)sizeof(c.head) &&
+	c.path = path, c.work = work, c.size = size;
+	if (!ok(fd >= 0 && size >= (off_t)sizeof(c.head) &&
 		pread(fd, c.head, sizeof(c.head), 0) == (ssize_t)sizeof(c.head),
 		"the core's first 64 KiB kept")) {
 		if (fd >= 0)

@@ -28,12 +28,8 @@
 #include "internal.h"
 #include "tap.h"
 #include "vm/sample.h"
-#include "wrap-backend.h"
+#include "bundled-core.h"
 
-#ifndef RBI_SRCDIR
-#define RBI_SRCDIR "."
-#endif
-#define CORE_XZ RBI_SRCDIR "/testdata/cores/ruby-3.1-threads.core.xz"
 #define RETRIES 2
 #define FRAMES_MAX 16
 
@@ -186,26 +182,19 @@ static void moving_case(rbi_target *core, const char *what, uint64_t watch, uint
 
 int main(void)
 {
-	char dir[] = "/tmp/rbi-torn-XXXXXX", path[64], cmd[4352], want[1024];
+	char dir[] = "/tmp/rbi-torn-XXXXXX", path[64], want[1024];
 	const struct rbi_layout *l;
 	struct rbi_vm *vm;
 	rbi_target *core = NULL;
-	struct stat st;
+	off_t size;
 	struct got g;
 	uint64_t ep;
 	int times, sleep_, main_;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (access(CORE_XZ, R_OK) != 0) {
-		skip("no bundled core " CORE_XZ, "torn stacks");
+	if (!bundled_core("torn stacks", dir, path, sizeof(path), &size))
 		return tap_plan();
-	}
-	if (!ok(mkdtemp(dir) != NULL, "a work directory"))
-		return tap_plan();
-	snprintf(path, sizeof(path), "%s/core", dir);
-	snprintf(cmd, sizeof(cmd), "xz -dc '%s' >'%s'", CORE_XZ, path);
-	if (!ok(system(cmd) == 0 && stat(path, &st) == 0, "the bundled core decompressed") ||
-	    !check(rbi_target_open_core(path, NULL, &core) == RBI_OK, "the bundled core opens") ||
+	if (!check(rbi_target_open_core(path, NULL, &core) == RBI_OK, "the bundled core opens") ||
 	    !check(rbi_vm_get(core, &vm) == RBI_OK, "its VM"))
 		goto out;
 	l = vm->layout;

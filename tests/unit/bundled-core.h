@@ -1,13 +1,51 @@
-/* wrap-backend.h: a memory backend over another (the bundled core's) that
- * passes everything on but the reads, for the unit tests whose reads lie
- * (test-fuzz.c) or see memory move (test-torn.c).  A wrapper's state
- * starts with a struct wrapped. */
-#ifndef RBI_TESTS_WRAP_BACKEND_H
-#define RBI_TESTS_WRAP_BACKEND_H
+/* bundled-core.h: the bundled core (testdata/cores/ruby-3.1-threads.core.xz,
+ * Debian's Ruby 3.1 with threads) for the unit tests that read it through a
+ * backend of their own: one whose reads lie (test-fuzz.c) or see memory
+ * move (test-torn.c).  Such a backend passes everything on to the core's
+ * but the reads; its state starts with a struct wrapped. */
+#ifndef RBI_TESTS_BUNDLED_CORE_H
+#define RBI_TESTS_BUNDLED_CORE_H
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "tap.h"
+
+#ifndef RBI_SRCDIR
+#define RBI_SRCDIR "."
+#endif
+#define CORE_XZ RBI_SRCDIR "/testdata/cores/ruby-3.1-threads.core.xz"
+
+/* The bundled core decompressed into DIR (a mkdtemp template, made here)
+   as PATH (CAP bytes: DIR/core), its size in *SIZE.  False, after a TAP
+   skip of WHAT (no bundled core) or failure, when it cannot be had; DIR is
+   removed then. */
+static inline bool bundled_core(const char *what, char *dir, char *path, size_t cap,
+				off_t *size)
+{
+	char cmd[4352];
+	struct stat st;
+
+	if (access(CORE_XZ, R_OK) != 0) {
+		skip("no bundled core " CORE_XZ, what);
+		return false;
+	}
+	if (!ok(mkdtemp(dir) != NULL, "a work directory"))
+		return false;
+	snprintf(path, cap, "%s/core", dir);
+	snprintf(cmd, sizeof(cmd), "xz -dc '%s' >'%s'", CORE_XZ, path);
+	if (!ok(system(cmd) == 0 && stat(path, &st) == 0, "the bundled core decompressed")) {
+		unlink(path);
+		rmdir(dir);
+		return false;
+	}
+	*size = st.st_size;
+	return true;
+}
 
 struct wrapped {
 	const struct rbi_mem_ops *ops;  /* the wrapped backend's */
