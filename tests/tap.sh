@@ -19,6 +19,11 @@ like() {
 	if grep -Eq -- "$2" <<<"$1"; then ok "$3"; else not_ok "$3"; diag "got:  $1"; diag "want: /$2/"; fi
 }
 
+# unlike TEXT REGEX DESC: ok if no line of TEXT matches the extended REGEX
+unlike() {
+	if grep -Eq -- "$2" <<<"$1"; then not_ok "$3"; diag "got:  $1"; diag "unwanted: /$2/"; else ok "$3"; fi
+}
+
 # check DESC CMD...: ok if CMD succeeds
 check() {
 	local desc=$1; shift

@@ -239,10 +239,13 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 	/* iseq_insn_info_entry starts with int line_no in every version. */
 	if ((rc = rbi_read_u32(t, is->insns_info + idx * esize, &line_no)))
 		return rc;
-	/* Lines count from the iseq's first line, which only eval can set
-	   below 0: a negative line in code that starts at 0 or later is
-	   not one the VM has. */
-	if ((int)line_no < 0 && is->first_lineno >= 0) {
+	/* The compiler gives an instruction the line of a node inside the
+	   iseq's code, never one before its first line (eval's line numbers
+	   shift both).  No bound holds at the other end: a heredoc's body,
+	   and the interpolations in it, come after the line where the code
+	   that holds it ends (its code_location), so a line past the end is
+	   one the VM has. */
+	if ((int)line_no < is->first_lineno) {
 		snprintf(bad, bad_cap, "iseq 0x%" PRIx64 " line table gives line %d "
 			 "in code from line %d on", is->addr, (int)line_no, is->first_lineno);
 		return RBI_OK;

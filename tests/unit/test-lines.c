@@ -1,9 +1,11 @@
 /* test-lines.c: a line table that gives a line the VM cannot have, in a
- * copy of the bundled example core whose bytes are changed: the frame is
- * still delivered, its line unknown (0) and line_error saying why, the
- * other frames as they were; `rbinspect CORE bt` prints "path:?" with the
+ * copy of the bundled example core whose bytes are changed: a negative
+ * line, and a line before the block's first line.  The frame is still
+ * delivered, its line unknown (0) and line_error saying why, the other
+ * frames as they were; `rbinspect CORE bt` prints "path:?" with the
  * reason and exits 8 (inconsistent VM data).  TAP output. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,7 @@
 #include "example-core.h"
 #include "tap.h"
 
-#define BAD_LINE (-337320011)
+#define NEGATIVE_LINE (-337320011)
 #define FRAMES_MAX 16
 /* The main thread's frame "block in Foo::Bar.run_main" (threads.rb:62). */
 #define VICTIM_LABEL "block in Foo::Bar.run_main"
@@ -77,12 +79,11 @@ static int main_frames(rbi_target *t, struct frames *fr)
 	return rc == 1 ? w.rc : rc;
 }
 
-/* A copy of CORE whose iseq IS has every line of its table BAD_LINE. */
+/* A copy of CORE whose iseq IS has every line of its table BAD. */
 static bool corrupt_copy(const char *core, const char *out, rbi_target *t,
-			 const struct rbi_iseq *is)
+			 const struct rbi_iseq *is, int32_t bad)
 {
 	struct rbi_vm *vm;
-	int32_t bad = BAD_LINE;
 	bool done;
 
 	done = copy_core(core, out) && rbi_vm_get(t, &vm) == RBI_OK;
@@ -92,23 +93,73 @@ static bool corrupt_copy(const char *core, const char *out, rbi_target *t,
 	return done;
 }
 
+/* A copy of CORE (open as T, whose main thread's frames are WANT) whose
+   VICTIM frame's line table (IS) gives BAD for every instruction: read
+   by the library and printed by rbinspect. */
+static void check_bad_line(const char *core, rbi_target *t, const struct frames *want,
+			   size_t victim, const struct rbi_iseq *is, int bad)
+{
+	char bad_core[] = "/tmp/rbi-test-lines.XXXXXX", bad_text[32], *o;
+	static char out[65536], err[65536];
+	struct frames got;
+	size_t same = 0;
+	rbi_target *b;
+	int fd, rc;
+
+	if ((fd = mkstemp(bad_core)) < 0) {
+		check(false, "a temporary file: %s", strerror(errno));
+		return;
+	}
+	close(fd);
+	snprintf(bad_text, sizeof(bad_text), "line %d ", bad);
+	if (!check(corrupt_copy(core, bad_core, t, is, bad), "a copy of the core with every "
+		   "line of that table %d", bad) ||
+	    !check(rbi_target_open_core(bad_core, NULL, &b) == RBI_OK, "open the copy"))
+		goto out;
+	rc = main_frames(b, &got);
+	ok(rc == RBI_OK && got.n == want->n, "every frame delivered (%zu of %zu): %s", got.n,
+	   want->n, rbi_strerror(rc));
+	for (size_t i = 0; i < got.n && i < want->n; i++)
+		same += i != victim && got.line[i] == want->line[i] && !got.error[i] &&
+			!strcmp(got.label[i], want->label[i]);
+	ok(same + 1 == want->n, "the other frames as in the core (%zu of %zu)", same, want->n - 1);
+	if (victim < got.n)
+		ok(got.line[victim] == 0 && got.error[victim] &&
+		   strstr(got.error[victim], bad_text) &&
+		   !strcmp(got.label[victim], VICTIM_LABEL),
+		   "the frame itself: line 0 (unknown), why: %s",
+		   got.error[victim] ? got.error[victim] : "(none)");
+	frames_free(&got);
+	rbi_target_close(b);
+
+	rc = run_cli(bad_core, "bt 1", out, err, sizeof(out));
+	ok(rc == 8, "rbinspect CORE bt: exit status 8 (got %d)", rc);
+	o = strstr(out, "threads.rb:?:in '" VICTIM_LABEL "' (line unknown: ");
+	ok(o && strstr(o, bad_text), "the frame printed as threads.rb:?, with why");
+	ok(strstr(err, "rbinspect: bt: 1 value the VM cannot have (corrupt memory) shown as "
+		  "unknown\n") != NULL, "a line on standard error says so");
+	rc = run_cli(bad_core, "--json bt 1", out, err, sizeof(out));
+	ok(rc == 8 && strstr(out, "\"line\":0,\"line_error\":\"iseq 0x"),
+	   "--json: exit status 8, \"line\": 0 and \"line_error\"");
+out:
+	unlink(bad_core);
+}
+
 int main(void)
 {
-	char *core = unpack_core(), bad_core[] = "/tmp/rbi-test-lines.XXXXXX";
+	char *core = unpack_core();
 	static char out[65536], err[65536];
-	struct frames want, got;
+	struct frames want;
 	struct rbi_iseq is;
 	struct rbi_vm *vm;
-	rbi_target *t, *b;
-	size_t victim = FRAMES_MAX, same = 0;
-	int fd, rc;
+	rbi_target *t;
+	size_t victim = FRAMES_MAX;
+	int rc;
 
 	if (!core) {
 		skip("xz cannot unpack testdata/cores/ruby-3.1-threads.core.xz", "line tables");
 		return tap_plan();
 	}
-	if ((fd = mkstemp(bad_core)) >= 0)
-		close(fd);
 	if (!check(rbi_target_open_core(core, NULL, &t) == RBI_OK, "open the example core") ||
 	    !check(main_frames(t, &want) == RBI_OK, "the main thread's frames"))
 		goto out;
@@ -120,36 +171,13 @@ int main(void)
 	    !check(rbi_vm_get(t, &vm) == RBI_OK &&
 		   rbi_iseq_read(t, vm, want.iseq[victim], &is) == RBI_OK && is.insns_info_size,
 		   "its iseq and line table") ||
-	    !check(corrupt_copy(core, bad_core, t, &is), "a copy of the core with every "
-		   "line of that table %d", BAD_LINE))
+	    !check(is.first_lineno > 1 && is.first_lineno <= 62, "the block starts at line %d",
+		   is.first_lineno))
 		goto out_t;
-	if (!check(rbi_target_open_core(bad_core, NULL, &b) == RBI_OK, "open the copy"))
-		goto out_t;
-	rc = main_frames(b, &got);
-	ok(rc == RBI_OK && got.n == want.n, "every frame delivered (%zu of %zu): %s", got.n,
-	   want.n, rbi_strerror(rc));
-	for (size_t i = 0; i < got.n && i < want.n; i++)
-		same += i != victim && got.line[i] == want.line[i] && !got.error[i] &&
-			!strcmp(got.label[i], want.label[i]);
-	ok(same + 1 == want.n, "the other frames as in the core (%zu of %zu)", same, want.n - 1);
-	if (victim < got.n)
-		ok(got.line[victim] == 0 && got.error[victim] &&
-		   strstr(got.error[victim], "-337320011") &&
-		   !strcmp(got.label[victim], VICTIM_LABEL),
-		   "the frame itself: line 0 (unknown), why: %s",
-		   got.error[victim] ? got.error[victim] : "(none)");
-	frames_free(&got);
-	rbi_target_close(b);
+	check_bad_line(core, t, &want, victim, &is, NEGATIVE_LINE);
+	/* A line a well-formed file could have, but not this block. */
+	check_bad_line(core, t, &want, victim, &is, is.first_lineno - 1);
 
-	rc = run_cli(bad_core, "bt 1", out, err, sizeof(out));
-	ok(rc == 8, "rbinspect CORE bt: exit status 8 (got %d)", rc);
-	ok(strstr(out, "threads.rb:?:in '" VICTIM_LABEL "' (line unknown: ") &&
-	   !strstr(out, "-337320011:"), "the frame printed as threads.rb:?, with why");
-	ok(strstr(err, "rbinspect: bt: 1 value the VM cannot have (corrupt memory) shown as "
-		  "unknown\n") != NULL, "a line on standard error says so");
-	rc = run_cli(bad_core, "--json bt 1", out, err, sizeof(out));
-	ok(rc == 8 && strstr(out, "\"line\":0,\"line_error\":\"iseq 0x"),
-	   "--json: exit status 8, \"line\": 0 and \"line_error\"");
 	rc = run_cli(core, "bt 1", out, err, sizeof(out));
 	ok(rc == 0 && strstr(out, "threads.rb:62:in '" VICTIM_LABEL "'") &&
 	   !strstr(err, "cannot have"), "the intact core: exit 0, line 62");
@@ -157,7 +185,6 @@ out_t:
 	frames_free(&want);
 	rbi_target_close(t);
 out:
-	unlink(bad_core);
 	unlink(core);
 	return tap_plan();
 }

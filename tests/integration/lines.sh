@@ -1,0 +1,57 @@
+# lines.sh: no real line is ever called one the VM cannot have (issue #22), on every test Ruby.
+#
+# rbinspect shows a frame's line as unknown, and exits 8, when its iseq's line table gives a
+# line before the iseq's first line (tests/unit/test-lines.c corrupts a core to see that).
+# Here, the other side: tests/line-rule.rb checks that rule against the Ruby's own compiler
+# over every file of its library (no line of any iseq before its first line), and
+# testdata/programs/lines.rb parks threads at lines that look odd but are real (in a heredoc
+# after its method's end, in code eval'd from line -10 and from line 1,000,000,000, in rescue
+# and ensure clauses, in a block, in module_eval'd code): bt, live and from a core, exits 0,
+# marks nothing unknown and matches the target's own Thread#backtrace_locations.
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+
+# check_bt LABEL TARGET...: bt on rbinspect TARGET against the truth.
+check_bt() {
+	local label=$1 out rc
+	shift
+	"$RBINSPECT" --json "$@" bt >"$RB_TMP/bt.json" 2>"$RB_TMP/bt.err"; rc=$?
+	is "$rc" 0 "$label: bt --json exits 0"
+	if out=$(python3 "$here/tests/bt-check.py" "$RB_TRUTH" "$RB_TMP/bt.json" 2>&1); then
+		ok "$label: every frame's line is the target's own"
+	else
+		not_ok "$label: frames differ from the target's own backtrace"; diag "$out"
+	fi
+	is "$(jq '[.threads[].frames[] | select(.line_error != null)] | length' "$RB_TMP/bt.json")" 0 \
+		"$label: no line_error"
+	out=$("$RBINSPECT" "$@" bt 2>&1); rc=$?
+	is "$rc" 0 "$label: bt exits 0"
+	unlike "$out" "line unknown|cannot have" "$label: text marks no line unknown"
+	like "$out" "^negative\.rb:-8:in .*negative'$" "$label: the negative line printed"
+}
+
+while read -r kind ver root cmd; do
+	if [ "$kind" = deb ]; then
+		programs_install "$root" "$here/tests/line-rule.rb"
+		rule=$(chroot "$root" /usr/bin/ruby /tmp/rbi-programs/line-rule.rb 2>&1)
+	else
+		rule=$("$cmd" "$here/tests/line-rule.rb" 2>&1)
+	fi
+	like "$rule" "^files [1-9][0-9][0-9]+ lines [1-9][0-9]* before_first 0 " \
+		"$kind $ver: no iseq of the Ruby's library has a line before its first line"
+	diag "$kind $ver: line-rule: $(head -1 <<<"$rule")"
+	if ! ruby_start "$kind" "$root" "$cmd" lines.rb; then
+		not_ok "$kind $ver: lines.rb did not start"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
+	check_bt "$kind $ver live" -p "$RB_PID"
+	if core=$(core_of "$RB_PID"); then
+		check_bt "$kind $ver core" "$core"
+		rm -f "$core"
+	else
+		not_ok "$kind $ver: no core"
+	fi
+	kill -9 "$RB_PID"
+done < <(rubies_list)
+tap_done
