@@ -1247,6 +1247,13 @@ int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT]);
    also reports a GC that ran during it. */
 void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *out);
 
+/* Used slots the walk saw so far whose type no heap object has (T_NONE,
+   the special constants' T_NIL, T_TRUE..., numbers no Ruby uses): values
+   the VM cannot have, so corrupt memory, in a core too.  They are counted
+   under that type and make the stats' MOVED say so; this tells them from
+   a heap that only changed while it was read.  0 for a NULL IT. */
+uint64_t rbi_heap_iter_impossible(const rbi_heap_iter *it);
+
 /* The class of the object in slot S as obj.class returns it (singleton
    classes and module inclusions skipped) into *KLASS.  RBI_ITER_END when
    ObjectSpace.each_object(Object) would not yield the object: free and

@@ -91,6 +91,12 @@ int heap_walk_end(struct heap_walk *w, int rc)
 		fflush(stderr);
 		w->progress_shown = false;
 	}
+	/* Slots of a type no heap object has: in a snapshot (a core, a
+	   paused process), values the VM cannot have, which the command's
+	   output marks approximate.  A running process's heap may have been
+	   read as a GC changed it: its output says approximate, no more. */
+	if (!w->s->live || w->paused)
+		w->s->bad_values += rbi_heap_iter_impossible(w->it);
 	rbi_heap_iter_fini(w->it);
 	w->it = NULL;
 	return resume_target(w, rc);

@@ -43,8 +43,9 @@ struct session {
 				   `frame` reads; 0: the thread's own */
 	size_t max_frames;      /* `set max-frames`: frames per thread, 0: all */
 	bool native;            /* `set native`: bt merges native frames */
-	unsigned bad_values;    /* values the VM cannot have that the
-				   running command showed as unknown: it
+	uint64_t bad_values;    /* values the VM cannot have that the
+				   running command marked (a line shown as
+				   unknown, heap counts approximate): it
 				   then fails with EXIT_NO_VM (repl.c) */
 	int color_mode;         /* COLOR_* */
 	bool color;             /* write escape sequences (resolved from
@@ -115,7 +116,9 @@ int cmd_heap(struct session *s, int argc, char **argv);
 /* A heap walk for a command (heap-walk.c).  Set S, COMMAND and PAUSE
    (stop a live target for the walk), then heap_walk_begin: IT is the
    walk; heap_walk_end frees it and resumes the target, returning RC or
-   the first error after it. */
+   the first error after it; in a core or a paused process it adds the
+   used slots of a type no heap object has to the session's bad_values
+   (the command then exits 8). */
 struct heap_walk {
 	struct session *s;
 	const char *command;

@@ -10,6 +10,7 @@
  * $XDG_STATE_HOME/rbinspect/history.  On anything else (a pipe, a file),
  * or without readline, lines are read plainly, without a prompt. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,8 +99,8 @@ int run_command(struct session *s, int argc, char **argv)
 	print_new_warnings(s);
 	/* Output that had to mark something unknown is no success. */
 	if (rc == EXIT_OK && s->bad_values) {
-		fprintf(stderr, "rbinspect: %s: %u value%s the VM cannot have (corrupt "
-			"memory) shown as unknown\n", c->name, s->bad_values,
+		fprintf(stderr, "rbinspect: %s: %" PRIu64 " value%s the VM cannot have (corrupt "
+			"memory), marked in the output\n", c->name, s->bad_values,
 			s->bad_values == 1 ? "" : "s");
 		rc = EXIT_NO_VM;
 	}

@@ -590,6 +590,11 @@ RBI_EXPORT void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *ou
 	*out = it->st;
 }
 
+RBI_EXPORT uint64_t rbi_heap_iter_impossible(const rbi_heap_iter *it)
+{
+	return it ? it->impossible : 0;
+}
+
 RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 {
 	if (!it)

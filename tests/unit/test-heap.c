@@ -491,7 +491,9 @@ static bool first_object(rbi_target *t, uint64_t *addr, uint64_t *flags)
 /* A core whose heap holds a used slot of type T_NONE (its flags' type
    bits cleared, the others kept): counted under T_NONE, so the counts
    still add up to TOTAL, and the walk says they are approximate, and why;
-   `rbinspect CORE objects` shows T_NONE and the note. */
+   `rbinspect CORE objects` shows T_NONE and the note.  A value the VM
+   cannot have is no success: objects, objects --by-class and heap-dump
+   exit 8 and say so on standard error. */
 static void check_impossible_type(const char *core, rbi_target *plain)
 {
 	static const char copy_tmpl[] = "/tmp/rbi-test-heap-none.XXXXXX";
@@ -523,17 +525,30 @@ static void check_impossible_type(const char *core, rbi_target *plain)
 	   (unsigned long long)st.slots);
 	ok(st.moved && strstr(st.moved_why, "no heap object has"),
 	   "the counts say they are approximate: %s", st.moved_why);
+	ok(rbi_heap_iter_impossible(NULL) == 0, "rbi_heap_iter_impossible(NULL): 0");
 	rbi_target_close(t);
 	rc = run_cli(copy, "objects", out, err, sizeof(out));
-	ok(rc == 0 && strstr(out, "\nT_NONE                  1\n") &&
+	ok(rc == 8 && strstr(out, "\nT_NONE                  1\n") &&
 	   strstr(out, "note: counts are approximate: used slots have a type no heap object has"),
-	   "rbinspect CORE objects: T_NONE 1 and the note (exit %d)", rc);
+	   "rbinspect CORE objects: T_NONE 1 and the note, exit 8 (got %d)", rc);
+	ok(strstr(err, "rbinspect: objects: 1 value the VM cannot have (corrupt memory), "
+		  "marked in the output\n") != NULL, "a line on standard error says so");
 	rc = run_cli(copy, "--json objects", out, err, sizeof(out));
-	ok(rc == 0 && strstr(out, "\"approximate\":true,\"approximate_reason\":\"used slots") &&
-	   strstr(out, "\"T_NONE\":1"), "--json: approximate, with the reason, and T_NONE");
+	ok(rc == 8 && strstr(out, "\"approximate\":true,\"approximate_reason\":\"used slots") &&
+	   strstr(out, "\"T_NONE\":1"), "--json: approximate, with the reason, and T_NONE, exit 8");
+	rc = run_cli(copy, "objects --by-class", out, err, sizeof(out));
+	ok(rc == 8 && strstr(out, "note: counts are approximate: used slots") &&
+	   strstr(err, "value the VM cannot have"), "objects --by-class: the note, exit 8 (got %d)",
+	   rc);
+	rc = run_cli(copy, "heap-dump -o /dev/null", out, err, sizeof(out));
+	ok(rc == 8 && strstr(err, "approximate: used slots have a type no heap object has") &&
+	   strstr(err, "rbinspect: heap-dump: 1 value the VM cannot have"),
+	   "heap-dump: approximate on standard error, exit 8 (got %d)", rc);
 	rc = run_cli(core, "--json objects", out, err, sizeof(out));
 	ok(rc == 0 && strstr(out, "\"approximate\":false") && !strstr(out, "T_NONE"),
-	   "the intact core: exact, no T_NONE");
+	   "the intact core: exact, no T_NONE, exit 0");
+	rc = run_cli(core, "heap-dump -o /dev/null", out, err, sizeof(out));
+	ok(rc == 0 && !strstr(err, "approximate"), "the intact core: heap-dump exact, exit 0");
 	unlink(copy);
 }
 

@@ -136,8 +136,8 @@ static void check_bad_line(const char *core, rbi_target *t, const struct frames 
 	ok(rc == 8, "rbinspect CORE bt: exit status 8 (got %d)", rc);
 	o = strstr(out, "threads.rb:?:in '" VICTIM_LABEL "' (line unknown: ");
 	ok(o && strstr(o, bad_text), "the frame printed as threads.rb:?, with why");
-	ok(strstr(err, "rbinspect: bt: 1 value the VM cannot have (corrupt memory) shown as "
-		  "unknown\n") != NULL, "a line on standard error says so");
+	ok(strstr(err, "rbinspect: bt: 1 value the VM cannot have (corrupt memory), marked in "
+		  "the output\n") != NULL, "a line on standard error says so");
 	rc = run_cli(bad_core, "--json bt 1", out, err, sizeof(out));
 	ok(rc == 8 && strstr(out, "\"line\":0,\"line_error\":\"iseq 0x"),
 	   "--json: exit status 8, \"line\": 0 and \"line_error\"");
