@@ -499,6 +499,8 @@ struct rbi_frame {
 				   (names are read up to 4 KiB): the bytes
 				   left out; 0 when it is whole */
 	uint64_t path_cut;      /* the same for PATH (4 KiB) */
+	uint64_t own_label_cut; /* the same for OWN_LABEL */
+	uint64_t base_label_cut;        /* the same for BASE_LABEL */
 };
 
 /* Callback for each frame.  Returning non-zero stops the walk and makes
@@ -1348,6 +1350,12 @@ struct rbi_heap_object {
    cannot be: a live heap moving), RBI_NOMEM, read errors. */
 int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 size_t value_max, struct rbi_heap_object *out);
+
+/* The bytes left out of the NAME and REAL_CLASS_NAME of IT's last
+   rbi_heap_object_read (names are read up to 4 KiB): 0 when whole or
+   NULL (rbi_heap_object is frozen, so these come apart). */
+void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
+			      uint64_t *real_class_name_cut);
 
 /* NULL-safe.  Frees the iterator and everything it holds. */
 void rbi_heap_iter_fini(rbi_heap_iter *it);

@@ -106,6 +106,8 @@ void frame_json_fields(struct session *s, struct rbi_json *j, const struct rbi_f
 	rbi_json_key(j, "own_label"); rbi_json_cstr(j, f->own_label);
 	rbi_json_key(j, "base_label"); rbi_json_cstr(j, f->base_label);
 	rbi_json_key(j, "label_cut"); rbi_json_int(j, (int64_t)f->label_cut);
+	rbi_json_key(j, "own_label_cut"); rbi_json_int(j, (int64_t)f->own_label_cut);
+	rbi_json_key(j, "base_label_cut"); rbi_json_int(j, (int64_t)f->base_label_cut);
 	rbi_json_key(j, "path"); rbi_json_cstr(j, f->path);
 	rbi_json_key(j, "path_cut"); rbi_json_int(j, (int64_t)f->path_cut);
 	rbi_json_key(j, "line"); rbi_json_int(j, f->line);

@@ -70,29 +70,46 @@ static void anonymous_path(struct rbi_json *j, const struct rbi_heap_object *o, 
 	rbi_json_cstr(j, buf);
 }
 
+/* A name cut to the 4 KiB read: "name_cut", the bytes left out (not in
+   dump_all's format, which has every name whole). */
+static void name_cut(struct rbi_json *j, uint64_t cut)
+{
+	if (cut) {
+		rbi_json_key(j, "name_cut"); rbi_json_int(j, (int64_t)cut);
+	}
+}
+
 static void class_name(struct heap_dump *d, struct rbi_json *j, const struct rbi_heap_slot *s,
 		       const struct rbi_heap_object *o)
 {
+	uint64_t cut, real_cut;
+
 	if (strcmp(o->type_name, "CLASS") && strcmp(o->type_name, "MODULE"))
 		return;
 	if (!o->klass)
 		return;         /* dump_all names only classes with a class */
+	rbi_heap_object_name_cut(d->w.it, &cut, &real_cut);
 	if (d->fmt.class_path) {
 		if (!o->real_class)
 			return;
 		rbi_json_key(j, "name");
-		if (o->real_class != s->addr && o->real_class_name)
+		if (o->real_class != s->addr && o->real_class_name) {
 			rbi_json_cstr(j, o->real_class_name);
-		else if (o->real_class == s->addr && o->name)
+			name_cut(j, real_cut);
+		} else if (o->real_class == s->addr && o->name) {
 			rbi_json_cstr(j, o->name);
-		else
+			name_cut(j, cut);
+		} else {
 			anonymous_path(j, o, o->real_class);
+		}
 		return;
 	}
 	if (o->name) {
 		rbi_json_key(j, "name"); rbi_json_cstr(j, o->name);
+		name_cut(j, cut);
 	} else if (o->real_class_name) {
 		rbi_json_key(j, "real_class_name"); rbi_json_cstr(j, o->real_class_name);
+		name_cut(j, real_cut);
 	}
 	if (o->singleton) {
 		rbi_json_key(j, "singleton"); rbi_json_bool(j, true);

@@ -93,6 +93,7 @@ struct memo {
 	struct rbi_iseq is;
 	char *label, *own_label, *base_label, *path;
 	uint64_t label_cut, path_cut;   /* bytes of each left out */
+	uint64_t own_label_cut, base_label_cut;
 	uint64_t cfunc;                 /* a C method's function */
 	uint64_t last_pc;
 	int last_line;
@@ -223,9 +224,10 @@ static int cme_def(struct rbi_target *t, const struct rbi_layout *l, uint64_t cm
 	return RBI_OK;
 }
 
-/* The method entry's definition type and name (original_id). */
+/* The method entry's definition type and name (original_id); the bytes
+   of the name that did not fit added to *CUT. */
 static int cme_name(struct fwalk *w, uint64_t cme, unsigned *type, char *buf,
-		    size_t cap)
+		    size_t cap, uint64_t *cut)
 {
 	uint64_t def, id;
 	int rc;
@@ -235,7 +237,7 @@ static int cme_name(struct fwalk *w, uint64_t cme, unsigned *type, char *buf,
 	if ((rc = cme_def(w->t, w->l, cme, &def, type)) ||
 	    (rc = rbi_read_u64(w->t, def + w->l->method_def_original_id, &id)))
 		return rc;
-	return rbi_vm_id_name(w->t, w->vm, id, buf, cap);
+	return rbi_vm_id_name(w->t, w->vm, id, buf, cap, cut);
 }
 
 static uint64_t cme_owner(struct fwalk *w, uint64_t cme)
@@ -297,19 +299,22 @@ static int cme_body_word(struct rbi_target *t, const struct rbi_layout *l, uint6
 /* Labels of a C method entry CME (3.4: location_label's CFUNC case). */
 static void cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 {
-	char name[LABEL_MAX], label[LABEL_MAX];
+	char name[RBI_NAME_MAX], label[LABEL_MAX];
+	uint64_t name_cut = 0;
 	bool qualified;
 	unsigned type;
 	size_t len;
 
-	if (!cme || cme_name(w, cme, &type, name, sizeof(name)))
+	if (!cme || cme_name(w, cme, &type, name, sizeof(name), &name_cut))
 		return;         /* Ruby prints "unknown method" */
 	len = rbi_vm_method_name(w->t, w->vm, cme_owner(w, cme), name, label,
 				 sizeof(label), &qualified);
-	m->label_cut = rbi_cut_of(len, sizeof(label));
+	m->label_cut = name_cut + rbi_cut_of(len, sizeof(label));
 	m->label = strdup(label);
 	m->own_label = strdup(w->vm->k.label_qualified ? label : name);
+	m->own_label_cut = w->vm->k.label_qualified ? m->label_cut : name_cut;
 	m->base_label = strdup(name);
+	m->base_label_cut = name_cut;
 	cme_body_word(w->t, w->l, cme, VM_METHOD_TYPE_CFUNC, &m->cfunc);
 }
 
@@ -321,25 +326,27 @@ static void iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 
 	/* 3.4 location_label: a C method entry names the frame even when an
 	   iseq runs (not seen in practice; kept for fidelity). */
-	if (cme && !cme_name(w, cme, &type, buf, sizeof(buf)) &&
+	if (cme && !cme_name(w, cme, &type, buf, sizeof(buf), NULL) &&
 	    type == VM_METHOD_TYPE_CFUNC) {
 		cfunc_labels(w, m, cme);
 	} else {
 		uint64_t owner = cme ? cme_owner(w, cme) : 0;
-		char own[LABEL_MAX];
+		char own[RBI_NAME_MAX];
 		bool own_ok;
 
 		m->label = dup_or_null(buf, !rbi_iseq_label34(w->t, w->vm, &m->is, owner, buf,
 							      sizeof(buf), &m->label_cut));
-		if (w->vm->k.label_qualified)
+		if (w->vm->k.label_qualified) {
 			m->own_label = m->label ? strdup(m->label) : NULL;
-		else {
-			own_ok = !rbi_vm_string(w->t, w->vm, m->is.label, own,
-						sizeof(own), NULL);
+			m->own_label_cut = m->label_cut;
+		} else {
+			own_ok = !rbi_vm_string_cut(w->t, w->vm, m->is.label, own,
+						    sizeof(own), &m->own_label_cut);
 			m->own_label = dup_or_null(own, own_ok);
 		}
-		m->base_label = dup_or_null(buf, !rbi_vm_string(w->t, w->vm,
-				m->is.base_label, buf, sizeof(buf), NULL));
+		/* A name, read up to RBI_NAME_MAX as the label's is. */
+		m->base_label = dup_or_null(buf, !rbi_vm_string_cut(w->t, w->vm,
+				m->is.base_label, buf, RBI_NAME_MAX, &m->base_label_cut));
 	}
 	m->path = dup_or_null(path, !rbi_iseq_path(w->t, w->vm, &m->is, path,
 						   sizeof(path), &m->path_cut));
@@ -548,7 +555,9 @@ emit:
 		f.label = m->label;
 		f.label_cut = m->label_cut;
 		f.own_label = m->own_label;
+		f.own_label_cut = m->own_label_cut;
 		f.base_label = m->base_label;
+		f.base_label_cut = m->base_label_cut;
 		emitted++;
 		*emitted_out = emitted;
 		if ((rc = fn(&f, arg)))

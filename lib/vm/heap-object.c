@@ -445,11 +445,16 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 }
 
 /* The permanent name of class or module K into BUF, or NULL ("#<Class:
-   0x...>": anonymous, and every class on 3.2; unreadable: the same). */
-static const char *permanent_name(struct rbi_heap_iter *it, uint64_t k, char *buf, size_t cap)
+   0x...>": anonymous, and every class on 3.2; unreadable: the same);
+   *CUT: the bytes of it left out. */
+static const char *permanent_name(struct rbi_heap_iter *it, uint64_t k, char *buf, size_t cap,
+				  uint64_t *cut)
 {
-	if (rbi_class_name(heap_iter_target(it), k, buf, cap) != RBI_OK || buf[0] == '#')
+	if (rbi_class_name_cut(heap_iter_target(it), k, buf, cap, cut) != RBI_OK ||
+	    buf[0] == '#') {
+		*cut = 0;
 		return NULL;
+	}
 	return buf;
 }
 
@@ -464,17 +469,26 @@ static int class_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if (!s->klass)
 		return RBI_OK;  /* hidden */
 	out->singleton = s->type == RBI_T_CLASS && (s->flags & vm->k.fl_singleton);
-	out->name = permanent_name(it, s->addr, sc->name, sizeof(sc->name));
+	out->name = permanent_name(it, s->addr, sc->name, sizeof(sc->name), &sc->name_cut);
 	out->real_class = s->addr;
 	if (s->type == RBI_T_CLASS && heap_iter_class_real(it, s->addr, &out->real_class))
 		out->real_class = 0;    /* a chain that cannot be read */
 	if (out->real_class && out->real_class != s->addr)
 		out->real_class_name = permanent_name(it, out->real_class, sc->real_name,
-						      sizeof(sc->real_name));
+						      sizeof(sc->real_name), &sc->real_name_cut);
 	/* A name left out because the process died is not an anonymous class. */
 	if (rbi_target_gone_seen(heap_iter_target(it)))
 		return rbi_fail_gone(heap_iter_target(it));
 	return RBI_OK;
+}
+
+RBI_EXPORT void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
+					 uint64_t *real_class_name_cut)
+{
+	struct heap_object_scratch *sc = it ? heap_iter_scratch(it) : NULL;
+
+	*name_cut = sc ? sc->name_cut : 0;
+	*real_class_name_cut = sc ? sc->real_name_cut : 0;
 }
 
 RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
@@ -489,6 +503,7 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		.ivars = -1,
 		.entries = -1,
 	};
+	heap_iter_scratch(it)->name_cut = heap_iter_scratch(it)->real_name_cut = 0;
 	if (!s->flags)
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
 	switch (s->type) {

@@ -5,7 +5,8 @@
 
 #include "vm/vm.h"
 
-#define HEAP_OBJECT_NAME_MAX 1024
+/* Class names are read as far as objects --by-class reads them. */
+#define HEAP_OBJECT_NAME_MAX RBI_NAME_MAX
 
 /* Buffers rbi_heap_object_read hands out, valid until its next call. */
 struct heap_object_scratch {
@@ -20,6 +21,7 @@ struct heap_object_scratch {
 	int shapes_rc;                  /* non-zero: none to read */
 	char name[HEAP_OBJECT_NAME_MAX];
 	char real_name[HEAP_OBJECT_NAME_MAX];
+	uint64_t name_cut, real_name_cut;       /* bytes of each left out */
 };
 
 void heap_object_scratch_free(struct heap_object_scratch *sc);

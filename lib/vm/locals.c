@@ -229,7 +229,7 @@ static int value_decode(struct rbi_target *t, struct rbi_vm *vm, uint64_t v,
 		set_class(out, b, "Float");
 	} else if ((v & 0xff) == SYMBOL_FLAG) {
 		set_class(out, b, "Symbol");
-		if ((rc = rbi_vm_id_name(t, vm, v >> SPECIAL_SHIFT, name, sizeof(name))))
+		if ((rc = rbi_vm_id_name(t, vm, v >> SPECIAL_SHIFT, name, sizeof(name), NULL)))
 			return unreadable(out, rc);
 		out->kind = RBI_VALUE_SYMBOL;
 		out->bytes = sbuf_put(b, name, strlen(name));
@@ -323,7 +323,7 @@ static int scope_locals(struct lwalk *w, const struct rbi_iseq *is, uint64_t ep,
 		struct sbuf b = { .p = w->buf, .cap = w->cap };
 
 		loc.internal = !local_id(w->vm, w->ids[i]);
-		if (!rbi_vm_id_name(w->t, w->vm, w->ids[i], w->name, sizeof(w->name)))
+		if (!rbi_vm_id_name(w->t, w->vm, w->ids[i], w->name, sizeof(w->name), NULL))
 			loc.name = w->name;
 		else
 			loc.internal = 1;

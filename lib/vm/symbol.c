@@ -21,9 +21,9 @@
 #define SYMBOLS_IDS 16
 
 int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
-		   char *buf, size_t cap)
+		   char *buf, size_t cap, uint64_t *cut)
 {
-	uint64_t serial, ids, chunk, str;
+	uint64_t serial, ids, chunk, str, ignored = 0;
 	uint32_t last_id;
 	int rc;
 
@@ -44,7 +44,7 @@ int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
 		return rbi_fail_context(rc, "naming ID %" PRIu64 ": ", id);
 	if (!rbi_vm_heap_p(vm, str))
 		return rbi_fail(RBI_CORRUPT, "ID %" PRIu64 " has no name", id);
-	rc = rbi_vm_string(t, vm, str, buf, cap, NULL);
+	rc = rbi_vm_string_cut(t, vm, str, buf, cap, cut ? cut : &ignored);
 	return rc ? rbi_fail_context(rc, "naming ID %" PRIu64 ": ", id) : RBI_OK;
 }
 

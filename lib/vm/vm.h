@@ -190,10 +190,11 @@ int rbi_vm_array_at(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
 
 /* ---- IDs (symbol.c) ----------------------------------------------------- */
 
-/* The name of ID into BUF (NUL-terminated, cut to CAP-1).  RBI_NO_VM if
-   the symbol table was not found, RBI_CORRUPT for an unknown ID. */
+/* The name of ID into BUF (NUL-terminated, cut to CAP-1); the bytes of it
+   that did not fit added to *CUT (if not NULL).  RBI_NO_VM if the symbol
+   table was not found, RBI_CORRUPT for an unknown ID. */
 int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
-		   char *buf, size_t cap);
+		   char *buf, size_t cap, uint64_t *cut);
 /* The ID named NAME (an ID interned while Ruby boots: the scan is bounded).
    RBI_ITER_END if there is none. */
 int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,

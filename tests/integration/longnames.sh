@@ -6,8 +6,10 @@
 # exactly; text shows them apart). Its main thread parks in a method of a 5,000-byte name
 # defined in a file of a 5,003-byte name, more than the 4 KiB either is read: text marks each
 # cut ("…[+905 bytes]", "…[+908 bytes]"), JSON gives label_cut and path_cut, and the bytes it
-# does give are the name's first. The same for classes, in `objects --by-class`: two of
-# 608-byte names equal in 607, whole; one of 5,006 bytes, cut and marked (name_cut in JSON).
+# does give are the name's first; own_label_cut and base_label_cut count the cuts of the
+# target's own label and bare name. The same for classes, in `objects --by-class` and
+# heap-dump: two of 608-byte names equal in 607, whole; one of 5,006 bytes, cut and marked
+# (name_cut in JSON).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -29,6 +31,11 @@ check_names() {
 	want=$(awk -F'\t' '$1 == "frame" && $2 == "main" && $3 == 1 { print $5 }' "$RB_TRUTH")
 	got=$(jq -r '.threads[] | select(.main) | .frames[1] | "\(.label_cut) \(.path_cut) \(.path)"' <<<"$json")
 	is "$got" "905 908 ${want:0:4095}" "$label: main: label_cut 905, path_cut 908, the path's first 4095 bytes"
+	want=$(awk -F'\t' '$1 == "frame" && $2 == "main" && $3 == 1 { print $7 }' "$RB_TRUTH")
+	got=$(jq -r '.threads[] | select(.main) | .frames[1] |
+		"\(.own_label_cut) \(.base_label_cut) \(.base_label)"' <<<"$json")
+	is "$got" "905 905 ${want:0:4095}" \
+		"$label: main: own_label_cut 905, base_label_cut 905, the base label's first 4095 bytes"
 	like "$txt" "^f{4095}…\[\+908 bytes\]:1:in '(Long\.)?h{4095}'…\[\+905 bytes\]$" \
 		"$label: text: both cuts marked"
 
@@ -41,6 +48,11 @@ check_names() {
 		"$label: objects --by-class: two 608-byte class names whole, a 5,006-byte one cut by 911 bytes"
 	txt=$("$RBINSPECT" "$@" objects --by-class --top 0)
 	like "$txt" " Long::H{4089}…\[\+911 bytes\]$" "$label: objects --by-class: text marks the cut"
+	"$RBINSPECT" "$@" heap-dump -o "$RB_TMP/dump.json" 2>/dev/null
+	is "$(jq -r 'select(.type == "CLASS" and (.name // "" | startswith("Long::"))) |
+		"\(.name | length) \(.name_cut) \(.name[-1:])"' "$RB_TMP/dump.json" | sort | paste -sd,)" \
+		"4095 911 H,608 null 1,608 null 2" \
+		"$label: heap-dump: two 608-byte class names whole, a 5,006-byte one cut, name_cut 911"
 }
 
 while read -r kind ver root cmd; do
