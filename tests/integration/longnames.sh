@@ -9,7 +9,8 @@
 # does give are the name's first; own_label_cut and base_label_cut count the cuts of the
 # target's own label and bare name. The same for classes, in `objects --by-class` and
 # heap-dump: two of 608-byte names equal in 607, whole; one of 5,006 bytes, cut and marked
-# (name_cut in JSON).
+# (name_cut in JSON). A thread and a method named with every bidirectional control: escaped
+# in bt and threads, raw in neither text nor JSON, and JSON decodes back to the target's names.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -38,6 +39,17 @@ check_names() {
 		"$label: main: own_label_cut 905, base_label_cut 905, the base label's first 4095 bytes"
 	like "$txt" "^f{4095}…\[\+908 bytes\]:1:in '(Long\.)?h{4095}'…\[\+905 bytes\]$" \
 		"$label: text: both cuts marked"
+
+	# A thread and a method named with every bidirectional control.
+	local bidi='bidix\\u\{61c\}x\\u\{200e\}x\\u\{200f\}x\\u\{202a\}x\\u\{202b\}x\\u\{202c\}x\\u\{202d\}x\\u\{202e\}x\\u\{2066\}x\\u\{2067\}x\\u\{2068\}x\\u\{2069\}'
+	like "$txt" "^Thread [0-9]+ \"$bidi\" " "$label: text: the thread's name, every bidi control escaped"
+	like "$txt" ":in '(Long\.)?$bidi'$" "$label: text: the method's name, every bidi control escaped"
+	like "$("$RBINSPECT" "$@" threads)" " $bidi$" "$label: threads: the name escaped"
+	is "$(LC_ALL=C.UTF-8 grep -cP '[\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}]' <<<"$txt$json")" 0 \
+		"$label: no bidi control reaches text or JSON raw"
+	want=$(awk -F'\t' '$1 == "thread" && $2 ~ /^bidi/ { print $2 }' "$RB_TRUTH")
+	is "$(jq -r --arg n "$want" '[.threads[] | select(.name == $n) | .frames[1].base_label] | join(",")' \
+		<<<"$json")" "$want" "$label: JSON: the names as the target has them (escaped, decoded back)"
 
 	# Classes (Ruby 3.2 reads no class names).
 	[ "${label#* 3.2.}" = "$label" ] || return 0
