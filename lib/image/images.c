@@ -560,6 +560,7 @@ static int images_check_files(struct rbi_target *t, struct image_list_priv *lp,
 		struct rbi_image *img = &lp->pub.v[i];
 		struct rbi_build_id fid = { .len = 0 };
 		char mhex[2 * RBI_BUILD_ID_MAX + 1], fhex[2 * RBI_BUILD_ID_MAX + 1];
+		char *other;
 		int fd;
 
 		if (rbi_build_id_from_memory(rbi_target_read_fn, t, img->start,
@@ -582,14 +583,21 @@ static int images_check_files(struct rbi_target *t, struct image_list_priv *lp,
 				return rbi_fail(RBI_NOMEM, "out of memory");
 			continue;
 		}
+		/* The file read may be another name's (the executable given
+		   on the command line, a sysroot's): name it too. */
+		other = file_path(t, fd, img->name);
 		close(fd);
 		img->mismatch = true;
 		rbi_build_id_hex(&img->build_id, mhex);
 		rbi_build_id_hex(&fid, fhex);
-		rbi_diag_add(&t->diag, "%s on disk has build-id %s but the target "
+		rbi_diag_add(&t->diag, "%s on disk%s%s%s has build-id %s but the target "
 			     "mapped build-id %s (replaced after it was loaded?); "
 			     "using the image in target memory", img->name,
+			     other && strcmp(other, img->name) ? " (read from " : "",
+			     other && strcmp(other, img->name) ? other : "",
+			     other && strcmp(other, img->name) ? ")" : "",
 			     fid.len ? fhex : "(none)", mhex);
+		free(other);
 	}
 	return RBI_OK;
 }

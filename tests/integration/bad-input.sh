@@ -63,6 +63,10 @@ expect "a mistyped command after the core" 2 '"bta" is neither a command.*nor th
 	"$RBINSPECT" "$ex" bta
 expect "an executable that does not exist" 2 'neither a command.*no such file' \
 	"$RBINSPECT" "$ex" "$RB_TMP/none" info
+"$RBINSPECT" "$ex" /bin/true bt 1 >/dev/null 2>"$RB_TMP/err"
+is "$?" 0 "an executable of another build: still read (from the core's memory)"
+like "$(cat "$RB_TMP/err")" "^rbinspect: warning: /usr/bin/ruby3.1 on disk \(read from /(usr/)?bin/true\) has build-id [0-9a-f]+ but the target mapped build-id 9b43a4fc" \
+	"an executable of another build: a warning names the file given and both build-ids"
 expect "a mistyped command with -p: nothing opened" 2 'unknown command "bogus"' \
 	"$RBINSPECT" -p "$gone" bogus
 expect "a process and a core" 2 'a process \(-p\) and a core' "$RBINSPECT" "$ex" -p "$gone" info
