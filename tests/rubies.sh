@@ -131,6 +131,25 @@ ruby_start() {
 	RB_PIDS+=("$RB_PID")
 }
 
+# live_and_core KIND VERSION ROOT RUBYCMD PROGRAM CHECK — start PROGRAM, wait until it is
+# parked, then run CHECK "KIND VERSION live" -p PID and CHECK "KIND VERSION core" CORE (a
+# core of it), and end it.
+live_and_core() {
+	local kind=$1 ver=$2 root=$3 cmd=$4 prog=$5 check=$6 core
+	if ! ruby_start "$kind" "$root" "$cmd" "$prog"; then
+		not_ok "$kind $ver: $prog did not start"; return
+	fi
+	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
+	"$check" "$kind $ver live" -p "$RB_PID"
+	if core=$(core_of "$RB_PID"); then
+		"$check" "$kind $ver core" "$core"
+		rm -f "$core"
+	else
+		not_ok "$kind $ver: no core"
+	fi
+	kill -9 "$RB_PID"
+}
+
 # core_of PID — a core of the running PID (gcore; the process keeps going).
 core_of() {
 	local core=$RB_TMP/core.$1.$RANDOM

@@ -41,17 +41,6 @@ while read -r kind ver root cmd; do
 	like "$rule" "^files [1-9][0-9][0-9]+ lines [1-9][0-9]* before_first 0 " \
 		"$kind $ver: no iseq of the Ruby's library has a line before its first line"
 	diag "$kind $ver: line-rule: $(head -1 <<<"$rule")"
-	if ! ruby_start "$kind" "$root" "$cmd" lines.rb; then
-		not_ok "$kind $ver: lines.rb did not start"; continue
-	fi
-	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
-	check_bt "$kind $ver live" -p "$RB_PID"
-	if core=$(core_of "$RB_PID"); then
-		check_bt "$kind $ver core" "$core"
-		rm -f "$core"
-	else
-		not_ok "$kind $ver: no core"
-	fi
-	kill -9 "$RB_PID"
+	live_and_core "$kind" "$ver" "$root" "$cmd" lines.rb check_bt
 done < <(rubies_list)
 tap_done

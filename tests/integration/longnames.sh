@@ -68,17 +68,6 @@ check_names() {
 }
 
 while read -r kind ver root cmd; do
-	if ! ruby_start "$kind" "$root" "$cmd" longnames.rb; then
-		not_ok "$kind $ver: longnames.rb did not start"; continue
-	fi
-	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
-	check_names "$kind $ver live" -p "$RB_PID"
-	if core=$(core_of "$RB_PID"); then
-		check_names "$kind $ver core" "$core"
-		rm -f "$core"
-	else
-		not_ok "$kind $ver: no core"
-	fi
-	kill -9 "$RB_PID"
+	live_and_core "$kind" "$ver" "$root" "$cmd" longnames.rb check_names
 done < <(rubies_list)
 tap_done
