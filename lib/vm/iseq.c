@@ -198,13 +198,31 @@ int rbi_iseq_frame_line(struct rbi_target *t, const struct rbi_vm *vm,
 	return rbi_iseq_line(t, vm, is, pc, line, bad, bad_cap);
 }
 
+/* The first line of the code IS was compiled from: that of its outermost
+   iseq (top-level or required code, or eval's, which an eval iseq starts
+   inside code of another). */
+static int code_first_line(struct rbi_target *t, const struct rbi_vm *vm,
+			   const struct rbi_iseq *is, int *first)
+{
+	struct rbi_iseq cur = *is;
+	int rc;
+
+	for (int hops = 0; cur.parent_iseq && cur.type != RBI_ISEQ_TOP &&
+	     cur.type != RBI_ISEQ_MAIN && cur.type != RBI_ISEQ_EVAL; hops++)
+		if (hops > ISEQ_CHAIN_MAX ||
+		    (rc = rbi_iseq_read(t, vm, cur.parent_iseq, &cur)))
+			return hops > ISEQ_CHAIN_MAX ? RBI_CORRUPT : rc;
+	*first = cur.first_lineno;
+	return RBI_OK;
+}
+
 int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, uint64_t pc, int *line, char *bad, size_t bad_cap)
 {
 	uint32_t esize = vm->layout->insn_info_size;
 	uint64_t pos, idx;
 	uint32_t line_no;
-	int rc;
+	int rc, first;
 
 	*line = 0;
 	bad[0] = '\0';
@@ -239,15 +257,16 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 	/* iseq_insn_info_entry starts with int line_no in every version. */
 	if ((rc = rbi_read_u32(t, is->insns_info + idx * esize, &line_no)))
 		return rc;
-	/* The compiler gives an instruction the line of a node inside the
-	   iseq's code, never one before its first line (eval's line numbers
-	   shift both).  No bound holds at the other end: a heredoc's body,
-	   and the interpolations in it, come after the line where the code
-	   that holds it ends (its code_location), so a line past the end is
-	   one the VM has. */
-	if ((int)line_no < is->first_lineno) {
+	/* The compiler gives an instruction the line of a node of the code
+	   it compiles, never one before that code's first line.  Not the
+	   iseq's own first line: 3.4.11's compiler gives ensure and rescue
+	   clauses lines up to 2 before theirs.  No bound holds at the other
+	   end: a heredoc's body, and the interpolations in it, come after
+	   the line where the code that holds it ends (its code_location). */
+	if ((int)line_no < is->first_lineno &&
+	    !code_first_line(t, vm, is, &first) && (int)line_no < first) {
 		snprintf(bad, bad_cap, "iseq 0x%" PRIx64 " line table gives line %d "
-			 "in code from line %d on", is->addr, (int)line_no, is->first_lineno);
+			 "in code from line %d on", is->addr, (int)line_no, first);
 		return RBI_OK;
 	}
 	*line = (int)line_no;

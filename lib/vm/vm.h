@@ -275,8 +275,8 @@ int rbi_iseq_path(struct rbi_target *t, const struct rbi_vm *vm,
 /* The source line of the instruction before PC (what Ruby reports for a
    frame whose pc is PC); 0 if the iseq has no line table.  RBI_CORRUPT if
    PC is outside the iseq.  A line table that gives a line the VM cannot
-   have (an entry past its end, a line before the iseq's first line) is no
-   error for the frame: *LINE is 0 (unknown) and BAD (CAP
+   have (an entry past its end, a line before the first line of the code
+   it was compiled from) is no error for the frame: *LINE is 0 (unknown) and BAD (CAP
    bytes) says why; else BAD is "". */
 #define RBI_LINE_WHY_MAX 160
 int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
