@@ -47,7 +47,8 @@ check_names() {
 	like "$("$RBINSPECT" "$@" threads)" " $bidi$" "$label: threads: the name escaped"
 	is "$(LC_ALL=C.UTF-8 grep -cP '[\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}]' <<<"$txt$json")" 0 \
 		"$label: no bidi control reaches text or JSON raw"
-	want=$(awk -F'\t' '$1 == "thread" && $2 ~ /^bidi/ { print $2 }' "$RB_TRUTH")
+	want=$(awk -F'\t' '$1 == "thread" && $2 ~ /^bidix/ { print $2 }' "$RB_TRUTH")
+	[ -n "$want" ] || want="(the truth names no bidi thread)"
 	is "$(jq -r --arg n "$want" '[.threads[] | select(.name == $n) | .frames[1].base_label] | join(",")' \
 		<<<"$json")" "$want" "$label: JSON: the names as the target has them (escaped, decoded back)"
 
