@@ -42,37 +42,25 @@ struct ruby_stack {
 
 static _Thread_local char unmerged_reason[REASON_MAX];
 
-static char *dup_opt(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 static void ruby_stack_free(struct ruby_stack *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free((char *)s->v[i].label);
-		free((char *)s->v[i].own_label);
-		free((char *)s->v[i].base_label);
-		free((char *)s->v[i].path);
-	}
+	for (size_t i = 0; i < s->n; i++)
+		rbi_frame_disown(&s->v[i]);
 	free(s->v);
 }
 
 static int ruby_copy_fn(const struct rbi_frame *f, void *arg)
 {
 	struct ruby_stack *s = arg;
-	struct rbi_frame *c;
+	int rc;
 
 	if (s->n >= RUBY_FRAMES_MAX)
 		return RBI_ITER_END;
 	if (!RBI_GROW(s->v, s->cap, s->n + 1, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	c = &s->v[s->n++];
-	*c = *f;
-	c->label = dup_opt(f->label);
-	c->own_label = dup_opt(f->own_label);
-	c->base_label = dup_opt(f->base_label);
-	c->path = dup_opt(f->path);
+	if ((rc = rbi_frame_own(&s->v[s->n], f)))
+		return rc;
+	s->n++;
 	return RBI_OK;
 }
 

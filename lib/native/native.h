@@ -45,4 +45,11 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 int rbi_native_name(struct rbi_target *t, struct rbi_native_stack *s);
 void rbi_native_stack_free(struct rbi_native_stack *s);
 
+/* Copy SRC into DST with every string its own (owned.c): RBI_NOMEM, DST
+   then holds none.  Disown frees DST's strings. */
+int rbi_frame_own(struct rbi_frame *dst, const struct rbi_frame *src);
+void rbi_frame_disown(struct rbi_frame *f);
+int rbi_native_frame_own(struct rbi_native_frame *dst, const struct rbi_native_frame *src);
+void rbi_native_frame_disown(struct rbi_native_frame *f);
+
 #endif
