@@ -673,6 +673,66 @@ int rbi_native_foreach(rbi_target *t, const struct rbi_thread *th,
 		       size_t max_frames, rbi_mixed_fn fn, void *arg,
 		       struct rbi_native_info *info);
 
+/* ---- Frames one at a time ----------------------------------------------- */
+
+/* A pull cursor over a thread's frames, as libunwind's unw_step steps, for
+ * a caller that cannot hand the library a callback (a binding, a crash
+ * reporter, a loop in a debugger command).  It gives exactly the frames
+ * rbi_frame_foreach gives, or with RBI_FRAMES_NATIVE the lines
+ * rbi_native_foreach gives, in the same order: the cursor runs that walk
+ * once, when it is opened (a live thread's stack read twice until two
+ * reads agree, or held stopped while its native frames are unwound, as
+ * the callbacks do), and keeps the frames.  Stepping never reads the
+ * target, and the thread is not held between steps.
+ *
+ * Usage:
+ *      rbi_frame_cursor *c;
+ *      const struct rbi_frame *f;
+ *      int rc = rbi_thread_frames_open(t, th, 0, 0, &c);
+ *      while (rc == RBI_OK && (rc = rbi_frame_cursor_next(c, &f)) == RBI_OK)
+ *              printf("%s:%d:in '%s'\n", f->path, f->line, f->label);
+ *      if (rc == RBI_ITER_END) rc = RBI_OK;
+ *      rbi_frame_cursor_close(c);
+ */
+typedef struct rbi_frame_cursor rbi_frame_cursor;
+
+/* Flags for rbi_thread_frames_open(). */
+#define RBI_FRAMES_NATIVE 1u    /* native frames merged with the Ruby ones
+				   (rbi_native_foreach): step with
+				   rbi_frame_cursor_next_mixed */
+
+/* Open a cursor over thread TH's frames (as rbi_frame_foreach takes it:
+   from an rbi_thread_fn, a copy, or rbi_fiber_as_thread for a fiber's),
+   at most MAX_FRAMES of them (0: all).  Errors: those of
+   rbi_frame_foreach (or of rbi_native_foreach with RBI_FRAMES_NATIVE)
+   when the walk failed before its first frame, RBI_INVAL for unknown
+   FLAGS.  A walk that failed after some frames (RBI_CORRUPT) opens: its
+   error is what the step after its last frame returns.  *OUT is the
+   caller's: rbi_frame_cursor_close() it.  T must outlive it. */
+int rbi_thread_frames_open(rbi_target *t, const struct rbi_thread *th, unsigned flags,
+			   size_t max_frames, rbi_frame_cursor **out);
+
+/* The next Ruby frame into *OUT, innermost first (with RBI_FRAMES_NATIVE:
+   the Ruby frame of the next line that has one, native-only lines passed
+   over).  *OUT and its strings are the cursor's: valid until the next
+   step or rbi_frame_cursor_close(), whichever comes first; copy what you
+   keep.  RBI_ITER_END after the last frame, or the walk's error when it
+   ended in one (rbi_thread_frames_open). */
+int rbi_frame_cursor_next(rbi_frame_cursor *c, const struct rbi_frame **out);
+
+/* The next line of the stack into *OUT, as an rbi_mixed_fn gets it: with
+   RBI_FRAMES_NATIVE a native frame, a Ruby frame or both; without, every
+   line is a Ruby frame (NATIVE NULL).  Shares its position with
+   rbi_frame_cursor_next; lifetime and returns as rbi_frame_cursor_next's. */
+int rbi_frame_cursor_next_mixed(rbi_frame_cursor *c, const struct rbi_mixed_frame **out);
+
+/* How a cursor opened with RBI_FRAMES_NATIVE read the stacks (borrowed
+   from C: valid until it is closed); NULL for a cursor without. */
+const struct rbi_native_info *rbi_frame_cursor_native_info(const rbi_frame_cursor *c);
+
+/* NULL-safe.  Frees the cursor and every frame it holds. */
+void rbi_frame_cursor_close(rbi_frame_cursor *c);
+
 /* ---- Values and local variables ------------------------------------------ */
 
 /* What a Ruby VALUE is, as far as rbi decodes it. */

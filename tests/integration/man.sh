@@ -60,7 +60,7 @@ done
 # libruby-introspect(3): its synopsis names exported functions, and its
 # example is the buildable examples/bt.c.
 fns=$(grep -oE '^\.BI? "[^"]*\brbi_[a-z_]+\(' "$here/man/libruby-introspect.3" |
-      grep -oE 'rbi_[a-z_]+' | sort -u)
+      grep -oE 'rbi_[a-z_]+\($' | tr -d '(' | sort -u)
 check "libruby-introspect(3) has a synopsis" test -n "$fns"
 for f in $fns; do
 	check "$f (libruby-introspect(3) synopsis) is exported" \
