@@ -346,7 +346,6 @@ struct frame_ctx {
 	struct rbi_json j;
 	const struct rbi_thread *th;
 	size_t want;
-	bool found;
 	int locals_rc;          /* rbi_local_foreach's */
 	const struct expr *expr; /* p: what to print */
 	int eval_rc;            /* p: the library's status */
@@ -393,27 +392,21 @@ static void frame_json(struct frame_ctx *c, const struct rbi_frame *fr)
 	rbi_json_end_object(j);
 }
 
-static int frame_found(const struct rbi_frame *fr, void *arg)
+static void frame_found(struct frame_ctx *c, const struct rbi_frame *fr)
 {
-	struct frame_ctx *c = arg;
-
-	if (interrupted())
-		return 1;
-	if (fr->index != c->want)
-		return 0;
-	c->found = true;
 	if (c->s->json)
 		frame_json(c, fr);
 	else
 		frame_text(c, fr);
-	return 1;
 }
 
 /* Frame C->want of the selected thread (or fiber) to FN, with C->th set;
    an exit code (its message printed) if there is no such frame. */
 static int selected_frame(struct session *s, const char *cmd, struct frame_ctx *c,
-			  rbi_frame_fn fn)
+			  void (*fn)(struct frame_ctx *c, const struct rbi_frame *fr))
 {
+	rbi_frame_cursor *cur = NULL;
+	const struct rbi_frame *fr = NULL;
 	struct pick p;
 	int rc;
 
@@ -430,22 +423,28 @@ static int selected_frame(struct session *s, const char *cmd, struct frame_ctx *
 		fputc('\n', stderr);
 		return EXIT_NO_VM;
 	}
-	c->th = &p.th;
-	rc = rbi_frame_foreach(s->target, &p.th, c->want + 1, fn, c);
-	c->th = NULL;
+	rc = rbi_thread_frames_open(s->target, &p.th, 0, c->want + 1, &cur);
+	while (rc == RBI_OK && !interrupted() &&
+	       (rc = rbi_frame_cursor_next(cur, &fr)) == RBI_OK && fr->index != c->want)
+		;
 	if (interrupted()) {
+		rc = EXIT_INTERRUPTED;
 		fflush(s->out);
 		fprintf(stderr, "rbinspect: %s: interrupted\n", cmd);
-		return EXIT_INTERRUPTED;
-	}
-	if (rc < 0)
-		return session_failure(s, rc);
-	if (!c->found) {
+	} else if (rc == RBI_ITER_END) {
+		rc = EXIT_USAGE;
 		fprintf(stderr, "rbinspect: %s: thread %u has no frame %zu; see \"bt %u\"\n",
 			cmd, p.th.number, c->want, p.th.number);
-		return EXIT_USAGE;
+	} else if (rc < 0) {
+		rc = session_failure(s, rc);
+	} else {
+		c->th = &p.th;
+		fn(c, fr);
+		c->th = NULL;
+		rc = EXIT_OK;
 	}
-	return EXIT_OK;
+	rbi_frame_cursor_close(cur);
+	return rc;
 }
 
 int cmd_frame(struct session *s, int argc, char **argv)
@@ -548,18 +547,14 @@ static int expr_eval(struct session *s, const struct expr *e, const struct rbi_f
 	return RBI_OK;
 }
 
-static int print_found(const struct rbi_frame *fr, void *arg)
+static void print_found(struct frame_ctx *c, const struct rbi_frame *fr)
 {
-	struct frame_ctx *c = arg;
 	char buf[VALUE_BUF];
 	struct rbi_value val;
 	uint64_t v;
 
-	if (fr->index != c->want)
-		return 0;
-	c->found = true;
 	if ((c->eval_rc = expr_eval(c->s, c->expr, fr, &v)))
-		return 1;
+		return;
 	rbi_value_read(c->s->target, v, buf, sizeof(buf), &val);
 	if (c->s->json) {
 		rbi_json_object(&c->j);
@@ -572,7 +567,6 @@ static int print_found(const struct rbi_frame *fr, void *arg)
 		value_text(c->s, &val, STRING_SHOWN);
 		fputc('\n', c->s->out);
 	}
-	return 1;
 }
 
 int cmd_print(struct session *s, int argc, char **argv)
@@ -644,15 +638,12 @@ static int arg_found(const struct rbi_local *l, void *arg)
 	return 0;
 }
 
-static int args_frame(const struct rbi_frame *fr, void *arg)
+static void args_frame(struct frame_ctx *fc, const struct rbi_frame *fr)
 {
-	struct args_ctx *c = arg;
+	struct args_ctx *c = (struct args_ctx *)fc;      /* its first member */
 	struct rbi_json *j = &c->f.j;
 	int rc;
 
-	if (fr->index != c->f.want)
-		return 0;
-	c->f.found = true;
 	if (c->f.s->json) {
 		rbi_json_object(j);
 		rbi_json_key(j, "thread"); rbi_json_int(j, c->f.th->number);
@@ -671,7 +662,6 @@ static int args_frame(const struct rbi_frame *fr, void *arg)
 	} else if (rc >= 0 && !c->unknown && !c->shown) {
 		fputs("No arguments.\n", c->f.s->out);
 	}
-	return 1;
 }
 
 int frame_args(struct session *s)
