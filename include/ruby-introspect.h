@@ -13,7 +13,7 @@
  *    rbi_target_close() unless said otherwise.
  *  - Structs and sizes (the ABI rule).  A struct whose first member is
  *    `uint32_t size` is versioned by it: the caller sets it to sizeof(the
- *    struct) as its header has it (rbi_open_opts, rbi_sampler_opts,
+ *    struct) as its header has it (rbi_mem_ops, rbi_open_opts, rbi_sampler_opts,
  *    rbi_profile_view, rbi_record_opts, rbi_fiber_stats).  New members are
  *    only ever appended past the previous sizeof.  The library is tolerant
  *    both ways: from a program built against an older header (a smaller
@@ -93,8 +93,6 @@ const char *rbi_errmsg(void);
 
 /* ---- Memory backends ----------------------------------------------------- */
 
-#define RBI_MEM_OPS_VERSION 3
-
 /* Memory protection bits of a region. */
 #define RBI_PROT_READ  1u
 #define RBI_PROT_WRITE 2u
@@ -149,9 +147,14 @@ struct rbi_iov {
 /* The memory a target is read from.  Plain C types only, so a debugger
  * plugin (C++) or a fuzzer can implement it.
  * BE is the backend's own state, passed back unchanged to every member.
- * Members not marked optional must not be NULL. */
+ * Members not marked optional must not be NULL.  Sized as the structs
+ * above say ("Structs and sizes"): a member past the caller's SIZE is
+ * NULL.  Up to LIBRUBY_INTROSPECT_0.7 the first member was a version
+ * number instead (RBI_MEM_OPS_VERSION, 1 to 3); a program built then
+ * still passes it, and it is read as the size of that version: 1 up to
+ * CLOSE, 2 up to SIGNAL, 3 up to REGISTERS. */
 struct rbi_mem_ops {
-	uint32_t version;       /* RBI_MEM_OPS_VERSION; members are only appended */
+	uint32_t size;          /* sizeof(struct rbi_mem_ops) */
 	uint32_t flags;         /* RBI_MEM_STATIC: bytes never change (a core),
 				   so reads may be cached for the target's life.
 				   RBI_MEM_CONCURRENT: read and read_batch may
@@ -179,11 +182,11 @@ struct rbi_mem_ops {
 	int (*open_file)(void *be, const char *path);
 	/* Called once, last, by rbi_target_close(). */
 	void (*close)(void *be);
-	/* Version 2 on.  Optional: the signal that ended the process (a core
+	/* Appended in 0.3.  Optional: the signal that ended the process (a core
 	   the kernel wrote when it died) into *OUT: RBI_OK, or RBI_ITER_END
 	   when none did (a live process, a gcore of a running one). */
 	int (*signal)(void *be, struct rbi_signal *out);
-	/* Version 3 on.  Optional: the registers of native thread TID into
+	/* Appended in 0.4.  Optional: the registers of native thread TID into
 	   *OUT: RBI_OK, or RBI_ITER_END when there is no such thread.  Called
 	   only while that thread holds still: a core's always do, a debugger's
 	   stopped process does, and the live backend's threads are stopped
@@ -225,8 +228,10 @@ int rbi_target_open_core(const char *path, const struct rbi_open_opts *opts,
 			 rbi_target **out);
 
 /* Open memory served by OPS/BE.  On success the target owns BE and calls
-   ops->close(BE) when closed; on failure the caller still owns it.  OPS must
-   stay valid for the target's life. */
+   ops->close(BE) when closed; on failure the caller still owns it.  OPS is
+   copied (as far as its SIZE reaches): it may go once the call returns.
+   RBI_INVAL for an OPS without READ or REGION, or whose SIZE does not
+   reach CLOSE. */
 int rbi_target_open_ops(const struct rbi_mem_ops *ops, void *be,
 			const struct rbi_open_opts *opts, rbi_target **out);
 

@@ -271,7 +271,8 @@ struct rbi_image_list;          /* image/ */
 struct rbi_vm;                  /* vm/ */
 
 struct rbi_target {
-	const struct rbi_mem_ops *ops;
+	const struct rbi_mem_ops *ops;  /* &OPS_OWN */
+	struct rbi_mem_ops ops_own;     /* the caller's, by the ABI rule */
 	void *be;
 	pid_t pid;
 	bool live;

@@ -29,14 +29,42 @@ static void target_free(struct rbi_target *t)
 	free(t);
 }
 
+/* The caller's backend OPS into DST by the ABI rule (RBI_COPY_IN: what
+   its size holds; the members appended since are NULL).  0.1-0.7 had a
+   version number where the size is (ruby-introspect.h): 1-3 are read as
+   the size of that version.  RBI_INVAL if it does not reach CLOSE. */
+static int ops_copy(struct rbi_mem_ops *dst, const struct rbi_mem_ops *ops)
+{
+	static const size_t by_version[] = {
+		[1] = offsetof(struct rbi_mem_ops, signal),
+		[2] = offsetof(struct rbi_mem_ops, registers),
+		[3] = offsetof(struct rbi_mem_ops, registers) + sizeof(ops->registers),
+	};
+	size_t size = ops->size;
+
+	if (size < RBI_ARRAY_SIZE(by_version))
+		size = by_version[size];
+	if (size < offsetof(struct rbi_mem_ops, close) + sizeof(ops->close))
+		return rbi_fail(RBI_INVAL, "memory backend's size %u is too small for "
+				"its required members", ops->size);
+	*dst = (struct rbi_mem_ops){ 0 };
+	rbi_copy_sized(dst, sizeof(*dst), ops, size);
+	return RBI_OK;
+}
+
 static int target_new(const struct rbi_mem_ops *ops, void *be,
 		      const struct rbi_open_opts *opts, struct rbi_target **out)
 {
 	struct rbi_target *t = calloc(1, sizeof(*t));
+	int rc;
 
 	if (!t)
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	t->ops = ops;
+	if ((rc = ops_copy(&t->ops_own, ops))) {
+		free(t);
+		return rc;
+	}
+	t->ops = &t->ops_own;
 	t->be = be;
 	if ((opts && RBI_HAS_FIELD(opts, sysroot) &&
 	     opts->sysroot && !(t->sysroot = strdup(opts->sysroot))) ||
@@ -53,7 +81,7 @@ RBI_EXPORT int rbi_target_open_ops(const struct rbi_mem_ops *ops, void *be,
 				   const struct rbi_open_opts *opts,
 				   rbi_target **out)
 {
-	if (!ops || !out || ops->version < 1 || !ops->read || !ops->region)
+	if (!ops || !out || !ops->read || !ops->region)
 		return rbi_fail(RBI_INVAL, "memory backend lacks required members");
 	int rc = target_new(ops, be, opts, out);
 	if (rc == RBI_OK && opts && RBI_HAS_FIELD(opts, pid))

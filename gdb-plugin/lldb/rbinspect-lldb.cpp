@@ -640,12 +640,12 @@ void be_close(void *be)
 }
 
 const struct rbi_mem_ops live_ops = {
-	RBI_MEM_OPS_VERSION, 0, be_read, nullptr, be_region, be_thread,
+	sizeof(struct rbi_mem_ops), 0, be_read, nullptr, be_region, be_thread,
 	be_refresh, be_open_file, be_close, nullptr, be_registers,
 };
 // A live process is not dead: no signal op.
 const struct rbi_mem_ops core_ops = {
-	RBI_MEM_OPS_VERSION, RBI_MEM_STATIC, be_read, nullptr, be_region, be_thread,
+	sizeof(struct rbi_mem_ops), RBI_MEM_STATIC, be_read, nullptr, be_region, be_thread,
 	be_refresh, be_open_file, be_close, be_signal, be_registers,
 };
 

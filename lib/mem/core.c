@@ -475,7 +475,7 @@ static void core_close(void *be)
 }
 
 static const struct rbi_mem_ops core_ops = {
-	.version = RBI_MEM_OPS_VERSION,
+	.size = sizeof(struct rbi_mem_ops),
 	.flags = RBI_MEM_STATIC | RBI_MEM_CONCURRENT,
 	.read = core_read,
 	.region = core_region,

@@ -392,7 +392,7 @@ static int live_registers(void *be, int32_t tid, struct rbi_registers *out)
 }
 
 static const struct rbi_mem_ops live_ops = {
-	.version = RBI_MEM_OPS_VERSION,
+	.size = sizeof(struct rbi_mem_ops),
 	.flags = RBI_MEM_CONCURRENT,
 	.read = live_read,
 	.read_batch = live_read_batch,

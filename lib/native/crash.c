@@ -160,7 +160,7 @@ RBI_EXPORT int rbi_target_crash(rbi_target *t, const struct rbi_crash **out)
 
 		*c = (struct rbi_crash){ .pid = t->pid };
 		t->crash_state = RBI_CRASH_NONE;
-		if (t->ops->version >= 2 && t->ops->signal &&
+		if (t->ops->signal &&
 		    t->ops->signal(t->be, &c->signal) == RBI_OK && c->signal.signo > 0) {
 			t->crash_state = RBI_CRASH_SIGNAL;
 			if (thread_sp(t, c->signal.tid, &sp))

@@ -423,7 +423,7 @@ static int unwind_ready(struct rbi_target *t, struct rbi_image_list **images,
 {
 	int rc;
 
-	if (t->ops->version < 3 || !t->ops->registers)
+	if (!t->ops->registers)
 		return rbi_fail(RBI_UNSUPPORTED, "this target's backend gives no "
 				"registers: no native frames");
 	rc = rbi_images_load(t, images);

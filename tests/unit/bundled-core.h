@@ -90,7 +90,7 @@ static inline struct rbi_mem_ops wrapped_ops(const struct wrapped *w,
 					     int (*read_batch)(void *, struct rbi_iov *, size_t))
 {
 	return (struct rbi_mem_ops){
-		.version = w->ops->version,
+		.size = sizeof(struct rbi_mem_ops),
 		.flags = w->ops->flags & ~RBI_MEM_CONCURRENT,
 		.read = read, .read_batch = read_batch, .region = wrapped_region,
 		.thread = wrapped_thread, .open_file = wrapped_open_file,

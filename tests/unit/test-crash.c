@@ -214,7 +214,7 @@ static void fake_close(void *be)
 }
 
 static const struct rbi_mem_ops fake_ops = {
-	.version = RBI_MEM_OPS_VERSION,
+	.size = sizeof(struct rbi_mem_ops),
 	.flags = RBI_MEM_STATIC,
 	.read = fake_read,
 	.region = fake_region,
@@ -491,12 +491,19 @@ static void test_placements(void)
 static void test_backends(void)
 {
 	struct rbi_mem_ops v1 = fake_ops, no_signal = fake_ops, no_thread = fake_ops;
+	struct rbi_mem_ops short_ops = fake_ops, tiny = fake_ops;
+	rbi_target *t = NULL;
+	int rc;
 	struct frame fr = frame_valid(FRAME_AT);
 	struct outcome o;
 	struct fake *f;
 
-	/* A version-1 ops struct ends before .signal: never looked at. */
-	v1.version = 1;
+	/* A program built against 0.1-0.2 numbered the struct: version 1
+	   ends before .signal, never looked at.  One sized by the ABI rule
+	   to end there is read the same. */
+	v1.size = 1;
+	short_ops.size = offsetof(struct rbi_mem_ops, signal);
+	tiny.size = offsetof(struct rbi_mem_ops, close);
 	no_signal.signal = NULL;
 	no_thread.thread = NULL;
 
@@ -512,6 +519,15 @@ static void test_backends(void)
 
 	run(fake_new(), &v1, &o);
 	ok(o.rc == RBI_ITER_END, "version-1 backend: RBI_ITER_END (%d)", o.rc);
+
+	run(fake_new(), &short_ops, &o);
+	ok(o.rc == RBI_ITER_END, "backend whose size ends before .signal: RBI_ITER_END (%d)",
+	   o.rc);
+
+	f = fake_new();
+	rc = rbi_target_open_ops(&tiny, f, NULL, &t);
+	ok(rc == RBI_INVAL && !t, "backend whose size does not reach .close: RBI_INVAL (%d)", rc);
+	fake_close(f);
 
 	run(fake_new(), &no_signal, &o);
 	ok(o.rc == RBI_ITER_END, "backend without a signal op: RBI_ITER_END (%d)", o.rc);

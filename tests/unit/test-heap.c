@@ -355,7 +355,7 @@ static void dying_close(void *be)
 }
 
 static const struct rbi_mem_ops dying_ops = {
-	.version = RBI_MEM_OPS_VERSION,
+	.size = sizeof(struct rbi_mem_ops),
 	.flags = RBI_MEM_CONCURRENT,
 	.read = dying_read,
 	.read_batch = dying_read_batch,

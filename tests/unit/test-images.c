@@ -512,7 +512,7 @@ static void wrap_close(void *be)
 }
 
 static const struct rbi_mem_ops wrap_ops = {
-	.version = RBI_MEM_OPS_VERSION,
+	.size = sizeof(struct rbi_mem_ops),
 	.read = wrap_read,
 	.region = wrap_region,
 	.open_file = wrap_open_file,
@@ -844,7 +844,7 @@ static int buf_region(void *be, size_t i, struct rbi_region *r)
 static void buf_close(void *be) { (void)be; }
 
 static const struct rbi_mem_ops buf_ops = {
-	.version = RBI_MEM_OPS_VERSION, .flags = RBI_MEM_STATIC,
+	.size = sizeof(struct rbi_mem_ops), .flags = RBI_MEM_STATIC,
 	.read = buf_read, .region = buf_region, .close = buf_close,
 };
 
