@@ -68,7 +68,7 @@ static const char *dump_type_name(unsigned type)
 	return name ? name + 2 : "UNKNOWN";
 }
 
-void heap_object_scratch_free(struct heap_object_scratch *sc)
+void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 {
 	free(sc->refs);
 	free(sc->elems);
@@ -90,14 +90,14 @@ static bool ascii_only(const char *p, size_t n)
 static int string_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 size_t value_max, struct rbi_heap_object *out)
 {
-	struct heap_object_scratch *sc = heap_iter_scratch(it);
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
 	unsigned enc = (s->flags >> ENCODING_SHIFT) & ENCODING_MASK;
 	unsigned cr = (s->flags >> CODERANGE_SHIFT) & 3;
 	struct rbi_contents c;
 	size_t n;
 	int rc;
 
-	if ((rc = rbi_vm_string_contents(heap_iter_vm(it), s->addr, s->bytes, s->size,
+	if ((rc = rbi_vm_string_contents(rbi_heap_iter_vm(it), s->addr, s->bytes, s->size,
 					 s->size, &c)))
 		return rc;
 	out->embedded = c.embedded;
@@ -116,7 +116,7 @@ static int string_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if (c.embedded && c.ptr - s->addr + n <= s->size)
 		memcpy(sc->value, (const uint8_t *)s->bytes + (c.ptr - s->addr), n);
-	else if ((rc = rbi_read(heap_iter_target(it), c.ptr, sc->value, n)))
+	else if ((rc = rbi_read(rbi_heap_iter_target(it), c.ptr, sc->value, n)))
 		return rbi_fail_context(rc, "reading String 0x%" PRIx64 ": ", s->addr);
 	if (cr == 0 && !ascii_only(sc->value, n))
 		return RBI_OK;
@@ -139,7 +139,7 @@ static int add_ref(struct heap_object_scratch *sc, struct rbi_heap_object *out, 
 static int add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		    struct rbi_heap_object *out, const void *p, uint64_t n)
 {
-	const struct rbi_vm *vm = heap_iter_vm(it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
 	int rc;
 
 	for (uint64_t i = 0; i < n; i++) {
@@ -147,7 +147,7 @@ static int add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 
 		memcpy(&v, (const uint8_t *)p + 8 * i, sizeof(v));
 		if (rbi_vm_heap_p(vm, v) && v != s->klass &&
-		    (rc = add_ref(heap_iter_scratch(it), out, v)))
+		    (rc = add_ref(rbi_heap_iter_scratch(it), out, v)))
 			return rc;
 	}
 	return RBI_OK;
@@ -158,7 +158,7 @@ static int add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 static int read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		      const char *what, uint64_t addr, uint64_t n, const uint64_t **words)
 {
-	struct heap_object_scratch *sc = heap_iter_scratch(it);
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
 	int rc;
 
 	if (n > REFS_MAX)
@@ -166,7 +166,7 @@ static int read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 				" elements", what, s->addr, n);
 	if (!RBI_GROW(sc->elems, sc->elems_cap, n, 64))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	if (n && (rc = rbi_read(heap_iter_target(it), addr, sc->elems, 8 * n)))
+	if (n && (rc = rbi_read(rbi_heap_iter_target(it), addr, sc->elems, 8 * n)))
 		return rbi_fail_context(rc, "reading %s 0x%" PRIx64 ": ", what, s->addr);
 	*words = sc->elems;
 	return RBI_OK;
@@ -175,8 +175,8 @@ static int read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			struct rbi_heap_object *out)
 {
-	struct heap_object_scratch *sc = heap_iter_scratch(it);
-	const struct rbi_vm *vm = heap_iter_vm(it);
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
 	const struct rbi_layout *l = vm->layout;
 	struct rbi_contents c;
 	const uint64_t *elems;
@@ -214,7 +214,7 @@ static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 static int ar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		   struct rbi_heap_object *out, const uint8_t *table, uint32_t table_size)
 {
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	uint64_t bound = (s->flags >> RHASH_AR_BOUND_SHIFT) & RHASH_AR_FIELD_MASK;
 
 	if (l->ar_table_pairs + bound * AR_PAIR_SIZE > table_size)
@@ -229,7 +229,7 @@ static int ar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		   struct rbi_heap_object *out, const uint8_t *hdr, bool keys, int64_t *size)
 {
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	uint64_t start = rbi_get_u64(hdr, l->st_table_entries_start);
 	uint64_t bound = rbi_get_u64(hdr, l->st_table_entries_bound);
 	uint64_t esize = l->st_entry_size, words = esize / 8;
@@ -264,7 +264,7 @@ static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 struct rbi_heap_object *out)
 {
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	uint64_t mask = l->rstruct_embed_len_mask, n;
 	const uint64_t *words;
 	int rc;
@@ -288,7 +288,7 @@ static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	}
 	if (rc)
 		return rc;
-	out->refs = heap_iter_scratch(it)->refs;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
 	out->refs_known = true;
 	return RBI_OK;
 }
@@ -323,7 +323,7 @@ static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 
 	if (!p)
 		memset(buf, 0, size);
-	else if ((rc = rbi_read(heap_iter_target(it), p, buf, size)))
+	else if ((rc = rbi_read(rbi_heap_iter_target(it), p, buf, size)))
 		return rbi_fail_context(rc, "reading the table of 0x%" PRIx64 ": ", s->addr);
 	return RBI_OK;
 }
@@ -339,8 +339,8 @@ static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 struct rbi_heap_object *out)
 {
-	struct heap_object_scratch *sc = heap_iter_scratch(it);
-	const struct rbi_vm *vm = heap_iter_vm(it);
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
 	const struct rbi_layout *l = vm->layout;
 	bool embedded = (s->flags & ROBJECT_EMBED) != 0;
 	uint64_t ivptr, n, cap;
@@ -362,7 +362,7 @@ static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 
 		if (!sc->shapes_read) {
 			sc->shapes_read = true;
-			sc->shapes_rc = rbi_vm_shapes_read(heap_iter_target(it), vm, &sc->shapes);
+			sc->shapes_rc = rbi_vm_shapes_read(rbi_heap_iter_target(it), vm, &sc->shapes);
 		}
 		if (sc->shapes_rc)
 			return RBI_OK;
@@ -407,7 +407,7 @@ done:
 static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	bool st = (s->flags & RHASH_ST_TABLE_FLAG) != 0;
 	uint32_t table_size = st ? ST_HEADER_SIZE(l) : l->ar_table_size;
 	uint8_t buf[256];
@@ -439,7 +439,7 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		return rc;
 	if (s->flags & RHASH_PROC_DEFAULT)
 		out->default_proc = ifnone;
-	out->refs = heap_iter_scratch(it)->refs;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
 	out->refs_known = true;
 	return RBI_OK;
 }
@@ -450,7 +450,7 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 static const char *permanent_name(struct rbi_heap_iter *it, uint64_t k, char *buf, size_t cap,
 				  uint64_t *cut)
 {
-	if (rbi_class_name_cut(heap_iter_target(it), k, buf, cap, cut) != RBI_OK ||
+	if (rbi_class_name_cut(rbi_heap_iter_target(it), k, buf, cap, cut) != RBI_OK ||
 	    buf[0] == '#') {
 		*cut = 0;
 		return NULL;
@@ -463,29 +463,29 @@ static const char *permanent_name(struct rbi_heap_iter *it, uint64_t k, char *bu
 static int class_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			struct rbi_heap_object *out)
 {
-	struct heap_object_scratch *sc = heap_iter_scratch(it);
-	const struct rbi_vm *vm = heap_iter_vm(it);
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
 
 	if (!s->klass)
 		return RBI_OK;  /* hidden */
 	out->singleton = s->type == RBI_T_CLASS && (s->flags & vm->k.fl_singleton);
 	out->name = permanent_name(it, s->addr, sc->name, sizeof(sc->name), &sc->name_cut);
 	out->real_class = s->addr;
-	if (s->type == RBI_T_CLASS && heap_iter_class_real(it, s->addr, &out->real_class))
+	if (s->type == RBI_T_CLASS && rbi_heap_iter_class_real(it, s->addr, &out->real_class))
 		out->real_class = 0;    /* a chain that cannot be read */
 	if (out->real_class && out->real_class != s->addr)
 		out->real_class_name = permanent_name(it, out->real_class, sc->real_name,
 						      sizeof(sc->real_name), &sc->real_name_cut);
 	/* A name left out because the process died is not an anonymous class. */
-	if (rbi_target_gone_seen(heap_iter_target(it)))
-		return rbi_fail_gone(heap_iter_target(it));
+	if (rbi_target_gone_seen(rbi_heap_iter_target(it)))
+		return rbi_fail_gone(rbi_heap_iter_target(it));
 	return RBI_OK;
 }
 
 RBI_EXPORT void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
 					 uint64_t *real_class_name_cut)
 {
-	struct heap_object_scratch *sc = it ? heap_iter_scratch(it) : NULL;
+	struct heap_object_scratch *sc = it ? rbi_heap_iter_scratch(it) : NULL;
 
 	*name_cut = sc ? sc->name_cut : 0;
 	*real_class_name_cut = sc ? sc->real_name_cut : 0;
@@ -503,7 +503,7 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		.ivars = -1,
 		.entries = -1,
 	};
-	heap_iter_scratch(it)->name_cut = heap_iter_scratch(it)->real_name_cut = 0;
+	rbi_heap_iter_scratch(it)->name_cut = rbi_heap_iter_scratch(it)->real_name_cut = 0;
 	if (!s->flags)
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
 	switch (s->type) {

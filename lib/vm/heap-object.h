@@ -24,13 +24,13 @@ struct heap_object_scratch {
 	uint64_t name_cut, real_name_cut;       /* bytes of each left out */
 };
 
-void heap_object_scratch_free(struct heap_object_scratch *sc);
+void rbi_heap_object_scratch_free(struct heap_object_scratch *sc);
 
 /* heap.c */
-struct heap_object_scratch *heap_iter_scratch(struct rbi_heap_iter *it);
-struct rbi_target *heap_iter_target(struct rbi_heap_iter *it);
-const struct rbi_vm *heap_iter_vm(struct rbi_heap_iter *it);
+struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);
+struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it);
+const struct rbi_vm *rbi_heap_iter_vm(struct rbi_heap_iter *it);
 /* rb_class_real(KLASS), the walk's cached answer. */
-int heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real);
+int rbi_heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real);
 
 #endif

@@ -120,17 +120,17 @@ struct rbi_heap_iter {
 	struct heap_tally_ruby rb;      /* for rbi_heap_owned_bytes */
 };
 
-struct heap_object_scratch *heap_iter_scratch(struct rbi_heap_iter *it)
+struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it)
 {
 	return &it->scratch;
 }
 
-struct rbi_target *heap_iter_target(struct rbi_heap_iter *it)
+struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it)
 {
 	return it->t;
 }
 
-const struct rbi_vm *heap_iter_vm(struct rbi_heap_iter *it)
+const struct rbi_vm *rbi_heap_iter_vm(struct rbi_heap_iter *it)
 {
 	return it->vm;
 }
@@ -604,7 +604,7 @@ RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 	rbi_map_free(&it->cls_index);
 	free(it->totals);
 	rbi_map_free(&it->totals_index);
-	heap_object_scratch_free(&it->scratch);
+	rbi_heap_object_scratch_free(&it->scratch);
 	free(it);
 }
 
@@ -682,7 +682,7 @@ static int class_entry_of(struct rbi_heap_iter *it, uint64_t klass, struct class
 	return RBI_OK;
 }
 
-int heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real)
+int rbi_heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real)
 {
 	struct class_entry *e;
 	int rc = class_entry_of(it, klass, &e);
