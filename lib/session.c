@@ -1,7 +1,8 @@
 /* session.c: the target a caller opens (rbi_target): a memory backend and
  * what the layers learned from it (images, the located VM), opened,
  * refreshed and closed here.  It sits above the layers and owns their
- * results; none of them calls up into it. */
+ * results; none of them calls up into it: what a layer needs of the
+ * session it is handed (rbi_profile_record's openers). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "profile/profile.h"
 #include "vm/vm.h"
 
 static void target_free(struct rbi_target *t)
@@ -237,4 +239,16 @@ RBI_EXPORT int rbi_target_refresh(rbi_target *t)
 	if (t->live && (rc == RBI_GONE || rc == RBI_ZOMBIE))
 		return rc;
 	return RBI_OK;
+}
+
+/* The recording loop is lib/profile's; the targets it opens are the
+   session's, handed down to it. */
+RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts)
+{
+	static const struct rbi_record_targets targets = {
+		.open_pid = rbi_target_open_pid,
+		.close = rbi_target_close,
+	};
+
+	return rbi_record_run(p, pid, opts, &targets);
 }

@@ -24,11 +24,7 @@ import sys
 # The session (lib/session.c) sits above the layers it ties together, and
 # "the layers never call up into it": the folders that do today, and why.
 # A new edge into the session fails until it is fixed or listed here.
-UP_INTO_SESSION = {
-    "profile": "rbi_profile_record opens the processes it records "
-               "(record.c: rbi_target_open_pid/close); the samplers ask "
-               "rbi_target_pid (issue #20: to move up or behind an accessor)",
-}
+UP_INTO_SESSION = {}
 
 # Sources generated into the build tree, and the folder they belong to.
 GENERATED = {"flamegraph-js.c": "out"}

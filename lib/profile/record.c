@@ -1,4 +1,4 @@
-/* record.c: rbi_profile_record, the sampling loop.
+/* record.c: rbi_profile_record's sampling loop (rbi_record_run).
  *
  * One tick samples every process; ticks are due at random intervals of 0.5
  * to 1.5 periods (the mean is the period) so work in the target that
@@ -79,6 +79,7 @@ struct native_tally {
 struct rec {
 	rbi_profile *p;
 	const struct rbi_record_opts *o;
+	const struct rbi_record_targets *targets;
 	struct rbi_open_opts open;
 	/* PROCS and each proc's STATE, T and RC are shared with the helper
 	   under MU; the rest is the loop's. */
@@ -148,7 +149,7 @@ static void proc_close(struct rec *r, struct proc *p)
 		p->counted = true;
 	}
 	rbi_sampler_free(p->s);
-	rbi_target_close(p->t);
+	r->targets->close(p->t);
 	rbi_map_free(&p->fmap);
 	if (p->stat_fd >= 0)
 		close(p->stat_fd);
@@ -218,10 +219,10 @@ static int open_target(struct rec *r, pid_t pid, rbi_target **out)
 	int rc;
 
 	*out = NULL;
-	if ((rc = rbi_target_open_pid(pid, &r->open, out)))
+	if ((rc = r->targets->open_pid(pid, &r->open, out)))
 		return rc;
 	if ((rc = rbi_ruby_info(*out, &info))) {
-		rbi_target_close(*out);
+		r->targets->close(*out);
 		*out = NULL;
 	}
 	return rc;
@@ -296,7 +297,7 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 		set_meta_once(r, p);
 		return;
 	}
-	rbi_target_close(p->t);
+	r->targets->close(p->t);
 	p->t = NULL;
 	p->rc = rc;
 	if (p == &r->procs[0])
@@ -526,11 +527,12 @@ static bool tend(struct rec *r, uint64_t now, bool *any_sampling)
 	return any_alive;
 }
 
-RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts)
+int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts,
+		   const struct rbi_record_targets *targets)
 {
 	struct rbi_record_opts oc = { 0 };      /* OPTS as far as its size reaches */
 	const struct rbi_record_opts *o = &oc;
-	struct rec r = { .p = p, .o = o };
+	struct rec r = { .p = p, .o = o, .targets = targets };
 	uint64_t period, start = 0, due, next_scan = 0, next_progress, stop_at = 0, late = 0;
 	uint64_t missed = 0;
 	uint64_t progress_every, next_exec_check = 0;

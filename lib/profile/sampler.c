@@ -278,7 +278,7 @@ RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opt
 	if (!(s = calloc(1, sizeof(*s))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	s->t = t;
-	s->pid = rbi_target_pid(t);
+	s->pid = t->pid;
 	RBI_COPY_IN(&s->opts, opts);    /* defaults: 0 */
 	s->same_pidns = rbi_proc_same_pidns(s->pid);
 	s->last_ns = rbi_now_ns();
