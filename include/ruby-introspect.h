@@ -46,9 +46,12 @@ extern "C" {
 /* ---- Version ------------------------------------------------------------- */
 
 /* The version of the library running (RBI_VERSION_* are the header's, which
-   a program was built with): "0.1.0", and its numbers through each non-NULL
-   pointer.  A program built against a newer header than the library it runs
-   with can tell, and not call what the library lacks. */
+   a program was built with): "MAJOR.MINOR.PATCH", and its numbers through
+   each non-NULL pointer.  A program built against a newer header than the
+   library it runs with can tell, and not call what the library lacks.
+   Each exported function carries the symbol version of the release that
+   added it (LIBRUBY_INTROSPECT_MAJOR.MINOR; lib/libruby-introspect.sym),
+   so the newest node is always the library's MAJOR.MINOR. */
 const char *rbi_version(int *major, int *minor, int *patch);
 
 /* ---- Errors -------------------------------------------------------------- */
