@@ -78,6 +78,6 @@ int main(int argc, char **argv)
 	       (double)cost[n - 1] / 1e3, frames, (unsigned long long)st.torn,
 	       (unsigned long long)st.errors, (unsigned long long)st.rescans);
 	rbi_sampler_free(s);
-	rbi_target_close(t);
+	rbi_target_free(t);
 	return 0;
 }

@@ -85,6 +85,6 @@ int main(int argc, char **argv)
 	}
 	if (rc)
 		fprintf(stderr, "%s: %s (%s)\n", argv[1], rbi_errmsg(), rbi_strerror(rc));
-	rbi_target_close(t);
+	rbi_target_free(t);
 	return rc ? 1 : 0;
 }

@@ -9,8 +9,13 @@
  *    there is one, what to do about it) that rbi_errmsg() returns.  It is per
  *    calling thread and is replaced by the next failing call.
  *  - The library never prints, never exits and never writes to the target.
+ *  - An object the caller owns is released with one verb, whatever made it
+ *    (open, new, init, load): rbi_<object>_free(), NULL-safe, once.  Those
+ *    are rbi_target_free, rbi_frame_cursor_free, rbi_heap_iter_free,
+ *    rbi_sampler_free and rbi_profile_free.  (A memory backend's own
+ *    close member is the backend's, not the caller's to call.)
  *  - Pointers returned by rbi_target_* getters are borrowed: valid until
- *    rbi_target_close() unless said otherwise.
+ *    rbi_target_free() unless said otherwise.
  *  - Structs and sizes (the ABI rule).  A struct whose first member is
  *    `uint32_t size` is versioned by it: the caller sets it to sizeof(the
  *    struct) as its header has it (rbi_mem_ops, rbi_open_opts, rbi_sampler_opts,
@@ -183,7 +188,7 @@ struct rbi_mem_ops {
 	/* Optional: open a file the target maps (PATH as region() names it),
 	   returning an fd or a negative rbi_status.  NULL: opened as PATH. */
 	int (*open_file)(void *be, const char *path);
-	/* Called once, last, by rbi_target_close(). */
+	/* Called once, last, by rbi_target_free(). */
 	void (*close)(void *be);
 	/* Appended in 0.3.  Optional: the signal that ended the process (a core
 	   the kernel wrote when it died) into *OUT: RBI_OK, or RBI_ITER_END
@@ -239,7 +244,7 @@ int rbi_target_open_ops(const struct rbi_mem_ops *ops, void *be,
 			const struct rbi_open_opts *opts, rbi_target **out);
 
 /* NULL-safe. */
-void rbi_target_close(rbi_target *t);
+void rbi_target_free(rbi_target *t);
 
 /* Read target memory through the target's cache.  Same returns as
    rbi_mem_ops.read. */
@@ -700,7 +705,7 @@ int rbi_native_foreach(rbi_target *t, const struct rbi_thread *th,
  *      while (rc == RBI_OK && (rc = rbi_frame_cursor_next(c, &f)) == RBI_OK)
  *              printf("%s:%d:in '%s'\n", f->path, f->line, f->label);
  *      if (rc == RBI_ITER_END) rc = RBI_OK;
- *      rbi_frame_cursor_close(c);
+ *      rbi_frame_cursor_free(c);
  */
 typedef struct rbi_frame_cursor rbi_frame_cursor;
 
@@ -716,14 +721,14 @@ typedef struct rbi_frame_cursor rbi_frame_cursor;
    when the walk failed before its first frame, RBI_INVAL for unknown
    FLAGS.  A walk that failed after some frames (RBI_CORRUPT) opens: its
    error is what the step after its last frame returns.  *OUT is the
-   caller's: rbi_frame_cursor_close() it.  T must outlive it. */
+   caller's: free it with rbi_frame_cursor_free().  T must outlive it. */
 int rbi_thread_frames_open(rbi_target *t, const struct rbi_thread *th, unsigned flags,
 			   size_t max_frames, rbi_frame_cursor **out);
 
 /* The next Ruby frame into *OUT, innermost first (with RBI_FRAMES_NATIVE:
    the Ruby frame of the next line that has one, native-only lines passed
    over).  *OUT and its strings are the cursor's: valid until the next
-   step or rbi_frame_cursor_close(), whichever comes first; copy what you
+   step or rbi_frame_cursor_free(), whichever comes first; copy what you
    keep.  RBI_ITER_END after the last frame, or the walk's error when it
    ended in one (rbi_thread_frames_open). */
 int rbi_frame_cursor_next(rbi_frame_cursor *c, const struct rbi_frame **out);
@@ -739,7 +744,7 @@ int rbi_frame_cursor_next_mixed(rbi_frame_cursor *c, const struct rbi_mixed_fram
 const struct rbi_native_info *rbi_frame_cursor_native_info(const rbi_frame_cursor *c);
 
 /* NULL-safe.  Frees the cursor and every frame it holds. */
-void rbi_frame_cursor_close(rbi_frame_cursor *c);
+void rbi_frame_cursor_free(rbi_frame_cursor *c);
 
 /* ---- Values and local variables ------------------------------------------ */
 
@@ -1182,7 +1187,7 @@ int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *
    the process; if it was stopped already (job control, a debugger)
    nothing is done, *STOPPED is 0 and rbi_target_resume() leaves it
    stopped.  Calls do not nest: a second pause is a no-op.  Resume from
-   the thread that paused (ptrace's rule); rbi_target_close() resumes too.
+   the thread that paused (ptrace's rule); rbi_target_free() resumes too.
    Errors: RBI_UNSUPPORTED (a core, or memory served by
    rbi_target_open_ops), RBI_PERM (traced already, or ptrace not allowed:
    the message says how), RBI_GONE. */
@@ -1224,7 +1229,7 @@ const char *rbi_value_type_name(unsigned type);
  *              counts[s->type]++;
  *      if (rc == RBI_ITER_END) rc = RBI_OK;
  *      rbi_heap_iter_stats(it, &st);   // TOTAL = st.slots, FREE = st.free
- *      rbi_heap_iter_fini(it);
+ *      rbi_heap_iter_free(it);
  */
 typedef struct rbi_heap_iter rbi_heap_iter;
 
@@ -1286,11 +1291,11 @@ struct rbi_heap_stats {
    (a built-in table that is wrong for this Ruby: supply its DWARF),
    RBI_NO_LAYOUT when the layout has no heap fields (read its DWARF),
    RBI_UNSUPPORTED for a GC this walker does not know (Ruby 3.4+ built
-   with a modular GC library).  Free with rbi_heap_iter_fini().
+   with a modular GC library).  Free with rbi_heap_iter_free().
    Where T's memory allows reads from two threads (RBI_MEM_CONCURRENT: live
    processes and cores) and there is a second CPU, the walk reads the next
    pages on a thread of its own (all signals blocked) until
-   rbi_heap_iter_fini(); T must not be closed before that. */
+   rbi_heap_iter_free(); T must not be freed before that. */
 int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter **out);
 
 /* The next slot in *OUT: a used slot (flags non-zero), or a free one with
@@ -1426,7 +1431,7 @@ void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
 			      uint64_t *real_class_name_cut);
 
 /* NULL-safe.  Frees the iterator and everything it holds. */
-void rbi_heap_iter_fini(rbi_heap_iter *it);
+void rbi_heap_iter_free(rbi_heap_iter *it);
 
 /* The name of class or module KLASS into BUF (CAP bytes, NUL-terminated,
    cut to fit): its permanent path ("Foo::Bar"), or as Ruby inspects an
@@ -1456,6 +1461,15 @@ int rbi_class_name_cut(rbi_target *t, uint64_t klass, char *buf, size_t cap,
 void rbi_escape_text(FILE *f, const char *s, size_t len);
 void rbi_escape_json(FILE *f, const char *s, size_t len);
 void rbi_escape_xml(FILE *f, const char *s, size_t len);
+
+/* ---- Former names ------------------------------------------------------ */
+
+/* The names 0.1-0.7 gave two destructors, before every destructor was
+   rbi_<object>_free: still exported (LIBRUBY_INTROSPECT_0.1), so that
+   programs linked then keep running, and declared, so that their sources
+   still build.  The same functions: new code uses the new names. */
+void rbi_target_close(rbi_target *t);           /* = rbi_target_free */
+void rbi_heap_iter_fini(rbi_heap_iter *it);     /* = rbi_heap_iter_free */
 
 #ifdef __cplusplus
 }

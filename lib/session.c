@@ -141,7 +141,7 @@ RBI_EXPORT int rbi_target_open_core(const char *path,
 	return RBI_OK;
 }
 
-RBI_EXPORT void rbi_target_close(rbi_target *t)
+RBI_EXPORT void rbi_target_free(rbi_target *t)
 {
 	if (!t)
 		return;
@@ -149,6 +149,10 @@ RBI_EXPORT void rbi_target_close(rbi_target *t)
 		t->ops->close(t->be);
 	target_free(t);
 }
+
+/* The name 0.1-0.7 gave it, still exported in LIBRUBY_INTROSPECT_0.1 so
+   that programs linked then keep working. */
+RBI_EXPORT void rbi_target_close(rbi_target *t) __attribute__((alias("rbi_target_free")));
 
 RBI_EXPORT pid_t rbi_target_pid(const rbi_target *t)
 {
@@ -247,7 +251,7 @@ RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_re
 {
 	static const struct rbi_record_targets targets = {
 		.open_pid = rbi_target_open_pid,
-		.close = rbi_target_close,
+		.free_target = rbi_target_free,
 	};
 
 	return rbi_record_run(p, pid, opts, &targets);

@@ -443,7 +443,7 @@ static int selected_frame(struct session *s, const char *cmd, struct frame_ctx *
 		c->th = NULL;
 		rc = EXIT_OK;
 	}
-	rbi_frame_cursor_close(cur);
+	rbi_frame_cursor_free(cur);
 	return rc;
 }
 

@@ -386,7 +386,7 @@ int gdb_main(struct session *s, struct rbi_open_opts *opts, int argc, char **arg
 	s->what = what;
 	s->live = g.kind == GDB_NATIVE && !g.slot;
 	rc = run_command(s, argc, argv);
-	rbi_target_close(s->target);
+	rbi_target_free(s->target);
 	s->target = NULL;
 	return rc;
 }

@@ -59,7 +59,7 @@ int heap_walk_begin(struct heap_walk *w)
 		if (!w->paused || !st.moved || try + 1 == PAUSE_TRIES)
 			return RBI_OK;
 		/* Stopped in the middle of a GC: let it finish. */
-		rbi_heap_iter_fini(w->it);
+		rbi_heap_iter_free(w->it);
 		w->it = NULL;
 		resume_target(w, RBI_OK);
 		nanosleep(&(struct timespec){ 0, PAUSE_RETRY_NS }, NULL);
@@ -97,7 +97,7 @@ int heap_walk_end(struct heap_walk *w, int rc)
 	   read as a GC changed it: its output says approximate, no more. */
 	if (!w->s->live || w->paused)
 		w->s->bad_values += rbi_heap_iter_impossible(w->it);
-	rbi_heap_iter_fini(w->it);
+	rbi_heap_iter_free(w->it);
 	w->it = NULL;
 	return resume_target(w, rc);
 }

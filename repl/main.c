@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	} else {
 		rc = run_command(&cli.s, argc - i, argv + i);
 	}
-	rbi_target_close(cli.s.target);
+	rbi_target_free(cli.s.target);
 	free(cli.batch);
 	return rc;
 }

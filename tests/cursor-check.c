@@ -178,7 +178,7 @@ static int read_cursor(const struct rbi_thread *th, struct stack *s, struct stac
 	}
 	if ((native != 0) != (rbi_frame_cursor_native_info(c) != NULL))
 		mismatch(0, "native info only with RBI_FRAMES_NATIVE");
-	rbi_frame_cursor_close(c);
+	rbi_frame_cursor_free(c);
 	if (rc != RBI_ITER_END)
 		return rc;
 
@@ -194,7 +194,7 @@ static int read_cursor(const struct rbi_thread *th, struct stack *s, struct stac
 		}
 		keep_ruby(l, f);
 	}
-	rbi_frame_cursor_close(c);
+	rbi_frame_cursor_free(c);
 	return rc == RBI_ITER_END ? RBI_OK : rc;
 }
 
@@ -213,7 +213,7 @@ static void check_max(const struct rbi_thread *th, const struct stack *ruby)
 			compare_ruby(n, &ruby->v[n].ruby, f);
 		n++;
 	}
-	rbi_frame_cursor_close(c);
+	rbi_frame_cursor_free(c);
 	if (n != (ruby->n < 2 ? ruby->n : 2)) {
 		printf("mismatch: thread %u: %zu frames with MAX_FRAMES 2 of %zu\n",
 		       th->number, n, ruby->n);
@@ -286,7 +286,7 @@ static void check_rules(void)
 		puts("mismatch: unknown flags are not refused");
 		mismatches++;
 	}
-	rbi_frame_cursor_close(NULL);
+	rbi_frame_cursor_free(NULL);
 }
 
 int main(int argc, char **argv)
@@ -316,15 +316,15 @@ int main(int argc, char **argv)
 	}
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", where, rbi_errmsg());
-		rbi_target_close(target);
+		rbi_target_free(target);
 		return 2;
 	}
 	check_rules();
 	if ((rc = rbi_thread_foreach(target, thread_cb, NULL)) != RBI_OK) {
 		fprintf(stderr, "%s: %s\n", where, rbi_errmsg());
-		rbi_target_close(target);
+		rbi_target_free(target);
 		return 2;
 	}
-	rbi_target_close(target);
+	rbi_target_free(target);
 	return mismatches ? 1 : 0;
 }

@@ -42,7 +42,7 @@ def result(ok, what, details=()):
     if not ok:
         failed += 1
     print(("ok %d - %s" if ok else "not ok %d - %s") % (n, what))
-    for d in list(details)[:20]:
+    for d in ([] if ok else list(details)[:20]):
         print("# " + d)
 
 

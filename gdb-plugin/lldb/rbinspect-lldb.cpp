@@ -786,13 +786,13 @@ public:
 				fclose(err);
 			free(obuf);
 			free(ebuf);
-			rbi_target_close(t);
+			rbi_target_free(t);
 			result.SetError("rb: out of memory");
 			return false;
 		}
 		int status = rbi_lldb_run(t, what.c_str(), live, out, err,
 					  (int)argv.size() - 1, argv.data());
-		rbi_target_close(t);
+		rbi_target_free(t);
 		fclose(out);
 		fclose(err);
 		if (olen)

@@ -77,7 +77,7 @@ static int keep_mixed(const struct rbi_mixed_frame *f, void *arg)
 	return RBI_OK;
 }
 
-RBI_EXPORT void rbi_frame_cursor_close(rbi_frame_cursor *c)
+RBI_EXPORT void rbi_frame_cursor_free(rbi_frame_cursor *c)
 {
 	if (!c)
 		return;
@@ -119,7 +119,7 @@ RBI_EXPORT int rbi_thread_frames_open(rbi_target *t, const struct rbi_thread *th
 	   callback caller would have had those frames first, and so does
 	   the cursor's. */
 	if (rc < 0 && (!c->n || rc == RBI_NOMEM)) {
-		rbi_frame_cursor_close(c);
+		rbi_frame_cursor_free(c);
 		return rc;
 	}
 	c->end = rc < 0 ? rc : RBI_ITER_END;

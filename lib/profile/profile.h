@@ -76,13 +76,13 @@ int rbi_profile_foreach_sample(rbi_profile *p, const struct rbi_profile_view *vi
 int rbi_profile_add_mapped(rbi_profile *p, const struct rbi_sample *s,
 			   struct rbi_map *cache);
 
-/* How a recording opens and closes the processes it samples.  The
-   session's rbi_target_open_pid and rbi_target_close, handed down by
-   rbi_profile_record (session.c): lib/profile sits below the session and
-   never calls up into it. */
+/* How a recording opens and frees the targets of the processes it
+   samples: the session's rbi_target_open_pid and rbi_target_free, handed
+   down by rbi_profile_record (session.c), since lib/profile sits below
+   the session and never calls up into it. */
 struct rbi_record_targets {
 	int (*open_pid)(pid_t pid, const struct rbi_open_opts *opts, rbi_target **out);
-	void (*close)(rbi_target *t);
+	void (*free_target)(rbi_target *t);
 };
 
 /* rbi_profile_record (record.c), opening processes through TARGETS. */

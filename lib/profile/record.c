@@ -149,7 +149,7 @@ static void proc_close(struct rec *r, struct proc *p)
 		p->counted = true;
 	}
 	rbi_sampler_free(p->s);
-	r->targets->close(p->t);
+	r->targets->free_target(p->t);
 	rbi_map_free(&p->fmap);
 	if (p->stat_fd >= 0)
 		close(p->stat_fd);
@@ -222,7 +222,7 @@ static int open_target(struct rec *r, pid_t pid, rbi_target **out)
 	if ((rc = r->targets->open_pid(pid, &r->open, out)))
 		return rc;
 	if ((rc = rbi_ruby_info(*out, &info))) {
-		r->targets->close(*out);
+		r->targets->free_target(*out);
 		*out = NULL;
 	}
 	return rc;
@@ -297,7 +297,7 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 		set_meta_once(r, p);
 		return;
 	}
-	r->targets->close(p->t);
+	r->targets->free_target(p->t);
 	p->t = NULL;
 	p->rc = rc;
 	if (p == &r->procs[0])

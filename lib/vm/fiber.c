@@ -310,7 +310,7 @@ static int add_heap(struct fsearch *s, int *approximate)
 	if (it) {
 		rbi_heap_iter_stats(it, &hs);
 		*approximate = hs.moved;
-		rbi_heap_iter_fini(it);
+		rbi_heap_iter_free(it);
 	}
 	return rc;
 }

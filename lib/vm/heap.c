@@ -402,18 +402,18 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 		it->nbatches = it->reader ? rbi_heap_reader_batches(it->reader) : 0;
 	}
 	if (rc) {
-		rbi_heap_iter_fini(it);
+		rbi_heap_iter_free(it);
 		return rbi_fail_context(rc, "locating the heap: ");
 	}
 	it->st.pages = it->npages;
 	if ((rc = read_gc_state(it, &it->st.gc_count, &running))) {
-		rbi_heap_iter_fini(it);
+		rbi_heap_iter_free(it);
 		return rc;
 	}
 	if (running)
 		moved(it, "a GC was running when the walk started");
 	if (it->npages && (rc = next_batch(it))) {
-		rbi_heap_iter_fini(it);
+		rbi_heap_iter_free(it);
 		return rc;
 	}
 	if (it->npages && (rc = check_first_pages(it))) {
@@ -425,7 +425,7 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 		   approximate.  Only a heap that held still is proof of a
 		   wrong layout. */
 		if (gone) {
-			rbi_heap_iter_fini(it);
+			rbi_heap_iter_free(it);
 			return gone;
 		}
 		if (it->st.moved || running || count != it->st.gc_count) {
@@ -435,7 +435,7 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 			if (vm->k.heap_sorted_darray)
 				rbi_fail_context(rc, "(or a GC library other than the "
 						 "default is loaded) ");
-			rbi_heap_iter_fini(it);
+			rbi_heap_iter_free(it);
 			return rc;
 		}
 	}
@@ -595,7 +595,7 @@ RBI_EXPORT uint64_t rbi_heap_iter_impossible(const rbi_heap_iter *it)
 	return it ? it->impossible : 0;
 }
 
-RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
+RBI_EXPORT void rbi_heap_iter_free(rbi_heap_iter *it)
 {
 	if (!it)
 		return;
@@ -607,6 +607,10 @@ RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it)
 	rbi_heap_object_scratch_free(&it->scratch);
 	free(it);
 }
+
+/* The name 0.1-0.7 gave it, still exported in LIBRUBY_INTROSPECT_0.1 so
+   that programs linked then keep working. */
+RBI_EXPORT void rbi_heap_iter_fini(rbi_heap_iter *it) __attribute__((alias("rbi_heap_iter_free")));
 
 /* ---- Classes ------------------------------------------------------------ */
 

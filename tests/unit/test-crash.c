@@ -305,7 +305,7 @@ static void run(struct fake *f, const struct rbi_mem_ops *ops, struct outcome *o
 	rbi_target *t = fake_open(f, ops);
 
 	outcome_of(t, o);
-	rbi_target_close(t);
+	rbi_target_free(t);
 }
 
 /* The process in F with the frame FR written at AT. */
@@ -375,7 +375,7 @@ static void test_valid_frame(void)
 	ok(rbi_target_crash(t, &again) == RBI_OK && again &&
 	   again->signal.signo == SIGABRT && again->handled_frame == FRAME_AT,
 	   "valid frame: a second call answers the same (cached per target)");
-	rbi_target_close(t);
+	rbi_target_free(t);
 
 	ok(strcmp(rbi_crash_describe(&o.crash, small, sizeof(small)), "SIGSEGV (") == 0,
 	   "describe: cut to fit a small buffer, NUL-terminated");

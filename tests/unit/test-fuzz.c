@@ -199,12 +199,12 @@ static void exercise(rbi_target *t, struct liar *l)
 		if (n % 3 == 0)
 			rbi_heap_object_read(it, s, 64, &o);
 	}
-	rbi_heap_iter_fini(it);
+	rbi_heap_iter_free(it);
 	if (rbi_heap_iter_init(t, 0, &it) == RBI_OK) {
 		uint64_t counts[RBI_TYPE_COUNT] = { 0 };
 		for (unsigned n = 0; n < 1000 && rbi_heap_iter_count_classes(it, counts) == RBI_OK; n++)
 			;
-		rbi_heap_iter_fini(it);
+		rbi_heap_iter_free(it);
 	}
 }
 
@@ -270,7 +270,7 @@ static void vm_run(uint64_t seed, void *arg)
 	l.on = seed % 4 == 0;
 	if (rbi_target_open_ops(&ops, &l, &o, &t) == RBI_OK)
 		exercise(t, &l);
-	rbi_target_close(t);
+	rbi_target_free(t);
 	reach.lies += l.lies;
 }
 
@@ -339,7 +339,7 @@ static void core_run(uint64_t seed, void *arg)
 	}
 	if (rbi_target_open_core(open_path, NULL, &t) == RBI_OK)
 		exercise(t, NULL);
-	rbi_target_close(t);
+	rbi_target_free(t);
 }
 
 /* Undo core_run's mutations of C's first bytes. */
@@ -386,7 +386,7 @@ int main(void)
 		   "vm: the runs reach frames and objects, and reads lie");
 		ok(bad == 0, "vm: %u runs of info, bt, locals, objects and classes on corrupted "
 		   "reads: no crash, no hang, no sanitizer report (%u failed)", runs, bad);
-		rbi_target_close(core0);
+		rbi_target_free(core0);
 	}
 
 	static struct corefile c;

@@ -62,7 +62,7 @@ static int walk(rbi_target *t, long next, uint64_t c[RBI_TYPE_COUNT + 1],
 		while ((rc = rbi_heap_iter_count(it, c)) == RBI_OK)
 			;
 	rbi_heap_iter_stats(it, st);
-	rbi_heap_iter_fini(it);
+	rbi_heap_iter_free(it);
 	if (rc != RBI_ITER_END)
 		return rc;
 	if (next >= 0)  /* rbi_heap_iter_count keeps free slots in the stats */
@@ -198,7 +198,7 @@ static int tally_walk(rbi_target *t, long next, struct tally *out)
 	out->internal.owned_bytes += slots.internal.owned_bytes;
 	out->unknown.count += slots.unknown.count;
 	free(slots.v);
-	rbi_heap_iter_fini(it);
+	rbi_heap_iter_free(it);
 	return rc == RBI_ITER_END ? RBI_OK : rc;
 }
 
@@ -250,7 +250,7 @@ static void check_no_switch(rbi_target *t, count_fn *first, const char *first_na
 	check(first(it, c) == RBI_OK, "%s: a batch", first_name);
 	ok(second(it, c) == RBI_INVAL, "%s after %s: RBI_INVAL (%s)", second_name, first_name,
 	   rbi_errmsg());
-	rbi_heap_iter_fini(it);
+	rbi_heap_iter_free(it);
 }
 
 /* A walk counts one way: by type or by class. */
@@ -274,7 +274,7 @@ static void check_next_after_count(rbi_target *t)
 	check(rbi_heap_iter_count(it, c) == RBI_OK, "count a batch");
 	ok(rbi_heap_iter_next(it, &s) == RBI_INVAL && strstr(rbi_errmsg(), "counting"),
 	   "rbi_heap_iter_next after rbi_heap_iter_count: RBI_INVAL (%s)", rbi_errmsg());
-	rbi_heap_iter_fini(it);
+	rbi_heap_iter_free(it);
 }
 
 /* ---- A dying process ---------------------------------------------------- */
@@ -407,7 +407,7 @@ static void check_dying(const char *core, rbi_target *plain)
 	reads = d->reads;
 	ok(rc == RBI_OK && same(want, got) && !st.moved,
 	   "read on two threads (%d batched reads): the core's counts", reads);
-	rbi_target_close(t);
+	rbi_target_free(t);
 	for (int left = 0; left < reads; left++, tried++) {
 		if (!(t = open_dying(core, left, &d))) {
 			bad++;
@@ -419,7 +419,7 @@ static void check_dying(const char *core, rbi_target *plain)
 			     rc ? rbi_errmsg() : st.moved_why);
 			bad++;
 		}
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	ok(bad == 0 && tried > 0, "gone after 0 to %d of them: every walk ends with RBI_GONE",
 	   reads - 1);
@@ -440,7 +440,7 @@ static void check_names_after_death(const char *core, rbi_target *plain)
 	if (!check((t = open_dying(core, -1, &d)) != NULL, "the core as a live process"))
 		return;
 	if (!check(tally_walk(t, 0, &tal) == RBI_OK, "tally by class")) {
-		rbi_target_close(t);
+		rbi_target_free(t);
 		return;
 	}
 	pthread_mutex_lock(&d->mu);
@@ -466,7 +466,7 @@ static void check_names_after_death(const char *core, rbi_target *plain)
 	ok(bad == 0 && gone > 0, "%zu classes named after the process died: %zu RBI_GONE, "
 	   "%zu from bytes read before, none anonymous", tal.n, gone, named);
 	free(tal.v);
-	rbi_target_close(t);
+	rbi_target_free(t);
 }
 
 /* The first used T_OBJECT slot of T's heap, its address and flags. */
@@ -484,7 +484,7 @@ static bool first_object(rbi_target *t, uint64_t *addr, uint64_t *flags)
 			*flags = s->flags;
 			found = true;
 		}
-	rbi_heap_iter_fini(it);
+	rbi_heap_iter_free(it);
 	return found;
 }
 
@@ -526,7 +526,7 @@ static void check_impossible_type(const char *core, rbi_target *plain)
 	ok(st.moved && strstr(st.moved_why, "no heap object has"),
 	   "the counts say they are approximate: %s", st.moved_why);
 	ok(rbi_heap_iter_impossible(NULL) == 0, "rbi_heap_iter_impossible(NULL): 0");
-	rbi_target_close(t);
+	rbi_target_free(t);
 	rc = run_cli(copy, "objects", out, err, sizeof(out));
 	ok(rc == 8 && strstr(out, "\nT_NONE                  1\n") &&
 	   strstr(out, "note: counts are approximate: used slots have a type no heap object has"),
@@ -569,7 +569,7 @@ int main(void)
 		check_dying(core, t);
 		check_names_after_death(core, t);
 		check_impossible_type(core, t);
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	unlink(core);
 	return tap_plan();

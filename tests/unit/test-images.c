@@ -590,7 +590,7 @@ static void test_core(const struct ruby *rb, const struct found *live)
 		check_target(t, rb, tag, &f, &img);
 		ok(img && img->origin == RBI_IMAGE_FILE && f.ruby_version == live->ruby_version &&
 		   f.vm == live->vm, "%s: same symbols and VM as live", tag);
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	snprintf(tag, sizeof(tag), "%s core-only", rb->name);
 	memset(&f, 0, sizeof(f));
@@ -601,7 +601,7 @@ static void test_core(const struct ruby *rb, const struct found *live)
 		ok(f.ruby_version == live->ruby_version && f.rb_gc_count == live->rb_gc_count &&
 		   f.vm_ptr_slot == live->vm_ptr_slot && f.immortal_ref == live->immortal_ref &&
 		   f.vm == live->vm, "%s: same symbols, anchors and VM as live", tag);
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 out:
 	unlink(core);
@@ -650,7 +650,7 @@ static void test_container(const char *dir, const char *name, const struct found
 		   REL(f.vm_ptr_slot, f.bias) == REL(live->vm_ptr_slot, live->bias) &&
 		   REL(f.immortal_ref, f.bias) == REL(live->immortal_ref, live->bias),
 		   "%s: same symbols and anchors (relative to the image) as in a chroot", tag);
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	ruby_stop(&rb);
 }
@@ -715,7 +715,7 @@ static void test_ruby(const char *dir, const char *name)
 		ok(dw != NULL && bias == img->bias, "%s: DWARF found (%.1f ms)", tag,
 		   now_ms() - t0);
 	}
-	rbi_target_close(t);
+	rbi_target_free(t);
 
 	/* Files hidden: every image comes from target memory. */
 	snprintf(tag, sizeof(tag), "%s memory", name);
@@ -727,7 +727,7 @@ static void test_ruby(const char *dir, const char *name)
 		ok(mem.ruby_version == live.ruby_version && mem.rb_gc_count == live.rb_gc_count &&
 		   mem.vm_ptr_slot == live.vm_ptr_slot && mem.immortal_ref == live.immortal_ref,
 		   "%s: same symbols and anchors as from the file", tag);
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 
 	/* libruby replaced on disk by another ELF file: build-ids differ. */
@@ -743,7 +743,7 @@ static void test_ruby(const char *dir, const char *name)
 			   mem.vm_ptr_slot == live.vm_ptr_slot,
 			   "%s: same symbols and anchors as from the file", tag);
 		}
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	test_core(&rb, &live);
 	ruby_stop(&rb);
@@ -796,7 +796,7 @@ static void test_self(void)
 	} else {
 		skip("built without -g", "self: DWARF of the test itself");
 	}
-	rbi_target_close(t);
+	rbi_target_free(t);
 }
 
 /* ---- Code decoding on bytes we control ---------------------------------- */
@@ -894,7 +894,7 @@ static void test_code_edges(void)
 	ok(rbi_images_load(t, &l) == RBI_OK && l->n == 0 &&
 	   !rbi_images_find_symbol(l, "ruby_version"),
 	   "images: a target with no file mappings has no images");
-	rbi_target_close(t);
+	rbi_target_free(t);
 }
 
 static int count_fds(void)
@@ -991,7 +991,7 @@ static void test_hostile_images(void)
 			}
 			rbi_code_rip_refs(t, b.base + (seed % sizeof(mem)), 64, refs, 8, &n);
 		}
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	ok(true, "hostile: %d garbage images handled (%d claimed ruby_version) in %.0f ms",
 	   runs, found, now_ms() - t0);
@@ -1089,7 +1089,7 @@ static void test_mutated_images(void)
 			rbi_images_find_symbol(l, "ruby_version");
 			rbi_image_dwarf(&l->v[0], NULL);
 		}
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	ok(true, "mutated: %d mutated libdw images handled (%d still had dwfl_begin) in %.0f ms",
 	   runs, found - 1, now_ms() - t0);

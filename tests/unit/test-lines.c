@@ -131,7 +131,7 @@ static void check_bad_line(const char *core, rbi_target *t, const struct frames 
 		   "the frame itself: line 0 (unknown), why: %s",
 		   got.error[victim] ? got.error[victim] : "(none)");
 	frames_free(&got);
-	rbi_target_close(b);
+	rbi_target_free(b);
 
 	rc = run_cli(bad_core, "bt 1", out, err, sizeof(out));
 	ok(rc == 8, "rbinspect CORE bt: exit status 8 (got %d)", rc);
@@ -184,7 +184,7 @@ int main(void)
 	   !strstr(err, "cannot have"), "the intact core: exit 0, line 62");
 out_t:
 	frames_free(&want);
-	rbi_target_close(t);
+	rbi_target_free(t);
 out:
 	unlink(core);
 	return tap_plan();

@@ -167,14 +167,14 @@ int main(void)
 	test_reads(t, &c, "process_vm_readv");
 	test_regions(t, &c);
 	test_refresh(t, &c);
-	rbi_target_close(t);
+	rbi_target_free(t);
 
 	setenv("RBI_NO_PROCESS_VM_READV", "1", 1);
 	rc = rbi_target_open_pid(c.pid, NULL, &t);
 	check(rc == RBI_OK, "open again, /proc/PID/mem only");
 	if (rc == RBI_OK) {
 		test_reads(t, &c, "/proc/PID/mem");
-		rbi_target_close(t);
+		rbi_target_free(t);
 	}
 	unsetenv("RBI_NO_PROCESS_VM_READV");
 
@@ -192,7 +192,7 @@ int main(void)
 	rc = rbi_read_cstr(t, c.base, str, sizeof(str));
 	check(rc == RBI_GONE && strstr(rbi_errmsg(), "has exited"),
 	      "so does reading a string from it (%d: %s)", rc, rbi_errmsg());
-	rbi_target_close(t);
+	rbi_target_free(t);
 	rc = rbi_target_open_pid(c.pid, NULL, &t);
 	check(rc == RBI_NO_PROCESS, "a reaped pid is no such process (%d)", rc);
 out:

@@ -202,7 +202,7 @@ int main(void)
 	rbi_target *t2 = NULL;
 	if (rbi_target_open_pid(pid, NULL, &t2) == RBI_OK &&
 	    rbi_target_pause(t2, &stopped) == RBI_OK) {
-		rbi_target_close(t2);
+		rbi_target_free(t2);
 		n = wait_running(pid, &total);
 		check(n == 0, "closing a paused target lets it run (%d of %d stopped)", n, total);
 	} else {
@@ -243,7 +243,7 @@ int main(void)
 	check(rbi_target_pause(t, &stopped) == RBI_GONE, "pause of an exited process: RBI_GONE");
 	check(rbi_target_pause(NULL, NULL) == RBI_INVAL, "pause without a target: RBI_INVAL");
 	check(rbi_target_resume(NULL) == RBI_OK, "resume is NULL-safe");
-	rbi_target_close(t);
+	rbi_target_free(t);
 
 	return tap_plan();
 }

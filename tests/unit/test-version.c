@@ -1,7 +1,8 @@
 /* test-version.c: RBI_VERSION_* and rbi_version() agree with each other and
  * with meson's project version (RBI_PROJECT_VERSION, passed by
  * tests/meson.build), and the shared library exports rbi_version at its
- * symbol version node.  TAP output; exit 1 on any failure. */
+ * symbol version node, and the old names of renamed functions at theirs.
+ * TAP output; exit 1 on any failure. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -41,6 +42,20 @@ int main(void)
 	if (fn)
 		ok(!strcmp(fn(NULL, NULL, NULL), RBI_PROJECT_VERSION),
 		   "the shared library's rbi_version() is %s", RBI_PROJECT_VERSION);
+
+	/* Renamed functions: a program linked against the old name binds to
+	   it at its old node, and must get the same function. */
+	static const char *const renamed[][3] = {
+		{ "rbi_target_close", "LIBRUBY_INTROSPECT_0.1", "rbi_target_free" },
+		{ "rbi_heap_iter_fini", "LIBRUBY_INTROSPECT_0.1", "rbi_heap_iter_free" },
+	};
+	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++) {
+		void *old = dlvsym(h, renamed[i][0], renamed[i][1]);
+
+		ok(old && old == dlvsym(h, renamed[i][2], "LIBRUBY_INTROSPECT_0.8"),
+		   "%s@%s is still exported, and is %s@LIBRUBY_INTROSPECT_0.8",
+		   renamed[i][0], renamed[i][1], renamed[i][2]);
+	}
 	dlclose(h);
 	return tap_plan();
 }
