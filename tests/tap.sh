@@ -37,3 +37,17 @@ tap_done() {
 	fi
 	echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]
 }
+
+# nm_check TOOL: run tools/TOOL on the build (RBI_BUILD), a checker of the
+# built library's objects that prints TAP itself; SKIP without nm.
+nm_check() {
+	local here build
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	build=${RBI_BUILD:-$here/build-test}
+	if ! command -v nm >/dev/null; then
+		skip "no nm (binutils)"
+		tap_done
+		exit
+	fi
+	exec python3 "$here/tools/$1" "$build"
+}

@@ -5,12 +5,4 @@
 # --dot draws the graph).  Needs no Ruby.
 set -u
 . "$(dirname "$0")/../tap.sh"
-here=$(cd "$(dirname "$0")/../.." && pwd)
-build=${RBI_BUILD:-$here/build-test}
-
-if ! command -v nm >/dev/null; then
-	skip "no nm (binutils)"
-	tap_done
-	exit
-fi
-exec python3 "$here/tools/check-layers.py" "$build"
+nm_check check-layers.py

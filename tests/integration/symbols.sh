@@ -6,12 +6,4 @@
 # Ruby.
 set -u
 . "$(dirname "$0")/../tap.sh"
-here=$(cd "$(dirname "$0")/../.." && pwd)
-build=${RBI_BUILD:-$here/build-test}
-
-if ! command -v nm >/dev/null; then
-	skip "no nm (binutils)"
-	tap_done
-	exit
-fi
-exec python3 "$here/tools/check-symbols.py" "$build"
+nm_check check-symbols.py
