@@ -147,7 +147,7 @@ static bool sample(rbi_target *core, uint64_t watch, uint64_t flip, struct got *
 	done = true;
 out:
 	rbi_vm_sampler_free(s);
-	rbi_target_close(t);
+	rbi_target_free(t);
 	return done;
 }
 
@@ -228,7 +228,7 @@ int main(void)
 		ok(g.rc == RBI_TORN && !g.stack[0], "the outermost frame moving: torn, no frames "
 		   "(got %s, %s)", rbi_strerror(g.rc), g.stack);
 out:
-	rbi_target_close(core);
+	rbi_target_free(core);
 	for (size_t i = 0; i < truth.n; i++)
 		free(truth.label[i]);
 	unlink(path);
