@@ -72,8 +72,10 @@ crash_truth() {
 
 # crash_segv: wake crash.rb's crasher, which writes through NULL in C; crash_self: which
 # sends SIGSEGV to its own process.
-crash_segv() { printf x >"$RB_TRUTH.fifo"; }
-crash_self() { printf k >"$RB_TRUTH.fifo"; }
+# A crasher that already died leaves no reader on the FIFO: the write gives up after 10 s.
+crash_segv() { crash_wake x; }
+crash_self() { crash_wake k; }
+crash_wake() { timeout 10 sh -c 'printf %s "$1" >"$2"' sh "$1" "$RB_TRUTH.fifo"; }
 
 # wait_dead PID: until PID has exited (gone, or a zombie: its core is written by then).
 wait_dead() {
