@@ -1429,6 +1429,36 @@ int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
    NULL (rbi_heap_object is frozen, so these come apart). */
 void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
 			      uint64_t *real_class_name_cut);
+/* One GC root as ObjectSpace.dump_all writes its ROOT line: the heap
+   objects it keeps alive.  Borrowed: valid during the callback.
+   Frozen ("Structs and sizes" above). */
+struct rbi_heap_root {
+	const char *name;       /* dump_all's "root": "global_tbl" (every
+				   global variable's value), "machine_context"
+				   (the words of each thread's machine stack
+				   and registers that point at a used heap
+				   slot: Ruby scans them conservatively) */
+	const uint64_t *refs;   /* in the order found, repeats kept */
+	size_t nrefs;
+	int error;              /* RBI_OK, or why the root could not be read
+				   (then NREFS is 0) */
+	const char *error_msg;  /* explanation when ERROR != RBI_OK, else "" */
+	const char *note;       /* what REFS leave out or guess, or "" */
+};
+
+typedef int (*rbi_heap_root_fn)(const struct rbi_heap_root *root, void *arg);
+
+/* Call FN for each root this library reads of T's heap, in dump_all's
+   order, unreadable ones too (with ERROR set).  dump_all's "machine_context"
+   is the stack of the thread that runs the dump and every other thread's
+   stack is marked through its Thread object; from outside no thread runs
+   the dump, so every thread's stack and registers are in it.  The
+   registers and stack pointer of a thread come from a core or from a
+   process stopped with rbi_target_pause(); otherwise from where the
+   thread saved them when it last left Ruby (ec->machine.stack_end), which
+   a running thread has moved past (the NOTE says so).  Returning non-zero
+   from FN ends the walk with that value. */
+int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *arg);
 
 /* NULL-safe.  Frees the iterator and everything it holds. */
 void rbi_heap_iter_free(rbi_heap_iter *it);

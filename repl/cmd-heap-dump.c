@@ -58,6 +58,9 @@ struct heap_dump {
 	uint64_t objects, unreadable;
 	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
 						    not known */
+	unsigned roots;         /* ROOT lines written */
+	char roots_missing[512];        /* what the roots leave out, for the
+					   summary */
 };
 
 /* rb_class_path of an anonymous class or module. */
@@ -184,12 +187,41 @@ static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 	rbi_json_end_object(&j);     /* and the line's end */
 }
 
+/* A root's line as dump_all writes it (none for a root without
+   references); what it could not read or leaves out, to the summary. */
+static int root_line(const struct rbi_heap_root *root, void *arg)
+{
+	struct heap_dump *d = arg;
+	size_t used = strlen(d->roots_missing);
+	struct rbi_json j;
+
+	if (root->error || root->note[0])
+		snprintf(d->roots_missing + used, sizeof(d->roots_missing) - used, "%s%s: %s",
+			 used ? "; " : "", root->name, root->error ? root->error_msg : root->note);
+	if (!root->nrefs)
+		return 0;
+	rbi_json_init(&j, d->f);
+	rbi_json_object(&j);
+	rbi_json_key(&j, "type"); rbi_json_cstr(&j, "ROOT");
+	rbi_json_key(&j, "root"); rbi_json_cstr(&j, root->name);
+	rbi_json_key(&j, "references");
+	rbi_json_array(&j);
+	for (size_t i = 0; i < root->nrefs; i++)
+		rbi_json_addr(&j, root->refs[i]);
+	rbi_json_end_array(&j);
+	rbi_json_end_object(&j);
+	d->roots++;
+	return 0;
+}
+
 static int dump(struct heap_dump *d)
 {
 	const struct rbi_heap_slot *s;
 	struct rbi_heap_object o;
 	int rc;
 
+	if ((rc = rbi_heap_roots_foreach(d->s->target, root_line, d)))
+		return rc;
 	while ((rc = rbi_heap_iter_next(d->w.it, &s)) == RBI_OK) {
 		if (stop_requested || interrupted())
 			return EXIT_INTERRUPTED;
@@ -249,7 +281,13 @@ static void summary(struct heap_dump *d)
 	rbi_heap_iter_stats(d->w.it, &st);
 	fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects written to ", d->objects);
 	rbi_out_text_cstr(stderr, strcmp(d->path, "-") ? d->path : "standard output");
-	fprintf(stderr, " (%s)\n", !d->s->live ? "core" : d->w.paused ? "paused" : "running");
+	fprintf(stderr, " (%s), %u ROOT lines\n", !d->s->live ? "core" : d->w.paused ? "paused" :
+		"running", d->roots);
+	if (d->roots_missing[0]) {
+		fputs("rbinspect: heap-dump: note: roots: ", stderr);
+		rbi_out_text_cstr(stderr, d->roots_missing);
+		fputc('\n', stderr);
+	}
 	if (d->objects_unread || d->hashes_unread || d->structs_unread)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " Objects, %" PRIu64
 			" Hashes and %" PRIu64 " Structs written without references and "

@@ -161,7 +161,20 @@
 	X(rstruct, embed_len_mask, "", "RSTRUCT_EMBED_LEN_MASK", CONST) \
 	X(body, param_size,      "rb_iseq_constant_body", "param.size", OFF)       \
 	X(classext, permanent_classpath, "rb_classext_struct", "permanent_classpath", BIT) \
-	X(rmoved, destination,   "RMoved", "destination", OFF)
+	X(rmoved, destination,   "RMoved", "destination", OFF) \
+	X(ec, machine_stack_start, "rb_execution_context_struct", "machine.stack_start", OFF) \
+	X(ec, machine_stack_end, "rb_execution_context_struct", "machine.stack_end", OFF) \
+	X(id_table, capa,        "rb_id_table", "capa", OFF)                        \
+	X(id_table, items,       "rb_id_table", "items", OFF)                       \
+	X(id_item, size,         "rb_id_item", "", SIZE)                            \
+	X(id_item, key,          "rb_id_item", "key", OFF)                          \
+	X(id_item, val,          "rb_id_item", "val", OFF)                          \
+	X(global_entry, var,     "rb_global_entry", "var", OFF)                     \
+	X(global_var, data,      "rb_global_variable", "data", OFF)                 \
+	X(global_var, marker,    "rb_global_variable", "marker", OFF)               \
+	X(global_var, trace,     "rb_global_variable", "trace", OFF)                \
+	X(trace_var, data,       "trace_var", "data", OFF)                          \
+	X(trace_var, next,       "trace_var", "next", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -85,11 +85,8 @@ struct heap_reader {
 	pthread_cond_t cv;
 };
 
-/* Check page P's struct as read into HDR; fill P.  False if it cannot be
-   a page of this heap.  An empty page (3.4's pool) is fine with no
-   slots. */
-static bool page_parse(const struct heap_geometry *g, struct heap_page *p,
-		       const uint8_t *hdr)
+bool rbi_heap_page_parse(const struct heap_geometry *g, struct heap_page *p,
+			 const uint8_t *hdr)
 {
 	const struct rbi_layout *l = g->l;
 	uint64_t end;
@@ -170,7 +167,7 @@ static int read_headers(struct heap_reader *r, struct heap_batch *b, uint8_t *sp
 		   unreadable byte. */
 		v = &b->iov[piece[i]];
 		if (at[i] + r->hdr_len > (size_t)((uint8_t *)v->buf - spans) + v->nread ||
-		    !page_parse(&r->g, p, spans + at[i]))
+		    !rbi_heap_page_parse(&r->g, p, spans + at[i]))
 			skip(b, p);
 	}
 	return RBI_OK;

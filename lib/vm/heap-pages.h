@@ -78,6 +78,13 @@ enum heap_count_mode { HEAP_COUNT_NONE, HEAP_COUNT_TYPES, HEAP_COUNT_CLASSES };
 
 struct heap_reader;
 
+/* Check page P's struct as read into HDR (from P.page: up to the last of
+   its start, total_slots and slot_size fields); fill P.  False if it
+   cannot be a page of this heap.  An empty page (3.4's pool) is fine with
+   no slots. */
+bool rbi_heap_page_parse(const struct heap_geometry *g, struct heap_page *p,
+			 const uint8_t *hdr);
+
 int rbi_heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
 			 struct heap_reader **out);
 /* Batches in the walk. */

@@ -148,6 +148,19 @@ static const struct rbi_layout layout_2_6_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -297,6 +310,19 @@ static const struct rbi_layout layout_2_7_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -446,6 +472,19 @@ static const struct rbi_layout layout_2_7_4 = {
 	.body_param_size = 20,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = 8,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = 0,
+	.id_table_items = 16,
+	.id_item_size = 16,
+	.id_item_key = 0,
+	.id_item_val = 8,
+	.global_entry_var = 0,
+	.global_var_data = 8,
+	.global_var_marker = 32,
+	.global_var_trace = 40,
+	.trace_var_data = 16,
+	.trace_var_next = 24,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -595,6 +634,19 @@ static const struct rbi_layout layout_3_0_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -744,6 +796,19 @@ static const struct rbi_layout layout_3_0_1 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -893,6 +958,19 @@ static const struct rbi_layout layout_3_1_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 144,
+	.ec_machine_stack_end = 152,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1042,6 +1120,19 @@ static const struct rbi_layout layout_3_1_2 = {
 	.body_param_size = 20,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = 16,
+	.ec_machine_stack_start = 144,
+	.ec_machine_stack_end = 152,
+	.id_table_capa = 0,
+	.id_table_items = 16,
+	.id_item_size = 16,
+	.id_item_key = 0,
+	.id_item_val = 8,
+	.global_entry_var = 0,
+	.global_var_data = 8,
+	.global_var_marker = 32,
+	.global_var_trace = 48,
+	.trace_var_data = 16,
+	.trace_var_next = 24,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1191,6 +1282,19 @@ static const struct rbi_layout layout_3_1_5 = {
 	.body_param_size = 20,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = 16,
+	.ec_machine_stack_start = 144,
+	.ec_machine_stack_end = 152,
+	.id_table_capa = 0,
+	.id_table_items = 16,
+	.id_item_size = 16,
+	.id_item_key = 0,
+	.id_item_val = 8,
+	.global_entry_var = 0,
+	.global_var_data = 8,
+	.global_var_marker = 32,
+	.global_var_trace = 48,
+	.trace_var_data = 16,
+	.trace_var_next = 24,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1340,6 +1444,19 @@ static const struct rbi_layout layout_3_2_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1489,6 +1606,19 @@ static const struct rbi_layout layout_3_2_3 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1638,6 +1768,19 @@ static const struct rbi_layout layout_3_2_4 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1787,6 +1930,19 @@ static const struct rbi_layout layout_3_2_7 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -1936,6 +2092,19 @@ static const struct rbi_layout layout_3_3_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -2085,6 +2254,19 @@ static const struct rbi_layout layout_3_3_1 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2234,6 +2416,19 @@ static const struct rbi_layout layout_3_3_7 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -2383,6 +2578,19 @@ static const struct rbi_layout layout_3_3_8 = {
 	.body_param_size = 20,
 	.classext_permanent_classpath = 936,
 	.rmoved_destination = 16,
+	.ec_machine_stack_start = 152,
+	.ec_machine_stack_end = 160,
+	.id_table_capa = 0,
+	.id_table_items = 16,
+	.id_item_size = 16,
+	.id_item_key = 0,
+	.id_item_val = 8,
+	.global_entry_var = 0,
+	.global_var_data = 8,
+	.global_var_marker = 32,
+	.global_var_trace = 48,
+	.trace_var_data = 16,
+	.trace_var_next = 24,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2532,6 +2740,19 @@ static const struct rbi_layout layout_3_4_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 144,
+	.ec_machine_stack_end = 152,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2681,6 +2902,19 @@ static const struct rbi_layout layout_3_4_5 = {
 	.body_param_size = 20,
 	.classext_permanent_classpath = 936,
 	.rmoved_destination = 16,
+	.ec_machine_stack_start = 144,
+	.ec_machine_stack_end = 152,
+	.id_table_capa = 0,
+	.id_table_items = 16,
+	.id_item_size = 16,
+	.id_item_key = 0,
+	.id_item_val = 8,
+	.global_entry_var = 0,
+	.global_var_data = 8,
+	.global_var_marker = 32,
+	.global_var_trace = 48,
+	.trace_var_data = 16,
+	.trace_var_next = 24,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -2830,6 +3064,19 @@ static const struct rbi_layout layout_4_0_0 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 176,
+	.ec_machine_stack_end = 184,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -2979,6 +3226,19 @@ static const struct rbi_layout layout_4_0_6 = {
 	.body_param_size = RBI_ABSENT,
 	.classext_permanent_classpath = RBI_ABSENT,
 	.rmoved_destination = RBI_ABSENT,
+	.ec_machine_stack_start = 176,
+	.ec_machine_stack_end = 184,
+	.id_table_capa = RBI_ABSENT,
+	.id_table_items = RBI_ABSENT,
+	.id_item_size = RBI_ABSENT,
+	.id_item_key = RBI_ABSENT,
+	.id_item_val = RBI_ABSENT,
+	.global_entry_var = RBI_ABSENT,
+	.global_var_data = RBI_ABSENT,
+	.global_var_marker = RBI_ABSENT,
+	.global_var_trace = RBI_ABSENT,
+	.trace_var_data = RBI_ABSENT,
+	.trace_var_next = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {

@@ -1,0 +1,365 @@
+/* heap-roots.c: the GC roots ObjectSpace.dump_all writes as ROOT lines,
+ * read from outside: what a retainer path starts at.
+ *
+ * global_tbl (variable.c, rb_gc_mark_global_tbl): every entry of
+ * rb_global_tbl, an rb_id_table of ID to rb_global_entry, has its
+ * variable's marker called on its data, then each trace's data marked
+ * conservatively.  The three markers Ruby defines are exported, so which
+ * one a variable has tells what it marks: rb_gvar_val_marker the data
+ * itself (the value of a Ruby global), rb_gvar_var_marker the VALUE it
+ * points at, conservatively (a C global: $stdout's rb_stdout),
+ * rb_gvar_undef_marker nothing.  rb_global_tbl is static: found by name
+ * in .symtab, else in the code of rb_f_global_variables (exported;
+ * "rb_id_table_foreach(rb_global_tbl, gvar_i, ary)": one of its first
+ * loads is of the variable, the one whose table parses).
+ *
+ * machine_context (gc.c, mark_current_machine_context and
+ * rb_gc_mark_machine_stack): the words from a thread's stack pointer to
+ * ec->machine.stack_start and its registers, each marked if it points at
+ * a used heap slot (gc_mark_maybe: is_pointer_to_heap, not T_NONE,
+ * T_ZOMBIE or T_MOVED).  A slot is recognised by its page: the body is
+ * aligned to HEAP_PAGE_ALIGN and starts with a pointer to its struct
+ * heap_page, whose start and slot size place the slots. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "vm/heap-pages.h"
+
+/* Entries of rb_global_tbl read at most (a few hundred in practice). */
+#define GLOBALS_MAX (1u << 16)
+/* Traces of one global followed at most. */
+#define TRACES_MAX 1024
+/* Bytes of one machine stack scanned at most (a thread's is 8 MiB by
+   default, 1 MiB in Ruby's own threads). */
+#define STACK_MAX (64ull << 20)
+/* Stack bytes read at a time. */
+#define STACK_CHUNK 65536
+/* Heap pages remembered by the conservative check (direct-mapped). */
+#define PAGE_CACHE 256
+#define ANCHOR_INSNS 32
+#define ANCHOR_REFS 16
+/* General registers scanned: rax..r15 in DWARF's numbering. */
+#define GP_REGS 16
+
+struct page_entry {
+	uint64_t body;          /* 0: empty */
+	bool ok;                /* a page of this heap */
+	uint64_t start, end;
+	uint32_t slot_size;
+};
+
+struct roots {
+	struct rbi_target *t;
+	const struct rbi_vm *vm;
+	const struct rbi_layout *l;
+	struct heap_geometry g;
+	uint32_t hdr_len;       /* bytes of a struct heap_page read */
+	struct page_entry pages[PAGE_CACHE];
+	uint64_t *refs;
+	size_t nrefs, cap;
+	char note[256];
+	uint64_t stack_buf[STACK_CHUNK / 8];
+};
+
+static int add(struct roots *r, uint64_t v)
+{
+	if (!RBI_GROW(r->refs, r->cap, r->nrefs + 1, 256))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	r->refs[r->nrefs++] = v;
+	return RBI_OK;
+}
+
+static const struct page_entry *page_of(struct roots *r, uint64_t body)
+{
+	struct page_entry *e = &r->pages[(body / r->g.align) % PAGE_CACHE];
+	uint8_t hdr[256];
+	struct heap_page p = { 0 };
+
+	if (e->body == body)
+		return e;
+	*e = (struct page_entry){ .body = body };
+	if (rbi_read_u64(r->t, body, &p.page) || !p.page || (p.page & 7) ||
+	    rbi_read(r->t, p.page, hdr, r->hdr_len) || !rbi_heap_page_parse(&r->g, &p, hdr) ||
+	    p.empty || p.body != body)
+		return e;
+	e->ok = true;
+	e->start = p.start;
+	e->end = p.start + (uint64_t)p.total * p.slot_size;
+	e->slot_size = p.slot_size;
+	return e;
+}
+
+/* Would gc_mark_maybe mark V: a used slot of the heap? */
+static bool used_slot(struct roots *r, uint64_t v)
+{
+	const struct page_entry *e;
+	uint64_t flags;
+	unsigned type;
+
+	if (!rbi_vm_heap_p(r->vm, v))
+		return false;
+	e = page_of(r, v & ~(uint64_t)(r->g.align - 1));
+	if (!e->ok || v < e->start || v >= e->end || (v - e->start) % e->slot_size)
+		return false;
+	if (rbi_read_u64(r->t, v, &flags) || !flags)
+		return false;
+	type = flags & RBI_T_MASK;
+	return type != RBI_T_NONE && type != RBI_T_ZOMBIE && type != RBI_T_MOVED;
+}
+
+static int add_maybe(struct roots *r, uint64_t v)
+{
+	return used_slot(r, v) ? add(r, v) : RBI_OK;
+}
+
+static int emit(struct roots *r, const char *name, int error, rbi_heap_root_fn fn, void *arg)
+{
+	struct rbi_heap_root root = {
+		.name = name, .refs = error ? NULL : r->refs, .nrefs = error ? 0 : r->nrefs,
+		.error = error, .error_msg = error ? rbi_errmsg() : "", .note = r->note,
+	};
+	int rc = fn(&root, arg);
+
+	r->nrefs = 0;
+	r->note[0] = 0;
+	return rc;
+}
+
+/* ---- global_tbl ---------------------------------------------------------- */
+
+enum marker { MARK_VAL, MARK_VAR, MARK_UNDEF, MARKERS };
+static const char *const marker_names[MARKERS] = {
+	"rb_gvar_val_marker", "rb_gvar_var_marker", "rb_gvar_undef_marker",
+};
+
+struct globals {
+	uint64_t markers[MARKERS];
+	uint64_t unknown;       /* variables with another marker */
+};
+
+/* What global variable VAR's marker marks, then its traces' data. */
+static int global_refs(struct roots *r, struct globals *gl, uint64_t var)
+{
+	const struct rbi_layout *l = r->l;
+	uint64_t data, marker, trace;
+	int rc;
+
+	if ((rc = rbi_read_u64(r->t, var + l->global_var_data, &data)) ||
+	    (rc = rbi_read_u64(r->t, var + l->global_var_marker, &marker)) ||
+	    (rc = rbi_read_u64(r->t, var + l->global_var_trace, &trace)))
+		return rbi_fail_context(rc, "reading global variable 0x%" PRIx64 ": ", var);
+	if (marker == gl->markers[MARK_VAL]) {
+		if (rbi_vm_heap_p(r->vm, data) && (rc = add(r, data)))
+			return rc;
+	} else if (marker == gl->markers[MARK_VAR]) {
+		uint64_t v;
+
+		if (data && !rbi_read_u64(r->t, data, &v) && (rc = add_maybe(r, v)))
+			return rc;
+	} else if (marker != gl->markers[MARK_UNDEF]) {
+		gl->unknown++;
+	}
+	for (unsigned i = 0; trace && i < TRACES_MAX; i++) {
+		uint64_t tdata;
+
+		if ((rc = rbi_read_u64(r->t, trace + l->trace_var_data, &tdata)) ||
+		    (rc = add_maybe(r, tdata)) ||
+		    (rc = rbi_read_u64(r->t, trace + l->trace_var_next, &trace)))
+			return rc;
+	}
+	return RBI_OK;
+}
+
+/* The table whose pointer is at VAR: every used item's global entry. */
+static int globals_at(struct roots *r, struct globals *gl, uint64_t var)
+{
+	const struct rbi_layout *l = r->l;
+	uint64_t tbl, items, isize = l->id_item_size;
+	uint32_t capa;
+	size_t n = 0;
+	int rc;
+
+	r->nrefs = 0;
+	gl->unknown = 0;
+	if ((rc = rbi_read_u64(r->t, var, &tbl)) || !tbl || (tbl & 7) ||
+	    (rc = rbi_read_u32(r->t, tbl + l->id_table_capa, &capa)) ||
+	    (rc = rbi_read_u64(r->t, tbl + l->id_table_items, &items)))
+		return rc ? rc : rbi_fail(RBI_CORRUPT, "no global table at 0x%" PRIx64, var);
+	if (!capa || capa > GLOBALS_MAX || (capa & (capa - 1)) || !items || (items & 7))
+		return rbi_fail(RBI_CORRUPT, "no global table at 0x%" PRIx64, var);
+	for (uint32_t i = 0; i < capa; i++) {
+		uint64_t item = items + i * isize, entry, gvar;
+		uint32_t key;
+
+		if ((rc = rbi_read_u32(r->t, item + l->id_item_key, &key)))
+			return rc;
+		if (!key)
+			continue;
+		if ((rc = rbi_read_u64(r->t, item + l->id_item_val, &entry)) ||
+		    (rc = rbi_read_u64(r->t, entry + l->global_entry_var, &gvar)) ||
+		    (rc = global_refs(r, gl, gvar)))
+			return rc;
+		n++;
+	}
+	/* Ruby defines dozens of globals ($stdout, $0, $LOAD_PATH...), all
+	   with its own markers: a table that is not all unknown ones. */
+	if (!n || gl->unknown * 2 > n)
+		return rbi_fail(RBI_CORRUPT, "no global table at 0x%" PRIx64, var);
+	if (gl->unknown)
+		snprintf(r->note, sizeof(r->note), "%" PRIu64 " global variables have a "
+			 "marker of their own: what it marks is left out", gl->unknown);
+	return RBI_OK;
+}
+
+static int read_globals(struct roots *r)
+{
+	const struct rbi_layout *l = r->l;
+	struct rbi_rip_ref refs[ANCHOR_REFS];
+	struct globals gl = { 0 };
+	uint64_t addr, size;
+	size_t n = 0;
+	bool tls;
+
+	if (l->id_table_capa == RBI_ABSENT || l->id_table_items == RBI_ABSENT ||
+	    l->id_item_size == RBI_ABSENT || l->id_item_key == RBI_ABSENT ||
+	    l->id_item_val == RBI_ABSENT || l->global_entry_var == RBI_ABSENT ||
+	    l->global_var_data == RBI_ABSENT || l->global_var_marker == RBI_ABSENT ||
+	    l->global_var_trace == RBI_ABSENT || l->trace_var_data == RBI_ABSENT ||
+	    l->trace_var_next == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no global variable "
+				"table (DWARF of this build gives it)");
+	for (int i = 0; i < MARKERS; i++)
+		if (rbi_image_symbol(r->vm->image, marker_names[i], &gl.markers[i], &size, &tls))
+			return rbi_fail(RBI_UNSUPPORTED, "%s not found", marker_names[i]);
+	if (!rbi_image_symbol(r->vm->image, "rb_global_tbl", &addr, &size, &tls) && !tls)
+		return globals_at(r, &gl, addr);
+	if (rbi_image_symbol(r->vm->image, "rb_f_global_variables", &addr, &size, &tls) || tls ||
+	    rbi_code_rip_refs(r->t, addr, ANCHOR_INSNS, refs, ANCHOR_REFS, &n))
+		return rbi_fail(RBI_UNSUPPORTED, "rb_global_tbl not found");
+	for (size_t i = 0; i < n; i++)
+		if (refs[i].load && globals_at(r, &gl, refs[i].target) == RBI_OK)
+			return RBI_OK;
+	r->nrefs = 0;
+	return rbi_fail(RBI_UNSUPPORTED, "rb_global_tbl not found in rb_f_global_variables");
+}
+
+/* ---- machine_context ----------------------------------------------------- */
+
+struct stacks {
+	struct roots *r;
+	unsigned threads, saved, skipped;
+	int rc;
+};
+
+/* The used slots the words of [FROM, TO) point at. */
+static int scan_stack(struct roots *r, uint64_t from, uint64_t to)
+{
+	int rc;
+
+	for (uint64_t at = from; at < to; ) {
+		size_t len = to - at < STACK_CHUNK ? (size_t)(to - at) : STACK_CHUNK;
+
+		if ((rc = rbi_read(r->t, at, r->stack_buf, len)))
+			return rc;
+		for (size_t i = 0; i < len / 8; i++)
+			if ((rc = add_maybe(r, r->stack_buf[i])))
+				return rc;
+		at += len;
+	}
+	return RBI_OK;
+}
+
+/* The thread's stack pointer and registers where they are known (a core;
+   a process we stopped), else where it saved its stack end. */
+static int thread_stack(const struct rbi_thread *th, void *arg)
+{
+	struct stacks *st = arg;
+	struct roots *r = st->r;
+	struct rbi_registers regs = { 0 };
+	uint64_t start, sp = 0;
+	bool have_regs;
+
+	if (th->error || !th->ec)
+		return 0;
+	st->threads++;
+	have_regs = th->tid && r->t->ops->registers && (!r->t->live || r->t->paused == 1) &&
+		    r->t->ops->registers(r->t->be, th->tid, &regs) == RBI_OK &&
+		    regs.count > 7;
+	if (have_regs)
+		sp = regs.reg[7];       /* rsp */
+	else if (rbi_read_u64(r->t, th->ec + r->l->ec_machine_stack_end, &sp))
+		sp = 0;
+	else
+		st->saved++;
+	if (rbi_read_u64(r->t, th->ec + r->l->ec_machine_stack_start, &start) || !sp ||
+	    start <= sp || start - sp > STACK_MAX) {
+		st->skipped++;
+		return 0;
+	}
+	for (unsigned i = 0; have_regs && i < GP_REGS && i < regs.count; i++)
+		if ((st->rc = add_maybe(r, regs.reg[i])))
+			return st->rc;
+	if ((st->rc = scan_stack(r, sp & ~(uint64_t)7, start & ~(uint64_t)7)) &&
+	    (st->rc == RBI_UNMAPPED || st->rc == RBI_PARTIAL || st->rc == RBI_CORRUPT)) {
+		st->rc = RBI_OK;        /* a bound that lies: that thread only */
+		st->skipped++;
+	}
+	return st->rc;
+}
+
+static int read_stacks(struct roots *r)
+{
+	struct stacks st = { .r = r };
+	int rc;
+
+	if (r->l->ec_machine_stack_start == RBI_ABSENT || r->l->ec_machine_stack_end == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no machine stack bounds "
+				"(DWARF of this build gives them)");
+	rc = rbi_thread_foreach(r->t, thread_stack, &st);
+	if (st.rc || rc)
+		return st.rc ? st.rc : rc;
+	if (st.saved || st.skipped)
+		snprintf(r->note, sizeof(r->note), "%u of %u threads scanned from the stack "
+			 "end they saved when they last left Ruby (no registers: the "
+			 "process runs), %u not scanned", st.saved, st.threads, st.skipped);
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *arg)
+{
+	struct roots *r;
+	struct rbi_vm *vm;
+	int rc;
+
+	if (!t || !fn)
+		return rbi_fail(RBI_INVAL, "no target");
+	if ((rc = rbi_vm_get(t, &vm)))
+		return rc;
+	if (!(r = calloc(1, sizeof(*r))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	*r = (struct roots){ .t = t, .vm = vm, .l = vm->layout,
+		.g = { .l = vm->layout, .align = vm->k.heap_page_align } };
+	r->hdr_len = r->l->heap_page_start;
+	if (r->l->heap_page_total_slots != RBI_ABSENT && r->l->heap_page_total_slots > r->hdr_len)
+		r->hdr_len = r->l->heap_page_total_slots;
+	if (r->l->heap_page_slot_size != RBI_ABSENT && r->l->heap_page_slot_size > r->hdr_len)
+		r->hdr_len = r->l->heap_page_slot_size;
+	r->hdr_len += 8;
+	if (r->l->heap_page_start == RBI_ABSENT || r->l->heap_page_total_slots == RBI_ABSENT ||
+	    r->hdr_len > 256 || !r->g.align || (r->g.align & (r->g.align - 1))) {
+		free(r);
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout does not describe its heap pages");
+	}
+	/* dump_all's order of the two differs between versions (2.7 the
+	   stacks first); readers take the lines as a set. */
+	rc = read_globals(r);
+	if (rc == RBI_GONE || rc == RBI_NOMEM || (rc = emit(r, "global_tbl", rc, fn, arg)))
+		goto out;
+	rc = read_stacks(r);
+	if (rc != RBI_GONE && rc != RBI_NOMEM)
+		rc = emit(r, "machine_context", rc, fn, arg);
+out:
+	free(r->refs);
+	free(r);
+	return rc;
+}
