@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""heap-check.py TRUTH DUMP [--values] [--unread TYPE,...]: rbinspect heap-dump's file
+"""heap-check.py TRUTH DUMP [--values] [--roots] [--unread TYPE,...]: rbinspect heap-dump's file
 (DUMP, gzip if it ends in .gz) against the target's own ObjectSpace.dump_all (TRUTH), both
 one JSON object per line.
 
@@ -13,16 +13,25 @@ types given to --unread (OBJECT,HASH,STRUCT): those must have neither ivars, siz
 references (the dump says it cannot read them).  Objects only DUMP has were allocated
 after the truth was written (by the dump itself, by printing READY): allowed.  At most
 0.1 % of the truth's objects may differ, and each kind of difference is listed (up to 5
-examples).  Exit 0 when it holds, 1 with the differences on stderr."""
+examples).
+
+ROOT lines: DUMP's global_tbl must hold what the truth's does, as a multiset (objects
+the truth does not have aside: allocated after it), its vm a part of the truth's (the
+VM's fields it reads); its machine_context (read while the
+program sleeps, not while it dumps) only has to be there and point at objects of DUMP.
+The objects reachable from each file's roots through its own references are counted and
+printed, with how many of those the truth reaches DUMP reaches too (DUMP lacks the
+references of classes, T_DATA and IMEMOs: a share, not an equality).
+Exit 0 when it holds, 1 with the differences on stderr."""
 import gzip
 import json
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 
 def load(path):
     opener = gzip.open if path.endswith(".gz") else open
-    objs = {}
+    objs, roots = {}, {}
     with opener(path, "rt", encoding="utf-8", errors="surrogateescape") as f:
         for n, line in enumerate(f, 1):
             line = line.strip()
@@ -32,18 +41,54 @@ def load(path):
                 o = json.loads(line)
             except ValueError as e:
                 sys.exit("%s:%d: not JSON: %s" % (path, n, e))
-            # ROOT lines, and the object shapes of 3.3+ (not heap objects): not
-            # dumped yet.
-            if o.get("type") in ("ROOT", "SHAPE"):
+            # The object shapes of 3.3+ (not heap objects): not dumped yet.
+            if o.get("type") == "SHAPE":
+                continue
+            if o.get("type") == "ROOT":
+                roots.setdefault(o["root"], []).extend(o.get("references", []))
                 continue
             objs[o["address"]] = o
-    return objs
+    return objs, roots
+
+
+def reachable(objs, roots):
+    seen = set()
+    todo = [a for refs in roots.values() for a in refs]
+    while todo:
+        a = todo.pop()
+        if a in seen or a not in objs:
+            continue
+        seen.add(a)
+        todo.extend(objs[a].get("references", []))
+    return seen
+
+
+def check_roots(truth, troots, ours, oroots, diffs):
+    t = Counter(troots.get("global_tbl", []))
+    o = Counter(a for a in oroots.get("global_tbl", []) if a in truth)
+    for a in (t - o).elements():
+        diffs["global_tbl missing"].append(a)
+    for a in (o - t).elements():
+        diffs["global_tbl extra"].append(a)
+    for a in set(oroots.get("vm", [])) - set(troots.get("vm", [])):
+        if a in truth:
+            diffs["vm root not in the truth's"].append(a)
+    if not oroots.get("machine_context"):
+        diffs["machine_context"].append("no machine_context ROOT line")
+    for name, refs in oroots.items():
+        for a in refs:
+            if a not in ours:
+                diffs["%s root not an object of the dump" % name].append(a)
+    rt, ro = reachable(truth, troots), reachable(ours, oroots)
+    return "reachable from the roots: truth %d, dump %d, %d of the truth's (%.1f %%)" % (
+        len(rt), len(ro), len(rt & ro), 100.0 * len(rt & ro) / max(len(rt), 1))
 
 
 def main():
     args = sys.argv[1:]
     values = "--values" in args
-    args = [a for a in args if a != "--values"]
+    want_roots = "--roots" in args
+    args = [a for a in args if a not in ("--values", "--roots")]
     unread = set()
     if "--unread" in args:
         i = args.index("--unread")
@@ -51,8 +96,9 @@ def main():
         del args[i:i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
-    truth, ours = load(args[0]), load(args[1])
+    (truth, troots), (ours, oroots) = load(args[0]), load(args[1])
     diffs = defaultdict(list)
+    reach = check_roots(truth, troots, ours, oroots, diffs) if want_roots else None
 
     def same(what, t, o, key, addr):
         if t.get(key) != o.get(key):
@@ -93,9 +139,10 @@ def main():
     limit = len(truth) // 1000
     for what, v in sorted(diffs.items()):
         print("%s: %d, e.g. %s" % (what, len(v), "; ".join(v[:5])), file=sys.stderr)
-    print("%d objects in the truth, %d dumped, %d differences (at most %d allowed)" %
-          (len(truth), len(ours), total, limit))
-    sys.exit(0 if total <= limit and len(truth) > 1000 else 1)
+    root_diffs = sum(len(v) for k, v in diffs.items() if "root" in k or k.startswith(("global_tbl", "machine_context")))
+    print("%d objects in the truth, %d dumped, %d differences (at most %d allowed)%s" %
+          (len(truth), len(ours), total, limit, "; " + reach if reach else ""))
+    sys.exit(0 if total - root_diffs <= limit and not root_diffs and len(truth) > 1000 else 1)
 
 
 main()

@@ -174,7 +174,11 @@
 	X(global_var, marker,    "rb_global_variable", "marker", OFF)               \
 	X(global_var, trace,     "rb_global_variable", "trace", OFF)                \
 	X(trace_var, data,       "trace_var", "data", OFF)                          \
-	X(trace_var, next,       "trace_var", "next", OFF)
+	X(trace_var, next,       "trace_var", "next", OFF)                          \
+	X(vm, mark_object_ary,   "rb_vm_struct", "mark_object_ary", OFF)            \
+	X(vm, top_self,          "rb_vm_struct", "top_self", OFF)                   \
+	X(vm, load_path,         "rb_vm_struct", "load_path", OFF)                  \
+	X(vm, loaded_features,   "rb_vm_struct", "loaded_features", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -48,6 +48,15 @@ struct page_entry {
 	uint32_t slot_size;
 };
 
+struct roots;
+
+/* A walk over the threads' stacks. */
+struct stacks {
+	struct roots *r;
+	unsigned threads, saved, skipped;
+	int rc;
+};
+
 struct roots {
 	struct rbi_target *t;
 	const struct rbi_vm *vm;
@@ -243,14 +252,6 @@ static int read_globals(struct roots *r)
 	return rbi_fail(RBI_UNSUPPORTED, "rb_global_tbl not found in rb_f_global_variables");
 }
 
-/* ---- machine_context ----------------------------------------------------- */
-
-struct stacks {
-	struct roots *r;
-	unsigned threads, saved, skipped;
-	int rc;
-};
-
 /* The used slots the words of [FROM, TO) point at. */
 static int scan_stack(struct roots *r, uint64_t from, uint64_t to)
 {
@@ -268,6 +269,104 @@ static int scan_stack(struct roots *r, uint64_t from, uint64_t to)
 	}
 	return RBI_OK;
 }
+
+/* ---- vm ---------------------------------------------------------------- */
+
+/* What rb_vm_mark marks of the VM's own fields that the layout names: a
+   part of dump_all's "vm" root (it also has the ractors, the trap
+   handlers, the special exceptions, the loading table...). */
+static int read_vm(struct roots *r)
+{
+	const struct rbi_layout *l = r->l;
+	const uint32_t fields[] = { l->vm_mark_object_ary, l->vm_load_path,
+				    l->vm_loaded_features, l->vm_top_self };
+	bool any = false;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		uint64_t v;
+
+		if (fields[i] == RBI_ABSENT)
+			continue;
+		any = true;
+		if ((rc = rbi_read_u64(r->t, r->vm->info.vm + fields[i], &v)) ||
+		    (rc = add_maybe(r, v)))
+			return rc;
+	}
+	if (!any)
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has none of the VM's "
+				"mark_object_ary, load_path, loaded_features, top_self");
+	snprintf(r->note, sizeof(r->note), "only the VM's mark_object_ary, load_path, "
+		 "loaded_features and top_self");
+	return RBI_OK;
+}
+
+/* ---- vm_stack ------------------------------------------------------------ */
+
+/* Thread TH's VM stack as rb_execution_context_mark marks it: the values
+   from its bottom to the top frame's sp, then each frame's self and
+   iseq.  dump_all reaches them through the Thread object (a T_DATA whose
+   references this library does not read), so they are a root of their
+   own here. */
+static int thread_vm_stack(const struct rbi_thread *th, void *arg)
+{
+	struct stacks *st = arg;
+	struct roots *r = st->r;
+	const struct rbi_layout *l = r->l;
+	uint64_t stack, size, cfp, sp, end;
+	int rc;
+
+	if (th->error || !th->ec)
+		return 0;
+	st->threads++;
+	if (rbi_read_u64(r->t, th->ec + l->ec_vm_stack, &stack) ||
+	    rbi_read_u64(r->t, th->ec + l->ec_vm_stack_size, &size) ||
+	    rbi_read_u64(r->t, th->ec + l->ec_cfp, &cfp) || !stack || !cfp)
+		goto skip;
+	end = stack + size * 8;
+	if ((stack & 7) || !size || size > STACK_MAX / 8 || cfp < stack || cfp >= end ||
+	    (end - cfp) % l->cfp_size || rbi_read_u64(r->t, cfp + l->cfp_sp, &sp) ||
+	    sp < stack || sp > cfp || (sp & 7))
+		goto skip;
+	if ((rc = scan_stack(r, stack, sp)))
+		goto failed;
+	for (uint64_t f = cfp; f + l->cfp_size <= end; f += l->cfp_size) {
+		uint64_t self, iseq;
+
+		if ((rc = rbi_read_u64(r->t, f + l->cfp_self, &self)) ||
+		    (rc = rbi_read_u64(r->t, f + l->cfp_iseq, &iseq)) ||
+		    (rc = add_maybe(r, self)) || (rc = add_maybe(r, iseq)))
+			goto failed;
+	}
+	return 0;
+failed:
+	if (rc == RBI_GONE || rc == RBI_NOMEM || rc == RBI_PERM)
+		return st->rc = rc;
+skip:
+	st->skipped++;          /* a stack that moved or lies: that thread only */
+	return 0;
+}
+
+static int read_vm_stacks(struct roots *r)
+{
+	const struct rbi_layout *l = r->l;
+	struct stacks st = { .r = r };
+	int rc;
+
+	if (l->ec_vm_stack == RBI_ABSENT || l->ec_vm_stack_size == RBI_ABSENT ||
+	    l->ec_cfp == RBI_ABSENT || l->cfp_size == RBI_ABSENT || l->cfp_size < 40 ||
+	    l->cfp_sp == RBI_ABSENT || l->cfp_self == RBI_ABSENT || l->cfp_iseq == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "no execution context layout");
+	rc = rbi_thread_foreach(r->t, thread_vm_stack, &st);
+	if (st.rc || rc)
+		return st.rc ? st.rc : rc;
+	if (st.skipped)
+		snprintf(r->note, sizeof(r->note), "%u of %u threads' VM stacks could not be "
+			 "read", st.skipped, st.threads);
+	return RBI_OK;
+}
+
+/* ---- machine_context ----------------------------------------------------- */
 
 /* The thread's stack pointer and registers where they are known (a core;
    a process we stopped), else where it saved its stack end. */
@@ -325,6 +424,16 @@ static int read_stacks(struct roots *r)
 	return RBI_OK;
 }
 
+/* dump_all's order (3.x: vm first; its vm root holds what vm_stack has),
+   vm_stack, a root of this library's own, beside its vm. */
+static const struct {
+	const char *name;
+	int (*read)(struct roots *r);
+} readers[] = {
+	{ "vm", read_vm }, { "vm_stack", read_vm_stacks },
+	{ "global_tbl", read_globals }, { "machine_context", read_stacks },
+};
+
 RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *arg)
 {
 	struct roots *r;
@@ -350,15 +459,12 @@ RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *
 		free(r);
 		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout does not describe its heap pages");
 	}
-	/* dump_all's order of the two differs between versions (2.7 the
-	   stacks first); readers take the lines as a set. */
-	rc = read_globals(r);
-	if (rc == RBI_GONE || rc == RBI_NOMEM || (rc = emit(r, "global_tbl", rc, fn, arg)))
-		goto out;
-	rc = read_stacks(r);
-	if (rc != RBI_GONE && rc != RBI_NOMEM)
-		rc = emit(r, "machine_context", rc, fn, arg);
-out:
+	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
+		rc = readers[i].read(r);
+		if (rc == RBI_GONE || rc == RBI_NOMEM || rc == RBI_PERM ||
+		    (rc = emit(r, readers[i].name, rc, fn, arg)))
+			break;
+	}
 	free(r->refs);
 	free(r);
 	return rc;

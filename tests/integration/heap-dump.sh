@@ -4,7 +4,8 @@
 # address with its type and class, Strings, Arrays, classes and modules with the fields
 # dump_all gives them, Objects' ivars, Hashes' size and default, the references of Arrays,
 # Objects, Hashes and Structs where heap-dump can read them, and none where it says it
-# cannot (tests/heap-check.py; ROOT and SHAPE lines are not dumped yet).  Also: gzip output
+# cannot, and the ROOT lines: global_tbl as the target's, vm a part of its, a
+# machine_context (tests/heap-check.py --roots; SHAPE lines are not dumped yet).  Also: gzip output
 # (FILE.gz), standard output, the process runs on untraced after --pause, and bad
 # arguments and unwritable files get one line.  `heap diff` of three dumps of
 # testdata/programs/leak.rb, which keeps 1000 objects of its own class a step: the new
@@ -17,7 +18,7 @@ check_py=$here/tests/heap-check.py
 # compare LABEL DUMP: DUMP against the truth the program wrote.
 compare() {
 	local out
-	if out=$(python3 "$check_py" --values --unread "$(heap_unread "$kind" "$ver")" "$RB_TRUTH" "$2" 2>&1); then
+	if out=$(python3 "$check_py" --values --roots --unread "$(heap_unread "$kind" "$ver")" "$RB_TRUTH" "$2" 2>&1); then
 		ok "$1: every object dump_all wrote, as it wrote it ($(tail -n 1 <<<"$out"))"
 	else
 		not_ok "$1: objects differ from the target's own dump_all"; diag "$out"
@@ -43,8 +44,8 @@ while read -r kind ver root cmd; do
 	"$RBINSPECT" --json heap diff "$RB_TRUTH" "$RB_TMP/live.json.gz" >"$RB_TMP/self.json" 2>&1
 	is "$(jq -r '[([.gone[].count] | add // 0), ([.new[].count] | add // 0) < 100] | @tsv' "$RB_TMP/self.json")" \
 		"$(printf '0\ttrue')" "$R: heap diff of the target's own dump_all and ours: none gone, a few new (printing READY)"
-	is "$(grep -c "objects written to .*live.json.gz (paused)$" "$RB_TMP/err")" 1 \
-		"$R live: says how many objects went where, and that the process was paused"
+	is "$(grep -c "objects written to .*live.json.gz (paused), 4 ROOT lines$" "$RB_TMP/err")" 1 \
+		"$R live: says how many objects and ROOT lines went where, and that the process was paused"
 	wait_parked "$RB_PID"
 	is "$(task_states "$RB_PID") $(awk '/^TracerPid/ { print $2 }' "/proc/$RB_PID/status")" "S 0" \
 		"$R live: afterwards the process sleeps where it slept, untraced"

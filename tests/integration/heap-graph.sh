@@ -3,10 +3,10 @@
 # itself.  heap retainers: in the
 # target's own ObjectSpace.dump_all (references of every type, ROOT lines), the Leaf is
 # kept from the global_tbl root through its Hash, Array and Box; in rbinspect's own
-# heap-dump (live --pause and from a core: no ROOT lines yet) the innermost of four nested
-# Arrays is kept from the outermost, which nothing in the dump refers to, and the output
-# says so; and, where it reads Objects' and Hashes' references, the Leaf is kept from the
-# Hash through its Array and Box.  heap top on the target's own dump: what a Big
+# heap-dump (live --pause and from a core, with its ROOT lines) the innermost of four nested
+# Arrays is kept from the outermost, and, where it reads Objects' and Hashes' references,
+# the Leaf from the global_tbl root through its Hash, Array and Box, as in the target's;
+# without ROOT lines the output says so.  heap top on the target's own dump: what a Big
 # retains is itself, its Array and those of the Array's Strings nothing else in the dump
 # refers to (a stale word on a stack Ruby scans conservatively may hold one), by the
 # dump's memsize; what a list of 50 Links retains (each Link counted once, not once per
@@ -87,26 +87,31 @@ while read -r kind ver root cmd; do
 	wait_parked "$RB_PID" || diag "$R: not every task sleeps"
 	"$RBINSPECT" -p "$RB_PID" heap-dump --pause -o "$RB_TMP/live.json.gz" 2>/dev/null
 	"$RBINSPECT" --json heap retainers "$RB_TMP/live.json.gz" "$(addr aleaf)" >"$RB_TMP/live.json" 2>"$RB_TMP/err"
-	is "$? $(jq -r .has_roots "$RB_TMP/live.json")" "0 false" "$R live heap-dump: heap retainers exits 0; no ROOT lines"
+	is "$? $(jq -r .has_roots "$RB_TMP/live.json")" "0 true" "$R live heap-dump: heap retainers exits 0; ROOT lines"
 	has_path "$R live heap-dump: the inner Array is kept through the three around it" "$RB_TMP/live.json" \
 		"$(addr outer) $(addr middle) $(addr inner) $(addr aleaf)"
-	if [ -z "$(heap_unread "$kind" "$ver")" ]; then
-		"$RBINSPECT" --json heap retainers "$RB_TMP/live.json.gz" "$(addr leaf)" >"$RB_TMP/leaf.json" 2>"$RB_TMP/err"
-		is "$?" 0 "$R live heap-dump: heap retainers of the Leaf exits 0"
-		has_path "$R live heap-dump: the Leaf is kept through its Hash, Array and Box" "$RB_TMP/leaf.json" \
-			"$(addr hash) $(addr array) $(addr box) $(addr leaf)"
-	else
-		skip "$R live heap-dump: the Leaf through its Hash, Array and Box: heap-dump cannot read $(heap_unread "$kind" "$ver") references here"
-	fi
-	like "$("$RBINSPECT" heap retainers "$RB_TMP/live.json.gz" "$(addr aleaf)")" \
-		"^This dump has no ROOT lines" "$R live heap-dump: text says the paths start without roots"
-
 	core=$(core_of "$RB_PID")
 	"$RBINSPECT" "$core" heap-dump >"$RB_TMP/core-dump.json" 2>/dev/null
 	"$RBINSPECT" --json heap retainers "$RB_TMP/core-dump.json" "$(addr inner)" >"$RB_TMP/core.json" 2>"$RB_TMP/err"
 	is "$?" 0 "$R core heap-dump: heap retainers exits 0"
 	has_path "$R core heap-dump: the middle Array is kept through the outer one" "$RB_TMP/core.json" \
 		"$(addr outer) $(addr middle) $(addr inner)"
+	for how in live core; do
+		dump=$RB_TMP/live.json.gz
+		[ "$how" = core ] && dump=$RB_TMP/core-dump.json
+		if [ -n "$(heap_unread "$kind" "$ver")" ]; then
+			skip "$R $how heap-dump: the Leaf from global_tbl: heap-dump cannot read $(heap_unread "$kind" "$ver") references here"
+			continue
+		fi
+		"$RBINSPECT" --json heap retainers "$dump" "$(addr leaf)" >"$RB_TMP/leaf.json" 2>"$RB_TMP/err"
+		is "$?" 0 "$R $how heap-dump: heap retainers of the Leaf exits 0"
+		has_path "$R $how heap-dump: the Leaf is kept through its Hash, Array and Box" "$RB_TMP/leaf.json" \
+			"$(addr hash) $(addr array) $(addr box) $(addr leaf)"
+		is "$(jq -r '[.paths[] | select(.[0].root == "global_tbl" and length == 5)] | length' "$RB_TMP/leaf.json")" 1 \
+			"$R $how heap-dump: that path starts at the global_tbl root, as in the target's own dump"
+		like "$("$RBINSPECT" heap retainers "$dump" "$(addr leaf)")" "^     ROOT global_tbl$" \
+			"$R $how heap-dump: text shows the root"
+	done
 	rm -f "$core"
 
 	if [ "$first" = 1 ]; then
@@ -115,6 +120,9 @@ while read -r kind ver root cmd; do
 		is "$(jq '.paths | length' "$RB_TMP/one.json") $(jq '.more' "$RB_TMP/one.json")" \
 			"1 $(( $(jq '.paths | length' "$RB_TMP/all.json") - 1 ))" \
 			"--max-paths 1: one path, the others counted"
+		grep -v '"type":"ROOT"' "$RB_TMP/core-dump.json" >"$RB_TMP/noroots.json"
+		like "$("$RBINSPECT" heap retainers "$RB_TMP/noroots.json" "$(addr aleaf)")" \
+			"^This dump has no ROOT lines" "a dump without ROOT lines: the text says the paths start without roots"
 		"$RBINSPECT" heap retainers "$own" 0x10 >/dev/null 2>"$RB_TMP/err"
 		is "$? $(grep -c . "$RB_TMP/err") $(grep -c 'no object at 0x10 in this dump' "$RB_TMP/err")" \
 			"1 1 1" "an address that is no object of the dump: one line, exit 1"

@@ -161,6 +161,10 @@ static const struct rbi_layout layout_2_6_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -323,6 +327,10 @@ static const struct rbi_layout layout_2_7_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -485,6 +493,10 @@ static const struct rbi_layout layout_2_7_4 = {
 	.global_var_trace = 40,
 	.trace_var_data = 16,
 	.trace_var_next = 24,
+	.vm_mark_object_ary = 352,
+	.vm_top_self = 400,
+	.vm_load_path = 408,
+	.vm_loaded_features = 440,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -647,6 +659,10 @@ static const struct rbi_layout layout_3_0_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -809,6 +825,10 @@ static const struct rbi_layout layout_3_0_1 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -971,6 +991,10 @@ static const struct rbi_layout layout_3_1_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1133,6 +1157,10 @@ static const struct rbi_layout layout_3_1_2 = {
 	.global_var_trace = 48,
 	.trace_var_data = 16,
 	.trace_var_next = 24,
+	.vm_mark_object_ary = 328,
+	.vm_top_self = 376,
+	.vm_load_path = 384,
+	.vm_loaded_features = 416,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1295,6 +1323,10 @@ static const struct rbi_layout layout_3_1_5 = {
 	.global_var_trace = 48,
 	.trace_var_data = 16,
 	.trace_var_next = 24,
+	.vm_mark_object_ary = 328,
+	.vm_top_self = 376,
+	.vm_load_path = 384,
+	.vm_loaded_features = 416,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1457,6 +1489,10 @@ static const struct rbi_layout layout_3_2_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1619,6 +1655,10 @@ static const struct rbi_layout layout_3_2_3 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1781,6 +1821,10 @@ static const struct rbi_layout layout_3_2_4 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1943,6 +1987,10 @@ static const struct rbi_layout layout_3_2_7 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -2105,6 +2153,10 @@ static const struct rbi_layout layout_3_3_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -2267,6 +2319,10 @@ static const struct rbi_layout layout_3_3_1 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2429,6 +2485,10 @@ static const struct rbi_layout layout_3_3_7 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -2591,6 +2651,10 @@ static const struct rbi_layout layout_3_3_8 = {
 	.global_var_trace = 48,
 	.trace_var_data = 16,
 	.trace_var_next = 24,
+	.vm_mark_object_ary = 512,
+	.vm_top_self = 560,
+	.vm_load_path = 568,
+	.vm_loaded_features = 600,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2753,6 +2817,10 @@ static const struct rbi_layout layout_3_4_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2915,6 +2983,10 @@ static const struct rbi_layout layout_3_4_5 = {
 	.global_var_trace = 48,
 	.trace_var_data = 16,
 	.trace_var_next = 24,
+	.vm_mark_object_ary = 512,
+	.vm_top_self = 568,
+	.vm_load_path = 576,
+	.vm_loaded_features = 608,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -3077,6 +3149,10 @@ static const struct rbi_layout layout_4_0_0 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -3239,6 +3315,10 @@ static const struct rbi_layout layout_4_0_6 = {
 	.global_var_trace = RBI_ABSENT,
 	.trace_var_data = RBI_ABSENT,
 	.trace_var_next = RBI_ABSENT,
+	.vm_mark_object_ary = RBI_ABSENT,
+	.vm_top_self = RBI_ABSENT,
+	.vm_load_path = RBI_ABSENT,
+	.vm_loaded_features = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
