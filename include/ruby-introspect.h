@@ -1433,11 +1433,18 @@ void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
    objects it keeps alive.  Borrowed: valid during the callback.
    Frozen ("Structs and sizes" above). */
 struct rbi_heap_root {
-	const char *name;       /* dump_all's "root": "global_tbl" (every
-				   global variable's value), "machine_context"
-				   (the words of each thread's machine stack
-				   and registers that point at a used heap
-				   slot: Ruby scans them conservatively) */
+	const char *name;       /* dump_all's "root": "vm" (the VM fields
+				   rb_vm_mark marks that the layout names:
+				   mark_object_ary, load_path,
+				   loaded_features, top_self), "global_tbl"
+				   (every global variable's value),
+				   "machine_context" (the words of each
+				   thread's machine stack and registers that
+				   point at a used heap slot: Ruby scans them
+				   conservatively); and one of this library's
+				   own, "vm_stack" (each thread's VM stack
+				   values and frames' self and iseq, which
+				   dump_all reaches through Thread objects) */
 	const uint64_t *refs;   /* in the order found, repeats kept */
 	size_t nrefs;
 	int error;              /* RBI_OK, or why the root could not be read

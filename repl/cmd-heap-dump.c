@@ -3,6 +3,9 @@
  * target's own ObjectSpace.dump_all, so that the tools made for it read
  * it.  The walk streams: what it holds does not grow with the heap.
  *
+ * First the ROOT lines (rbi_heap_roots_foreach): global_tbl,
+ * machine_context, vm (a part of dump_all's) and vm_stack (each thread's
+ * VM stack, which dump_all reaches through Thread objects).
  * Written per object (rbi_heap_object_read): address, type, slot_size
  * (3.2+), class, frozen; a String's embedded, fstring, shared, bytesize,
  * encoding (of the three Ruby numbers alike), coderange and, with

@@ -207,8 +207,8 @@ static void retainers_text(struct session *s, const struct retainers *r)
 			r->has_roots ? "roots" : "start points");
 	fputc('\n', f);
 	if (!r->has_roots)
-		fputs("This dump has no ROOT lines (rbinspect heap-dump writes none yet): paths "
-		      "start at objects nothing in it refers to.\n", f);
+		fputs("This dump has no ROOT lines: paths start at objects nothing in it refers "
+		      "to.\n", f);
 	if (r->dangling)
 		fprintf(f, "%" PRIu64 " of its %" PRIu64 " references name no object of the dump.\n",
 			r->dangling, r->references);
@@ -348,8 +348,8 @@ static void retained_text(struct session *s, const struct retained *r, unsigned 
 			r->unreached, r->unreached_bytes, r->has_roots ? "root" : "start point");
 	fputc('\n', f);
 	if (!r->has_roots)
-		fputs("This dump has no ROOT lines (rbinspect heap-dump writes none yet) and Arrays' "
-		      "references only: objects nothing in it refers to stand for the roots.\n", f);
+		fputs("This dump has no ROOT lines: objects nothing in it refers to stand for the "
+		      "roots.\n", f);
 	fprintf(f, "%14s %14s %10s  %-10s %s\n", "RETAINED", "SHALLOW", "COUNT", "TYPE", "CLASS");
 	for (size_t i = 0; i < shown; i++) {
 		const struct retained_row *w = &r->rows[i];

@@ -63,8 +63,8 @@ const struct command commands[] = {
 	{ "objects", "[--by-class] [--top N] [--pause]",
 	  "heap objects by type (ObjectSpace.count_objects) or by class", cmd_objects, c_objects },
 	{ "heap-dump", "[-o FILE] [--pause] [--strings[=N]]",
-	  "every heap object, one JSON line each, in ObjectSpace.dump_all's format "
-	  "(FILE.gz: gzip)", cmd_heap_dump, c_heap_dump },
+	  "the GC roots and every heap object, one JSON line each, in "
+	  "ObjectSpace.dump_all's format (FILE.gz: gzip)", cmd_heap_dump, c_heap_dump },
 	{ "heap", "dump [...] | diff A.json B.json [C.json] [--top N] | retainers DUMP ADDRESS "
 	  "[--max-paths N] | top DUMP [--by retained|shallow|count] [--top N]",
 	  "heap dump: as heap-dump; heap diff: objects new and gone between two dumps, or "

@@ -1,6 +1,10 @@
 /* heap-roots.c: the GC roots ObjectSpace.dump_all writes as ROOT lines,
  * read from outside: what a retainer path starts at.
  *
+ * vm (vm.c, rb_vm_mark): the VM's own fields the layout names; vm_stack
+ * (rb_execution_context_mark): each thread's VM stack, which dump_all
+ * reaches through the Thread object.
+ *
  * global_tbl (variable.c, rb_gc_mark_global_tbl): every entry of
  * rb_global_tbl, an rb_id_table of ID to rb_global_entry, has its
  * variable's marker called on its data, then each trace's data marked
