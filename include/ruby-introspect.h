@@ -1429,6 +1429,30 @@ int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
    NULL (rbi_heap_object is frozen, so these come apart). */
 void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
 			      uint64_t *real_class_name_cut);
+/* The GC's flags of an object, as dump_all's "flags" names them
+   (rbi_heap_object_gc_flags). */
+#define RBI_GC_WB_PROTECTED 1u  /* "wb_protected": not write-barrier unprotected */
+#define RBI_GC_OLD 2u           /* "old": survived three GCs (age 3) */
+#define RBI_GC_UNCOLLECTIBLE 4u /* "uncollectible" */
+#define RBI_GC_MARKING 8u       /* "marking" */
+#define RBI_GC_MARKED 16u       /* "marked": by the last (or running) GC */
+#define RBI_GC_PINNED 32u       /* "pinned": compaction may not move it */
+
+/* The GC flags (RBI_GC_*) of slot S, the one rbi_heap_iter_next returned
+   last, into *OUT, read from the bitmaps of its heap page (read once a
+   page).  RBI_UNSUPPORTED when this Ruby's layout lacks the bitmaps
+   (DWARF gives them); RBI_INVAL for another slot. */
+int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			     unsigned *out);
+
+/* ObjectSpace.memsize_of of the object in slot S (dump_all's "memsize")
+   into *OUT: its slot and what it owns outside it, for Strings (in
+   ASCII-8BIT, UTF-8 and US-ASCII), Arrays, Objects and Hashes without an
+   st_table.  RBI_UNSUPPORTED for other objects (other types, a Hash's
+   st_table, generic instance variables...) rather than a part of it. */
+int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			    uint64_t *out);
+
 /* One GC root as ObjectSpace.dump_all writes its ROOT line: the heap
    objects it keeps alive.  Borrowed: valid during the callback.
    Frozen ("Structs and sizes" above). */

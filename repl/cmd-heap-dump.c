@@ -6,7 +6,8 @@
  * First the ROOT lines (rbi_heap_roots_foreach): global_tbl,
  * machine_context, vm (a part of dump_all's) and vm_stack (each thread's
  * VM stack, which dump_all reaches through Thread objects).
- * Written per object (rbi_heap_object_read): address, type, slot_size
+ * Written per object (rbi_heap_object_read; rbi_heap_object_gc_flags and
+ * rbi_heap_object_memsize for "flags" and "memsize"): address, type, slot_size
  * (3.2+), class, frozen; a String's embedded, fstring, shared, bytesize,
  * encoding (of the three Ruby numbers alike), coderange and, with
  * --strings, value; an Array's length, shared, embedded; a class's or
@@ -61,6 +62,7 @@ struct heap_dump {
 	uint64_t objects, unreadable;
 	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
 						    not known */
+	uint64_t no_memsize, no_flags;  /* objects written without them */
 	unsigned roots;         /* ROOT lines written */
 	char roots_missing[512];        /* what the roots leave out, for the
 					   summary */
@@ -120,6 +122,38 @@ static void class_name(struct heap_dump *d, struct rbi_json *j, const struct rbi
 	if (o->singleton) {
 		rbi_json_key(j, "singleton"); rbi_json_bool(j, true);
 	}
+}
+
+/* "memsize" where it can be computed, and "flags" (dump_all names the
+   ones set, in this order, and writes none when none is). */
+static void gc_fields(struct heap_dump *d, struct rbi_json *j, const struct rbi_heap_slot *s)
+{
+	static const struct { unsigned bit; const char *name; } names[] = {
+		{ RBI_GC_WB_PROTECTED, "wb_protected" }, { RBI_GC_OLD, "old" },
+		{ RBI_GC_UNCOLLECTIBLE, "uncollectible" }, { RBI_GC_MARKING, "marking" },
+		{ RBI_GC_MARKED, "marked" }, { RBI_GC_PINNED, "pinned" },
+	};
+	uint64_t memsize;
+	unsigned flags;
+
+	if (rbi_heap_object_memsize(d->w.it, s, &memsize) == RBI_OK) {
+		rbi_json_key(j, "memsize"); rbi_json_int(j, (int64_t)memsize);
+	} else {
+		d->no_memsize++;
+	}
+	if (rbi_heap_object_gc_flags(d->w.it, s, &flags) != RBI_OK) {
+		d->no_flags++;
+		return;
+	}
+	if (!flags)
+		return;
+	rbi_json_key(j, "flags");
+	rbi_json_object(j);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (flags & names[i].bit) {
+			rbi_json_key(j, names[i].name); rbi_json_bool(j, true);
+		}
+	rbi_json_end_object(j);
 }
 
 static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
@@ -187,6 +221,7 @@ static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 			rbi_json_addr(&j, o->refs[i]);
 		rbi_json_end_array(&j);
 	}
+	gc_fields(d, &j, s);
 	rbi_json_end_object(&j);     /* and the line's end */
 }
 
@@ -297,6 +332,11 @@ static void summary(struct heap_dump *d)
 			"counts: this Ruby's layout lacks them (DWARF of this build gives "
 			"it) or its object shapes were not found\n", d->objects_unread,
 			d->hashes_unread, d->structs_unread);
+	if (d->no_memsize || d->no_flags)
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects written without "
+			"memsize (computed for Strings, Arrays, Objects and Hashes without an "
+			"st_table), %" PRIu64 " without GC flags (this Ruby's layout lacks its "
+			"heap pages' bitmaps)\n", d->no_memsize, d->no_flags);
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
 			" objects changed while read were left out%s\n",

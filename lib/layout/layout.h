@@ -178,7 +178,14 @@
 	X(vm, mark_object_ary,   "rb_vm_struct", "mark_object_ary", OFF)            \
 	X(vm, top_self,          "rb_vm_struct", "top_self", OFF)                   \
 	X(vm, load_path,         "rb_vm_struct", "load_path", OFF)                  \
-	X(vm, loaded_features,   "rb_vm_struct", "loaded_features", OFF)
+	X(vm, loaded_features,   "rb_vm_struct", "loaded_features", OFF)            \
+	X(heap_page, wb_unprotected_bits, "heap_page", "wb_unprotected_bits", OFF)  \
+	X(heap_page, mark_bits,  "heap_page", "mark_bits", OFF)                     \
+	X(heap_page, uncollectible_bits, "heap_page", "uncollectible_bits", OFF)    \
+	X(heap_page, marking_bits, "heap_page", "marking_bits", OFF)                \
+	X(heap_page, pinned_bits, "heap_page", "pinned_bits", OFF)                  \
+	X(heap_page, age_bits,   "heap_page", "age_bits", OFF)                      \
+	X(shape, capacity,       "rb_shape", "capacity", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -73,6 +73,7 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->refs);
 	free(sc->elems);
 	free(sc->value);
+	free(sc->bits);
 	rbi_shapes_free(&sc->shapes);
 	*sc = (struct heap_object_scratch){ 0 };
 }
@@ -328,6 +329,27 @@ static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
+int heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      const uint8_t **shape)
+{
+	struct heap_object_scratch *sc = heap_iter_scratch(it);
+	const struct rbi_vm *vm = heap_iter_vm(it);
+	uint32_t id = (uint32_t)(s->flags >> SHAPE_FLAG_SHIFT);
+
+	*shape = NULL;
+	if (!sc->shapes_read) {
+		sc->shapes_read = true;
+		sc->shapes_rc = rbi_vm_shapes_read(heap_iter_target(it), vm, &sc->shapes);
+	}
+	if (sc->shapes_rc)
+		return RBI_OK;
+	if (id >= sc->shapes.count)
+		return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " has shape %" PRIu32
+				" of %" PRIu32, s->addr, id, sc->shapes.count);
+	*shape = sc->shapes.list + (size_t)id * vm->layout->shape_size;
+	return RBI_OK;
+}
+
 /* An Object's instance variables as the GC marks them, and the count
    dump_all writes.  Up to 3.1 (RObject has numiv): ROBJECT_NUMIV words
    from ROBJECT_IVPTR (object.h): embedded, as many as the slot holds after
@@ -357,19 +379,10 @@ static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 			return RBI_OK;
 		n = embedded ? cap : rbi_get_u32(s->bytes, l->robject_numiv);
 	} else {
-		uint32_t id = (uint32_t)(s->flags >> SHAPE_FLAG_SHIFT);
 		const uint8_t *shape;
 
-		if (!sc->shapes_read) {
-			sc->shapes_read = true;
-			sc->shapes_rc = rbi_vm_shapes_read(rbi_heap_iter_target(it), vm, &sc->shapes);
-		}
-		if (sc->shapes_rc)
-			return RBI_OK;
-		if (id >= sc->shapes.count)
-			return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " has shape %" PRIu32
-					" of %" PRIu32, s->addr, id, sc->shapes.count);
-		shape = sc->shapes.list + (size_t)id * l->shape_size;
+		if ((rc = heap_object_shape(it, s, &shape)) || !shape)
+			return rc;
 		if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX) {
 			uint8_t hdr[256];
 

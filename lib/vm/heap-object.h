@@ -5,6 +5,8 @@
 
 #include "vm/vm.h"
 
+struct heap_page;
+
 /* Class names are read as far as objects --by-class reads them. */
 #define HEAP_OBJECT_NAME_MAX RBI_NAME_MAX
 
@@ -22,13 +24,25 @@ struct heap_object_scratch {
 	char name[HEAP_OBJECT_NAME_MAX];
 	char real_name[HEAP_OBJECT_NAME_MAX];
 	uint64_t name_cut, real_name_cut;       /* bytes of each left out */
+	uint64_t bits_page;     /* the struct heap_page whose bitmaps BITS
+				   holds (heap-gc.c); 0: none */
+	uint8_t *bits;
+	size_t bits_cap;
 };
 
 void rbi_heap_object_scratch_free(struct heap_object_scratch *sc);
 
+/* The object shape of the Object in slot S (3.3+: the upper 32 bits of
+   its flags) into *SHAPE, rb_shape's bytes; NULL when this Ruby's shapes
+   cannot be read.  RBI_CORRUPT for an id past the shapes. */
+int heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      const uint8_t **shape);
+
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);
 struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it);
+/* The page of the slot rbi_heap_iter_next returned last. */
+const struct heap_page *heap_iter_page(struct rbi_heap_iter *it);
 const struct rbi_vm *rbi_heap_iter_vm(struct rbi_heap_iter *it);
 /* rb_class_real(KLASS), the walk's cached answer. */
 int rbi_heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real);

@@ -264,7 +264,8 @@ static void count_batch(struct heap_reader *r, struct heap_batch *b, int who,
 			enum heap_count_mode mode)
 {
 	const struct heap_tally_ruby rb = { .l = r->g.l, .fl_singleton = r->g.fl_singleton,
-					    .elts_shared = r->g.elts_shared };
+					    .elts_shared = r->g.elts_shared,
+					    .ary_shared_root = r->g.ary_shared_root };
 	struct heap_tally_index *ix = &r->tally_ix[who];
 	bool classes = mode == HEAP_COUNT_CLASSES;
 

@@ -63,6 +63,7 @@ struct heap_geometry {
 	uint32_t align;         /* HEAP_PAGE_ALIGN */
 	uint64_t fl_singleton;  /* for tallies by class */
 	uint64_t elts_shared;   /* for bytes owned */
+	uint64_t ary_shared_root;
 };
 
 /* A read error that ends a walk: the process is gone, may not be read,

@@ -51,7 +51,13 @@ uint64_t rbi_heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, 
 		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > size ||
 		    (flags & (FL_USER(1) | rb->elts_shared)))
 			return 0;
-		capa = rbi_get_u64(bytes, l->rarray_heap_capa) * 8;
+		/* A shared root's aux.capa is its reference count: it owns
+		   its length (ARY_CAPA of an ARY_SHARED_ROOT_P array). */
+		if ((flags & rb->ary_shared_root) && l->rarray_heap_len != RBI_ABSENT &&
+		    l->rarray_heap_len + 8 <= size)
+			capa = rbi_get_u64(bytes, l->rarray_heap_len) * 8;
+		else
+			capa = rbi_get_u64(bytes, l->rarray_heap_capa) * 8;
 		break;
 	default:
 		return 0;

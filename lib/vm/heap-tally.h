@@ -44,6 +44,7 @@ struct heap_tally_ruby {
 	const struct rbi_layout *l;
 	uint64_t fl_singleton;
 	uint64_t elts_shared;
+	uint64_t ary_shared_root;
 };
 
 /* Is a used slot of TYPE internal to Ruby: never yielded by

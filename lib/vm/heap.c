@@ -130,6 +130,11 @@ struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it)
 	return it->t;
 }
 
+const struct heap_page *heap_iter_page(struct rbi_heap_iter *it)
+{
+	return it->b && it->cur < it->nwalk ? &it->b->pages[it->cur] : NULL;
+}
+
 const struct rbi_vm *rbi_heap_iter_vm(struct rbi_heap_iter *it)
 {
 	return it->vm;
@@ -378,7 +383,8 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	it->vm = vm;
 	it->l = vm->layout;
 	it->rb = (struct heap_tally_ruby){ .l = it->l, .fl_singleton = vm->k.fl_singleton,
-					   .elts_shared = vm->k.elts_shared };
+					   .elts_shared = vm->k.elts_shared,
+					   .ary_shared_root = vm->k.ary_shared_root };
 	it->flags = flags;
 	it->st.moved_why = "";
 	/* Objspace fields are read fresh; drop what the cache holds of a
@@ -396,7 +402,8 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	if (!rc) {
 		struct heap_geometry g = { .l = it->l, .list = it->list,
 			.npages = it->npages, .align = vm->k.heap_page_align,
-			.fl_singleton = vm->k.fl_singleton, .elts_shared = vm->k.elts_shared };
+			.fl_singleton = vm->k.fl_singleton, .elts_shared = vm->k.elts_shared,
+			.ary_shared_root = vm->k.ary_shared_root };
 
 		rc = rbi_heap_reader_open(t, &g, &it->reader);
 		it->nbatches = it->reader ? rbi_heap_reader_batches(it->reader) : 0;

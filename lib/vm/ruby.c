@@ -80,6 +80,7 @@ static void set_constants(struct rbi_vm *vm)
 	k->qundef = rbi_vm_ge(vm, 3, 2) ? 0x24 : 0x34;
 	k->fl_singleton = 1ull << (rbi_vm_ge(vm, 3, 4) ? 13 : 12);
 	k->elts_shared = 1ull << (rbi_vm_ge(vm, 3, 4) ? 12 : 14);
+	k->ary_shared_root = 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 2) ? 12 : 5));
 	k->tlast_op_id = rbi_vm_ge(vm, 4, 0) ? 171 : rbi_vm_ge(vm, 3, 4) ? 170 :
 			 rbi_vm_ge(vm, 3, 1) ? 169 : rbi_vm_ge(vm, 2, 7) ? 168 : 164;
 	k->rarray_embed_len_mask = rbi_vm_ge(vm, 3, 2) ? 0x7f : 0x3;

@@ -19,6 +19,10 @@ struct rbi_vm_consts {
 	uint64_t fl_singleton;          /* FL_USER0 (<= 3.3), FL_USER1 (3.4+) */
 	uint64_t elts_shared;           /* ELTS_SHARED = STR_SHARED: FL_USER2
 					   (<= 3.3), FL_USER0 (3.4+) */
+	uint64_t ary_shared_root;       /* RARRAY_SHARED_ROOT_FLAG: FL_USER5
+					   (<= 3.1, seen in 2.7 and 3.1),
+					   FL_USER12 (3.2+, past the 7-bit
+					   embedded length; seen in 3.3, 3.4) */
 	uint32_t tlast_op_id;           /* last operator ID (enum ruby_method_ids) */
 	uint32_t rarray_embed_len_mask; /* after >> 15: 0x3 (<= 3.1), 0x7f (3.2+) */
 	bool first_lineno_fixnum;       /* location.first_lineno is a Fixnum (<= 3.1) */

@@ -4,8 +4,9 @@
 # address with its type and class, Strings, Arrays, classes and modules with the fields
 # dump_all gives them, Objects' ivars, Hashes' size and default, the references of Arrays,
 # Objects, Hashes and Structs where heap-dump can read them, and none where it says it
-# cannot, and the ROOT lines: global_tbl as the target's, vm a part of its, a
-# machine_context (tests/heap-check.py --roots; SHAPE lines are not dumped yet).  Also: gzip output
+# cannot, the ROOT lines (global_tbl as the target's, vm a part of its, a
+# machine_context), GC flags and memsize (their match rate per type printed; SHAPE lines
+# are not dumped yet: tests/heap-check.py --roots --gc).  Also: gzip output
 # (FILE.gz), standard output, the process runs on untraced after --pause, and bad
 # arguments and unwritable files get one line.  `heap diff` of three dumps of
 # testdata/programs/leak.rb, which keeps 1000 objects of its own class a step: the new
@@ -18,8 +19,9 @@ check_py=$here/tests/heap-check.py
 # compare LABEL DUMP: DUMP against the truth the program wrote.
 compare() {
 	local out
-	if out=$(python3 "$check_py" --values --roots --unread "$(heap_unread "$kind" "$ver")" "$RB_TRUTH" "$2" 2>&1); then
-		ok "$1: every object dump_all wrote, as it wrote it ($(tail -n 1 <<<"$out"))"
+	if out=$(python3 "$check_py" --values --roots --gc --unread "$(heap_unread "$kind" "$ver")" "$RB_TRUTH" "$2" 2>&1); then
+		ok "$1: every object dump_all wrote, as it wrote it ($(head -n 1 <<<"$out"))"
+		diag "$1: GC flags and memsize that match dump_all's: $(tail -n 1 <<<"$out")"
 	else
 		not_ok "$1: objects differ from the target's own dump_all"; diag "$out"
 	fi

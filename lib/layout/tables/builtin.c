@@ -165,6 +165,13 @@ static const struct rbi_layout layout_2_6_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -331,6 +338,13 @@ static const struct rbi_layout layout_2_7_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -497,6 +511,13 @@ static const struct rbi_layout layout_2_7_4 = {
 	.vm_top_self = 400,
 	.vm_load_path = 408,
 	.vm_loaded_features = 440,
+	.heap_page_wb_unprotected_bits = 56,
+	.heap_page_mark_bits = 112,
+	.heap_page_uncollectible_bits = 168,
+	.heap_page_marking_bits = 224,
+	.heap_page_pinned_bits = 280,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -663,6 +684,13 @@ static const struct rbi_layout layout_3_0_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -829,6 +857,13 @@ static const struct rbi_layout layout_3_0_1 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -995,6 +1030,13 @@ static const struct rbi_layout layout_3_1_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1161,6 +1203,13 @@ static const struct rbi_layout layout_3_1_2 = {
 	.vm_top_self = 376,
 	.vm_load_path = 384,
 	.vm_loaded_features = 416,
+	.heap_page_wb_unprotected_bits = 64,
+	.heap_page_mark_bits = 120,
+	.heap_page_uncollectible_bits = 176,
+	.heap_page_marking_bits = 232,
+	.heap_page_pinned_bits = 288,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1327,6 +1376,13 @@ static const struct rbi_layout layout_3_1_5 = {
 	.vm_top_self = 376,
 	.vm_load_path = 384,
 	.vm_loaded_features = 416,
+	.heap_page_wb_unprotected_bits = 64,
+	.heap_page_mark_bits = 120,
+	.heap_page_uncollectible_bits = 176,
+	.heap_page_marking_bits = 232,
+	.heap_page_pinned_bits = 288,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1493,6 +1549,13 @@ static const struct rbi_layout layout_3_2_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1659,6 +1722,13 @@ static const struct rbi_layout layout_3_2_3 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -1825,6 +1895,13 @@ static const struct rbi_layout layout_3_2_4 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -1991,6 +2068,13 @@ static const struct rbi_layout layout_3_2_7 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -2157,6 +2241,13 @@ static const struct rbi_layout layout_3_3_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -2323,6 +2414,13 @@ static const struct rbi_layout layout_3_3_1 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2489,6 +2587,13 @@ static const struct rbi_layout layout_3_3_7 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -2655,6 +2760,13 @@ static const struct rbi_layout layout_3_3_8 = {
 	.vm_top_self = 560,
 	.vm_load_path = 568,
 	.vm_loaded_features = 600,
+	.heap_page_wb_unprotected_bits = 64,
+	.heap_page_mark_bits = 272,
+	.heap_page_uncollectible_bits = 480,
+	.heap_page_marking_bits = 688,
+	.heap_page_pinned_bits = 1104,
+	.heap_page_age_bits = 1312,
+	.shape_capacity = 20,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -2821,6 +2933,13 @@ static const struct rbi_layout layout_3_4_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -2987,6 +3106,13 @@ static const struct rbi_layout layout_3_4_5 = {
 	.vm_top_self = 568,
 	.vm_load_path = 576,
 	.vm_loaded_features = 608,
+	.heap_page_wb_unprotected_bits = 72,
+	.heap_page_mark_bits = 280,
+	.heap_page_uncollectible_bits = 488,
+	.heap_page_marking_bits = 696,
+	.heap_page_pinned_bits = 1112,
+	.heap_page_age_bits = 1320,
+	.shape_capacity = 20,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -3153,6 +3279,13 @@ static const struct rbi_layout layout_4_0_0 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -3319,6 +3452,13 @@ static const struct rbi_layout layout_4_0_6 = {
 	.vm_top_self = RBI_ABSENT,
 	.vm_load_path = RBI_ABSENT,
 	.vm_loaded_features = RBI_ABSENT,
+	.heap_page_wb_unprotected_bits = RBI_ABSENT,
+	.heap_page_mark_bits = RBI_ABSENT,
+	.heap_page_uncollectible_bits = RBI_ABSENT,
+	.heap_page_marking_bits = RBI_ABSENT,
+	.heap_page_pinned_bits = RBI_ABSENT,
+	.heap_page_age_bits = RBI_ABSENT,
+	.shape_capacity = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {

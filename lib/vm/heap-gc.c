@@ -1,0 +1,237 @@
+/* heap-gc.c: what the GC knows of one heap object, as ObjectSpace.dump_all
+ * writes it: its "flags" (gc.c rb_obj_gc_flags) and its "memsize"
+ * (rb_obj_memsize_of).
+ *
+ * The flags are bits of the object's page, one per BASE_SLOT_SIZE (the
+ * 40-byte RVALUE) of the page's body (NUM_IN_PAGE): wb_unprotected_bits,
+ * mark_bits, uncollectible_bits, marking_bits and pinned_bits in struct
+ * heap_page.  Its age (old: 3) is two bits of its flags up to 3.2
+ * (FL_PROMOTED0/1) and two bits of the page's age_bits from 3.3.  The
+ * page's bitmaps are read once per page the walk is on.
+ *
+ * memsize is the slot's size (sizeof(RVALUE) up to 3.1, the slot size
+ * from 3.2) plus what the object owns outside it, for the types where
+ * that is plain data: a String's heap buffer (capacity and its
+ * terminator, in the encodings whose terminator is one byte), an Array's
+ * heap buffer, an Object's instance variables outside its slot, a Hash's
+ * ar_table outside its slot (up to 3.2).  Others, and an object with
+ * generic instance variables (FL_EXIVAR: a table elsewhere), say
+ * RBI_UNSUPPORTED rather than give a part. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "vm/heap-object.h"
+#include "vm/heap-pages.h"
+
+#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
+/* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
+#define FL_EXIVAR (1ull << 10)
+/* FL_PROMOTED0/1 (<= 3.2): the age, RVALUE_AGE_SHIFT 5. */
+#define FLAGS_AGE_SHIFT 5
+#define AGE_MASK 3u
+#define OLD_AGE 3u
+/* RSTRING_NOEMBED, RARRAY_EMBED_FLAG, ROBJECT_EMBED: FL_USER1. */
+#define NOEMBED FL_USER(1)
+#define EMBED FL_USER(1)
+/* STR_NOFREE (FL_USER18): a buffer the String does not own (a C
+   literal's): not counted. */
+#define STR_NOFREE FL_USER(18)
+/* RHASH_ST_TABLE_FLAG (internal/hash.h 2.6-3.4). */
+#define RHASH_ST_TABLE_FLAG FL_USER(3)
+/* encindex.h: ASCII-8BIT, UTF-8, US-ASCII; their terminator is 1 byte. */
+#define ENCODING_SHIFT (RBI_FL_USHIFT + 10)
+#define ENCODING_MASK 0x7fu
+#define ONE_BYTE_TERM_ENCODINGS 3u
+#define SHAPE_OBJ_TOO_COMPLEX 4
+/* A capacity beyond this is garbage (a slot changing under the walk). */
+#define CAPA_MAX (1ull << 40)
+
+/* Whether the layout has every bitmap rb_obj_gc_flags reads. */
+static bool gc_layout(const struct rbi_layout *l)
+{
+	return l->heap_page_wb_unprotected_bits != RBI_ABSENT &&
+	       l->heap_page_mark_bits != RBI_ABSENT &&
+	       l->heap_page_uncollectible_bits != RBI_ABSENT &&
+	       l->heap_page_marking_bits != RBI_ABSENT && l->heap_page_pinned_bits != RBI_ABSENT &&
+	       l->heap_page_size != RBI_ABSENT && l->rvalue_size != RBI_ABSENT &&
+	       l->rvalue_size >= 16 && l->heap_page_size <= 8192 &&
+	       l->heap_page_wb_unprotected_bits < l->heap_page_size;
+}
+
+/* The page P's bitmaps (bytes FROM to the end of its struct) in the
+   scratch buffer. */
+static int page_bits(struct rbi_heap_iter *it, const struct heap_page *p, uint32_t from)
+{
+	struct heap_object_scratch *sc = heap_iter_scratch(it);
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	size_t len = l->heap_page_size - from;
+	int rc;
+
+	if (sc->bits_page == p->page)
+		return RBI_OK;
+	sc->bits_page = 0;
+	if (!RBI_GROW(sc->bits, sc->bits_cap, len, 2048))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if ((rc = rbi_read(heap_iter_target(it), p->page + from, sc->bits, len)))
+		return rbi_fail_context(rc, "reading the bitmaps of heap page 0x%" PRIx64 ": ",
+					p->page);
+	sc->bits_page = p->page;
+	return RBI_OK;
+}
+
+/* The 64-bit word WORD of the bitmap at layout offset OFF, FROM being
+   where the buffer starts; false past the struct. */
+static bool bits_word(struct rbi_heap_iter *it, uint32_t off, uint32_t from, uint64_t word,
+		      uint64_t *out)
+{
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	uint64_t at = (uint64_t)off - from + word * 8;
+
+	if (at + 8 > l->heap_page_size - from)
+		return false;
+	*out = rbi_get_u64(heap_iter_scratch(it)->bits, at);
+	return true;
+}
+
+RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+					unsigned *out)
+{
+	const struct heap_page *p;
+	const struct rbi_layout *l;
+	const struct rbi_vm *vm;
+	uint64_t n, w[5], age_word;
+	uint32_t from;
+	unsigned age;
+	int rc;
+
+	if (!it || !s || !out)
+		return rbi_fail(RBI_INVAL, "no heap walk or slot");
+	*out = 0;
+	vm = heap_iter_vm(it);
+	l = vm->layout;
+	if (!gc_layout(l))
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no GC bitmaps "
+				"(DWARF of this build gives them)");
+	p = heap_iter_page(it);
+	if (!p || s->addr < p->start || s->addr >= p->start + (uint64_t)p->total * p->slot_size)
+		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is not the one the walk is on",
+				s->addr);
+	/* From the first bitmap (ABSENT is the largest offset). */
+	from = l->heap_page_wb_unprotected_bits;
+	const uint32_t others[] = { l->heap_page_mark_bits, l->heap_page_uncollectible_bits,
+				    l->heap_page_marking_bits, l->heap_page_pinned_bits,
+				    l->heap_page_age_bits };
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		if (others[i] < from)
+			from = others[i];
+	if ((rc = page_bits(it, p, from)))
+		return rc;
+	n = (s->addr & ((uint64_t)vm->k.heap_page_align - 1)) / l->rvalue_size;
+	if (!bits_word(it, l->heap_page_wb_unprotected_bits, from, n / 64, &w[0]) ||
+	    !bits_word(it, l->heap_page_uncollectible_bits, from, n / 64, &w[1]) ||
+	    !bits_word(it, l->heap_page_marking_bits, from, n / 64, &w[2]) ||
+	    !bits_word(it, l->heap_page_mark_bits, from, n / 64, &w[3]) ||
+	    !bits_word(it, l->heap_page_pinned_bits, from, n / 64, &w[4]))
+		return rbi_fail(RBI_CORRUPT, "slot 0x%" PRIx64 " lies past its page's bitmaps",
+				s->addr);
+	if (l->heap_page_age_bits == RBI_ABSENT)
+		age = (unsigned)(s->flags >> FLAGS_AGE_SHIFT) & AGE_MASK;
+	else if (bits_word(it, l->heap_page_age_bits, from, n / 32, &age_word))
+		age = (unsigned)(age_word >> ((n % 32) * 2)) & AGE_MASK;
+	else
+		return rbi_fail(RBI_CORRUPT, "slot 0x%" PRIx64 " lies past its page's age bits",
+				s->addr);
+	n %= 64;
+	*out = (((w[0] >> n) & 1) ? 0 : RBI_GC_WB_PROTECTED) |
+	       (age == OLD_AGE ? RBI_GC_OLD : 0) |
+	       (((w[1] >> n) & 1) ? RBI_GC_UNCOLLECTIBLE : 0) |
+	       (((w[2] >> n) & 1) ? RBI_GC_MARKING : 0) |
+	       (((w[3] >> n) & 1) ? RBI_GC_MARKED : 0) |
+	       (((w[4] >> n) & 1) ? RBI_GC_PINNED : 0);
+	return RBI_OK;
+}
+
+/* What an Object owns outside its slot (rb_obj_memsize_of, T_OBJECT):
+   ROBJECT_NUMIV words up to 3.1, its shape's capacity from 3.3. */
+static int object_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned)
+{
+	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	const uint8_t *shape;
+	int rc;
+
+	*owned = 0;
+	if (l->robject_numiv != RBI_ABSENT && l->robject_ivptr != RBI_ABSENT &&
+	    l->robject_numiv + 4 <= s->size && l->robject_ivptr + 8 <= s->size) {
+		if (!(s->flags & EMBED) && rbi_get_u64(s->bytes, l->robject_ivptr))
+			*owned = 8ull * rbi_get_u32(s->bytes, l->robject_numiv);
+		return RBI_OK;
+	}
+	if (l->shape_capacity == RBI_ABSENT || l->shape_type == RBI_ABSENT ||
+	    l->shape_capacity + 4 > l->shape_size)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no shape capacity");
+	if ((rc = heap_object_shape(it, s, &shape)))
+		return rc;
+	if (!shape)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's object shapes were not found");
+	if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX)
+		return rbi_fail(RBI_UNSUPPORTED, "an Object of too complex a shape (its "
+				"instance variables are an st_table)");
+	if (!(s->flags & EMBED))
+		*owned = 8ull * rbi_get_u32(shape, l->shape_capacity);
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+				       uint64_t *out)
+{
+	const struct rbi_vm *vm;
+	const struct rbi_layout *l;
+	uint64_t owned = 0;
+	int rc;
+
+	if (!it || !s || !out)
+		return rbi_fail(RBI_INVAL, "no heap walk or slot");
+	*out = 0;
+	vm = heap_iter_vm(it);
+	l = vm->layout;
+	if (s->flags & FL_EXIVAR)
+		return rbi_fail(RBI_UNSUPPORTED, "generic instance variables");
+	switch (s->type) {
+	case RBI_T_STRING:
+		if (((s->flags >> ENCODING_SHIFT) & ENCODING_MASK) >= ONE_BYTE_TERM_ENCODINGS)
+			return rbi_fail(RBI_UNSUPPORTED, "a String whose terminator's length "
+					"is its encoding's");
+		if (!(s->flags & NOEMBED) || (s->flags & (vm->k.elts_shared | STR_NOFREE)))
+			break;
+		if (l->rstring_heap_capa == RBI_ABSENT || l->rstring_heap_capa + 8 > s->size)
+			return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no String capacity");
+		owned = rbi_get_u64(s->bytes, l->rstring_heap_capa) + 1;
+		break;
+	case RBI_T_ARRAY:
+		if (l->rarray_heap_capa == RBI_ABSENT)
+			return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no Array capacity");
+		owned = s->owned;
+		break;
+	case RBI_T_OBJECT:
+		if ((rc = object_owned(it, s, &owned)))
+			return rc;
+		break;
+	case RBI_T_HASH:
+		if (s->flags & RHASH_ST_TABLE_FLAG)
+			return rbi_fail(RBI_UNSUPPORTED, "a Hash's st_table");
+		if (l->rhash_table == RBI_ABSENT)
+			break;  /* 3.3+: the ar_table is in the slot */
+		if (l->ar_table_size == RBI_ABSENT || l->rhash_table + 8 > s->size)
+			return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no ar_table");
+		if (rbi_get_u64(s->bytes, l->rhash_table))
+			owned = l->ar_table_size;
+		break;
+	default:
+		return rbi_fail(RBI_UNSUPPORTED, "memsize of a %s", rbi_value_type_name(s->type));
+	}
+	if (owned > CAPA_MAX)
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " claims %" PRIu64 " bytes", s->addr,
+				owned);
+	*out = s->size + owned;
+	return RBI_OK;
+}
