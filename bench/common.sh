@@ -3,6 +3,10 @@
 export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
 . "$here/tests/tap.sh"
 . "$here/tests/rubies.sh"
+# RUBIES="deb 3.4.11 ...": the benches that take it run only the Rubies whose "KIND
+# VERSION" starts so.
+RUBIES=${RUBIES:-}
+ruby_wanted() { [ -z "$RUBIES" ] || grep -q "$1 $2" <<<"$RUBIES"; }
 
 # ms_per_run CMD...: mean wall milliseconds over $runs runs, after one untimed run (a core
 # just written is still being flushed to disk, and the first reader pays for it).

@@ -11,17 +11,14 @@
 #   ratio (goal <= 1), rbinspect's RSS MB (goal: flat, <= 50).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
-. "$here/tests/tap.sh"
-. "$here/tests/rubies.sh"
-RUBIES=${RUBIES:-}
+. "$here/bench/common.sh"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000000 4000000)
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 printf '%-16s %9s %10s %10s %10s %7s %7s\n' RUBY objects lines "target ms" "rbi ms" rbi/tgt "RSS MB"
 while read -r kind ver root cmd; do
-	if [ -n "$RUBIES" ] && ! grep -q "$kind $ver" <<<"$RUBIES"; then continue; fi
+	ruby_wanted "$kind" "$ver" || continue
 	for n in "${sizes[@]}"; do
 		if ! RBI_HEAP_OBJECTS=$n ruby_start "$kind" "$root" "$cmd" heap.rb; then
 			echo "$kind $ver: heap.rb did not start" >&2; continue

@@ -11,10 +11,7 @@
 #   MB and bytes per dump line.  Run by hand; not a test.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
-. "$here/tests/tap.sh"
-. "$here/tests/rubies.sh"
-RUBIES=${RUBIES:-}
+. "$here/bench/common.sh"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000000)
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -38,7 +35,7 @@ rss() {
 printf '%-16s %9s %6s %8s %7s %7s %9s %9s %9s\n' RUBY lines MB "diff ms" top/diff \
 	ret/diff "diff RSS" "top RSS" "B/line"
 while read -r kind ver root cmd; do
-	if [ -n "$RUBIES" ] && ! grep -q "$kind $ver" <<<"$RUBIES"; then continue; fi
+	ruby_wanted "$kind" "$ver" || continue
 	for n in "${sizes[@]}"; do
 		if ! RBI_HEAP_OBJECTS=$n ruby_start "$kind" "$root" "$cmd" heap.rb; then
 			echo "$kind $ver: heap.rb did not start" >&2; continue

@@ -114,7 +114,9 @@ ruby_start() {
 	local launcher=$!
 	disown "$launcher" 2>/dev/null || true
 	RB_PIDS+=("$launcher")
-	for _ in $(seq 1 300); do
+	# RBI_READY_SECONDS: how long a program may take to get ready (30 s; bench/ builds
+	# heaps of millions of objects).
+	for _ in $(seq 1 $(( ${RBI_READY_SECONDS:-30} * 10 ))); do
 		grep -q '^READY' "$out" 2>/dev/null && break
 		sleep 0.1
 	done
