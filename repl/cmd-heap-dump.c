@@ -242,6 +242,10 @@ static int root_line(const struct rbi_heap_root *root, void *arg)
 	rbi_json_object(&j);
 	rbi_json_key(&j, "type"); rbi_json_cstr(&j, "ROOT");
 	rbi_json_key(&j, "root"); rbi_json_cstr(&j, root->name);
+	/* The references of classes, modules, T_DATA and internal objects are
+	   not written: what they hold looks unreferenced (heap top and heap
+	   retainers then start from such objects too). */
+	rbi_json_key(&j, "partial"); rbi_json_bool(&j, true);
 	rbi_json_key(&j, "references");
 	rbi_json_array(&j);
 	for (size_t i = 0; i < root->nrefs; i++)

@@ -204,11 +204,14 @@ static void retainers_text(struct session *s, const struct retainers *r)
 	fprintf(f, ": %zu retainer%s", r->retainers, r->retainers == 1 ? "" : "s");
 	if (r->unreached)
 		fprintf(f, " (%zu of them not reachable from the %s)", r->unreached,
-			r->has_roots ? "roots" : "start points");
+			r->has_roots && !r->partial_roots ? "roots" : "start points");
 	fputc('\n', f);
 	if (!r->has_roots)
 		fputs("This dump has no ROOT lines: paths start at objects nothing in it refers "
 		      "to.\n", f);
+	else if (r->partial_roots)
+		fputs("This dump's roots and references are partial (rbinspect heap-dump): paths "
+		      "start at a root or at an object nothing in it refers to.\n", f);
 	if (r->dangling)
 		fprintf(f, "%" PRIu64 " of its %" PRIu64 " references name no object of the dump.\n",
 			r->dangling, r->references);
@@ -251,6 +254,7 @@ static void retainers_json(struct session *s, const struct retainers *r)
 	rbi_json_object(&j);
 	rbi_json_key(&j, "target"); step_json(&j, &r->target);
 	rbi_json_key(&j, "has_roots"); rbi_json_bool(&j, r->has_roots);
+	rbi_json_key(&j, "partial_roots"); rbi_json_bool(&j, r->partial_roots);
 	rbi_json_key(&j, "objects"); rbi_json_int(&j, (int64_t)r->objects);
 	rbi_json_key(&j, "references"); rbi_json_int(&j, (int64_t)r->references);
 	rbi_json_key(&j, "dangling"); rbi_json_int(&j, (int64_t)r->dangling);
@@ -345,11 +349,15 @@ static void retained_text(struct session *s, const struct retained *r, unsigned 
 	fprintf(f, "%" PRIu64 " objects, %" PRIu64 " bytes", r->objects, r->bytes);
 	if (r->unreached)
 		fprintf(f, "; %" PRIu64 " objects (%" PRIu64 " bytes) no %s reaches, in no row",
-			r->unreached, r->unreached_bytes, r->has_roots ? "root" : "start point");
+			r->unreached, r->unreached_bytes,
+			r->has_roots && !r->partial_roots ? "root" : "start point");
 	fputc('\n', f);
 	if (!r->has_roots)
 		fputs("This dump has no ROOT lines: objects nothing in it refers to stand for the "
 		      "roots.\n", f);
+	else if (r->partial_roots)
+		fputs("This dump's roots and references are partial (rbinspect heap-dump): objects "
+		      "nothing in it refers to are roots too.\n", f);
 	fprintf(f, "%14s %14s %10s  %-10s %s\n", "RETAINED", "SHALLOW", "COUNT", "TYPE", "CLASS");
 	for (size_t i = 0; i < shown; i++) {
 		const struct retained_row *w = &r->rows[i];
@@ -376,6 +384,7 @@ static void retained_json(struct session *s, const struct retained *r, unsigned 
 	rbi_json_init(&j, s->out);
 	rbi_json_object(&j);
 	rbi_json_key(&j, "has_roots"); rbi_json_bool(&j, r->has_roots);
+	rbi_json_key(&j, "partial_roots"); rbi_json_bool(&j, r->partial_roots);
 	rbi_json_key(&j, "objects"); rbi_json_int(&j, (int64_t)r->objects);
 	rbi_json_key(&j, "bytes"); rbi_json_int(&j, (int64_t)r->bytes);
 	rbi_json_key(&j, "unreached"); rbi_json_int(&j, (int64_t)r->unreached);

@@ -79,12 +79,16 @@ static int line_node(struct heapgraph *g, struct json_object *o, const char *typ
 		     uint64_t lineno, struct heapgraph_node *n)
 {
 	struct heapgraph_build *b = g->build;
+	struct json_object *partial;
 	const char *name;
 
 	if (!strcmp(type, "ROOT")) {
 		name = rbi_dumpfile_str(o, "root");
 		*n = (struct heapgraph_node){ .name = intern(b, name ? name : "(unnamed root)") };
 		g->has_roots = true;
+		if (json_object_object_get_ex(o, "partial", &partial) &&
+		    json_object_get_boolean(partial))
+			g->partial_roots = true;
 		return n->name ? RBI_OK : rbi_fail(RBI_NOMEM, "out of memory");
 	}
 	*n = (struct heapgraph_node){ .addr = rbi_dumpfile_hex(o, "address"),
@@ -227,7 +231,7 @@ bool *rbi_heapgraph_start_points(const struct heapgraph *g)
 
 	if (!start)
 		return NULL;
-	if (g->has_roots) {
+	if (g->has_roots && !g->partial_roots) {
 		for (size_t i = 0; i < g->nnodes; i++)
 			start[i] = !g->nodes[i].addr;
 		return start;

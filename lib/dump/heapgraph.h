@@ -28,6 +28,9 @@ struct heapgraph {
 	   References to addresses the dump has no object at are left out. */
 	uint32_t *first, *adj;
 	bool has_roots;         /* the dump has ROOT lines */
+	bool partial_roots;     /* one says "partial": the dump lacks references
+				   (rbinspect heap-dump's), so objects nothing
+				   in it refers to are start points too */
 	uint64_t objects;       /* object lines */
 	uint64_t references;    /* references read, roots' too */
 	uint64_t dangling;      /* of them, to addresses with no object line */
@@ -48,8 +51,8 @@ uint32_t rbi_heapgraph_node_at(const struct heapgraph *g, uint64_t addr);
    name); NULL if it has none there. */
 const char *rbi_heapgraph_class_name(const struct heapgraph *g, uint32_t n);
 
-/* Whether each node is a start point: the roots, or for a dump without
-   ROOT lines, the objects nothing in it refers to.  A new array of
+/* Whether each node is a start point: the roots, and for a dump without
+   ROOT lines or with partial ones, the objects nothing in it refers to.  A new array of
    nnodes entries (free() it), NULL when out of memory. */
 bool *rbi_heapgraph_start_points(const struct heapgraph *g);
 

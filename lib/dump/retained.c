@@ -340,6 +340,7 @@ int rbi_retained_compute(const char *path, struct retained *out)
 		return rc;
 	st->root = (uint32_t)st->g.nnodes;
 	out->has_roots = st->g.has_roots;
+	out->partial_roots = st->g.partial_roots;
 	out->objects = st->g.objects;
 	return compute(st, out);
 }

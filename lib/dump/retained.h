@@ -28,7 +28,7 @@ struct retained {
 	struct retained_row *rows;      /* by retained bytes, then count
 					   (or as rbi_retained_sort() left them) */
 	size_t nrows;
-	bool has_roots;                 /* as in struct heapgraph */
+	bool has_roots, partial_roots;  /* as in struct heapgraph */
 	uint64_t objects, bytes;        /* of the dump */
 	uint64_t unreached, unreached_bytes;    /* objects no start point
 						   reaches: in no row */

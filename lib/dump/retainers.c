@@ -165,6 +165,7 @@ int rbi_retainers_find(const char *path, uint64_t target, size_t max_paths, stru
 	if ((rc = rbi_heapgraph_read(path, &st->g)))
 		return rc;
 	out->has_roots = st->g.has_roots;
+	out->partial_roots = st->g.partial_roots;
 	out->objects = st->g.objects;
 	out->references = st->g.references;
 	out->dangling = st->g.dangling;

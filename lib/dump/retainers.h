@@ -30,6 +30,7 @@ struct retainers_path {
 
 struct retainers {
 	bool has_roots;         /* the dump has ROOT lines */
+	bool partial_roots;     /* as in struct heapgraph */
 	uint64_t objects;       /* object lines read */
 	uint64_t references;    /* references read, roots' too */
 	uint64_t dangling;      /* of them, to addresses with no line */

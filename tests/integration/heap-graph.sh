@@ -6,6 +6,8 @@
 # heap-dump (live --pause and from a core, with its ROOT lines) the innermost of four nested
 # Arrays is kept from the outermost, and, where it reads Objects' and Hashes' references,
 # the Leaf from the global_tbl root through its Hash, Array and Box, as in the target's;
+# its ROOT lines say "partial" (it lacks the references of classes, T_DATA...), so heap
+# top takes what nothing refers to as a root too and leaves (almost) nothing unreached;
 # without ROOT lines the output says so.  heap top on the target's own dump: what a Big
 # retains is itself, its Array and those of the Array's Strings nothing else in the dump
 # refers to (a stale word on a stack Ruby scans conservatively may hold one), by the
@@ -111,6 +113,10 @@ while read -r kind ver root cmd; do
 			"$R $how heap-dump: that path starts at the global_tbl root, as in the target's own dump"
 		like "$("$RBINSPECT" heap retainers "$dump" "$(addr leaf)")" "^     ROOT global_tbl$" \
 			"$R $how heap-dump: text shows the root"
+		"$RBINSPECT" --json heap top "$dump" --top 0 >"$RB_TMP/ourtop.json" 2>"$RB_TMP/err"
+		is "$? $(jq -r '[.has_roots, .partial_roots, (.unreached * 1000 <= .objects)] | @tsv' "$RB_TMP/ourtop.json")" \
+			"0 $(printf 'true\ttrue\ttrue')" \
+			"$R $how heap-dump: heap top: partial roots, so what nothing refers to is a root too: (almost) nothing unreached"
 	done
 	rm -f "$core"
 
