@@ -58,6 +58,21 @@ static bool gc_layout(const struct rbi_layout *l)
 	       l->heap_page_wb_unprotected_bits < l->heap_page_size;
 }
 
+/* The offset of the first of struct heap_page's bitmaps (ABSENT, one the
+   layout lacks, is the largest offset). */
+static uint32_t first_bitmap(const struct rbi_layout *l)
+{
+	const uint32_t offs[] = { l->heap_page_wb_unprotected_bits, l->heap_page_mark_bits,
+				  l->heap_page_uncollectible_bits, l->heap_page_marking_bits,
+				  l->heap_page_pinned_bits, l->heap_page_age_bits };
+	uint32_t from = offs[0];
+
+	for (size_t i = 1; i < sizeof(offs) / sizeof(offs[0]); i++)
+		if (offs[i] < from)
+			from = offs[i];
+	return from;
+}
+
 /* The page P's bitmaps (bytes FROM to the end of its struct) in the
    scratch buffer. */
 static int page_bits(struct rbi_heap_iter *it, const struct heap_page *p, uint32_t from)
@@ -109,6 +124,7 @@ RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap
 	*out = 0;
 	vm = heap_iter_vm(it);
 	l = vm->layout;
+
 	if (!gc_layout(l))
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no GC bitmaps "
 				"(DWARF of this build gives them)");
@@ -116,14 +132,7 @@ RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap
 	if (!p || s->addr < p->start || s->addr >= p->start + (uint64_t)p->total * p->slot_size)
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is not the one the walk is on",
 				s->addr);
-	/* From the first bitmap (ABSENT is the largest offset). */
-	from = l->heap_page_wb_unprotected_bits;
-	const uint32_t others[] = { l->heap_page_mark_bits, l->heap_page_uncollectible_bits,
-				    l->heap_page_marking_bits, l->heap_page_pinned_bits,
-				    l->heap_page_age_bits };
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-		if (others[i] < from)
-			from = others[i];
+	from = first_bitmap(l);
 	if ((rc = page_bits(it, p, from)))
 		return rc;
 	n = (s->addr & ((uint64_t)vm->k.heap_page_align - 1)) / l->rvalue_size;

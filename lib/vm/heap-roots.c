@@ -423,8 +423,8 @@ static int read_stacks(struct roots *r)
 		return st.rc ? st.rc : rc;
 	if (st.saved || st.skipped)
 		snprintf(r->note, sizeof(r->note), "%u of %u threads scanned from the stack "
-			 "end they saved when they last left Ruby (no registers: the "
-			 "process runs), %u not scanned", st.saved, st.threads, st.skipped);
+			 "end they saved when they last left Ruby (their registers "
+			 "cannot be read while the process runs), %u not scanned", st.saved, st.threads, st.skipped);
 	return RBI_OK;
 }
 
