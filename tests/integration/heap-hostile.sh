@@ -7,7 +7,8 @@
 # (tests/hostile-check.py); heap retainers finds a path through the cycle from a root and
 # ends; and the dump streams: rbinspect's maximum RSS on a heap of RBI_HOSTILE_LARGE
 # objects (default 600000) is at most 8 MB above that on RBI_HOSTILE_SMALL (default
-# 30000) and at most 50 MB, each dump within 300 s.  The 10M-object case, with times, is
+# 30000) and at most 64 MB (13 MB on Debian's Rubies; up to 49 MB where libdw holds a
+# debug build's DWARF, whatever the heap's size), each dump within 300 s.  The 10M-object case, with times, is
 # bench/heap-hostile.sh.
 set -u
 . "$(dirname "$0")/../tap.sh"
@@ -70,10 +71,10 @@ while read -r kind ver root cmd; do
 		kill -9 "$RB_PID" 2>/dev/null
 	done
 	big=${rss[$large]:-0} little=${rss[$small]:-0}
-	if [ "$big" -gt 0 ] && [ "$big" -le $((little + 8192)) ] && [ "$big" -le 51200 ]; then
+	if [ "$big" -gt 0 ] && [ "$big" -le $((little + 8192)) ] && [ "$big" -le 65536 ]; then
 		ok "$R: heap-dump streams: max RSS $((little / 1024)) MB at $small objects, $((big / 1024)) MB at $large"
 	else
-		not_ok "$R: heap-dump streams: max RSS $((little / 1024)) MB at $small objects, $((big / 1024)) MB at $large (want <= +8 MB, <= 50 MB)"
+		not_ok "$R: heap-dump streams: max RSS $((little / 1024)) MB at $small objects, $((big / 1024)) MB at $large (want <= +8 MB, <= 64 MB)"
 	fi
 	unset rss
 done < <(rubies_list)
