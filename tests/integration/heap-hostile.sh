@@ -7,7 +7,7 @@
 # (tests/hostile-check.py); heap retainers finds a path through the cycle from a root and
 # ends; and the dump streams: rbinspect's maximum RSS on a heap of RBI_HOSTILE_LARGE
 # objects (default 600000) is at most 8 MB above that on RBI_HOSTILE_SMALL (default
-# 30000) and at most 64 MB (13 MB on Debian's Rubies; up to 49 MB where libdw holds a
+# 30000) and at most 64 MB (8 MB on Debian's Rubies; up to 49 MB where libdw holds a
 # debug build's DWARF, whatever the heap's size), each dump within 300 s.  The 10M-object case, with times, is
 # bench/heap-hostile.sh.
 set -u
@@ -17,16 +17,28 @@ check_py=$here/tests/hostile-check.py
 small=${RBI_HOSTILE_SMALL:-30000}
 large=${RBI_HOSTILE_LARGE:-600000}
 
-# dump_rss OUT ARGS...: run rbinspect ARGS (heap-dump writing OUT) under a 300 s bound;
-# prints "EXIT MAXRSS_KB".
+# dump_rss ARGS...: run rbinspect ARGS under a 300 s bound; prints "EXIT MAXRSS_KB", the
+# highest VmHWM of the process seen while it ran (read every 10 ms: the rusage of a child
+# would include the pages of the python that forked it).
 dump_rss() {
 	python3 - "$RBINSPECT" "$@" <<'PY'
-import resource, subprocess, sys
-try:
-    rc = subprocess.run(sys.argv[1:], stderr=subprocess.DEVNULL, timeout=300).returncode
-except subprocess.TimeoutExpired:
-    rc = "timeout"
-print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+import subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stderr=subprocess.DEVNULL)
+hwm, t0 = 0, time.monotonic()
+while p.poll() is None and time.monotonic() - t0 < 300:
+    try:
+        for line in open("/proc/%d/status" % p.pid):
+            if line.startswith("VmHWM:"):
+                hwm = max(hwm, int(line.split()[1]))
+    except OSError:
+        pass
+    time.sleep(0.01)
+if p.poll() is None:
+    p.kill()
+    p.wait()
+    print("timeout", hwm)
+else:
+    print(p.returncode, hwm)
 PY
 }
 
