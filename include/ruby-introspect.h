@@ -1479,8 +1479,10 @@ struct rbi_heap_root {
 
 typedef int (*rbi_heap_root_fn)(const struct rbi_heap_root *root, void *arg);
 
-/* Call FN for each root this library reads of T's heap, in dump_all's
-   order, unreadable ones too (with ERROR set).  dump_all's "machine_context"
+/* Call FN for each root this library reads of T's heap, unreadable ones
+   too (with ERROR set): vm, vm_stack, global_tbl, machine_context (3.x
+   dump_all's order, vm_stack beside vm).  Suspended fibers' stacks are not
+   scanned.  dump_all's "machine_context"
    is the stack of the thread that runs the dump and every other thread's
    stack is marked through its Thread object; from outside no thread runs
    the dump, so every thread's stack and registers are in it.  The
