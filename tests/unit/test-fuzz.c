@@ -110,7 +110,7 @@ static int liar_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nre
 /* What the runs reached, summed over the children (that the fuzzers get
    past attach into the walkers, and lie on the way). */
 static struct reach {
-	uint64_t runs, attached, threads, frames, locals, objects, lies, native, fibers;
+	uint64_t runs, attached, threads, frames, locals, objects, lies, native, fibers, roots;
 } reach;
 
 struct walk {
@@ -170,7 +170,15 @@ static int on_fiber(const struct rbi_fiber *fb, void *arg)
 	return 0;
 }
 
-/* info, bt, locals, objects with classes: errors are fine, crashes not. */
+static int on_root(const struct rbi_heap_root *root, void *arg)
+{
+	(void)arg;
+	reach.roots += root->nrefs;
+	return 0;
+}
+
+/* info, bt, locals, the heap's roots, objects with classes, GC flags and
+   sizes: errors are fine, crashes not. */
 static void exercise(rbi_target *t, struct liar *l)
 {
 	const struct rbi_ruby_info *info;
@@ -187,17 +195,23 @@ static void exercise(rbi_target *t, struct liar *l)
 	rbi_thread_foreach(t, on_thread, &w);
 	struct rbi_fiber_stats fs = { .size = sizeof(fs) };
 	rbi_fiber_foreach(t, 64, on_fiber, &w, &fs);
+	rbi_heap_roots_foreach(t, on_root, NULL);
 	if (rbi_heap_iter_init(t, 0, &it) != RBI_OK)
 		return;
 	for (unsigned n = 0; n < 50000 && rbi_heap_iter_next(it, &s) == RBI_OK; n++) {
 		struct rbi_heap_object o;
-		uint64_t k;
+		uint64_t k, size;
+		unsigned gc;
 
 		reach.objects++;
 		if (n % 7 == 0 && rbi_heap_object_class(it, s, &k) == RBI_OK)
 			rbi_class_name(t, k, name, sizeof(name));
 		if (n % 3 == 0)
 			rbi_heap_object_read(it, s, 64, &o);
+		if (n % 5 == 0) {
+			rbi_heap_object_gc_flags(it, s, &gc);
+			rbi_heap_object_memsize(it, s, &size);
+		}
 	}
 	rbi_heap_iter_free(it);
 	if (rbi_heap_iter_init(t, 0, &it) == RBI_OK) {
@@ -239,6 +253,7 @@ static bool run_child(const char *what, uint64_t seed, void (*fn)(uint64_t, void
 		reach.runs += r.runs, reach.attached += r.attached, reach.threads += r.threads;
 		reach.frames += r.frames, reach.locals += r.locals, reach.objects += r.objects;
 		reach.lies += r.lies, reach.native += r.native, reach.fibers += r.fibers;
+		reach.roots += r.roots;
 	}
 	close(fds[0]);
 	if (waitpid(pid, &st, 0) != pid)
@@ -380,8 +395,9 @@ int main(void)
 			bad += !run_child("vm", seed0 + i, vm_run, NULL);
 		diag("vm: %" PRIu64 " runs attached, %" PRIu64 " threads, %" PRIu64 " fibers, %"
 		     PRIu64 " frames, %" PRIu64 " native frames, %" PRIu64 " locals, %" PRIu64
-		     " objects, %" PRIu64 " reads lied", reach.attached, reach.threads, reach.fibers,
-		     reach.frames, reach.native, reach.locals, reach.objects, reach.lies);
+		     " objects, %" PRIu64 " root references, %" PRIu64 " reads lied", reach.attached,
+		     reach.threads, reach.fibers, reach.frames, reach.native, reach.locals,
+		     reach.objects, reach.roots, reach.lies);
 		ok(!runs || (reach.frames && reach.objects && reach.lies),
 		   "vm: the runs reach frames and objects, and reads lie");
 		ok(bad == 0, "vm: %u runs of info, bt, locals, objects and classes on corrupted "
