@@ -77,8 +77,8 @@ static uint32_t first_bitmap(const struct rbi_layout *l)
    scratch buffer. */
 static int page_bits(struct rbi_heap_iter *it, const struct heap_page *p, uint32_t from)
 {
-	struct heap_object_scratch *sc = heap_iter_scratch(it);
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	size_t len = l->heap_page_size - from;
 	int rc;
 
@@ -87,7 +87,7 @@ static int page_bits(struct rbi_heap_iter *it, const struct heap_page *p, uint32
 	sc->bits_page = 0;
 	if (!RBI_GROW(sc->bits, sc->bits_cap, len, 2048))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	if ((rc = rbi_read(heap_iter_target(it), p->page + from, sc->bits, len)))
+	if ((rc = rbi_read(rbi_heap_iter_target(it), p->page + from, sc->bits, len)))
 		return rbi_fail_context(rc, "reading the bitmaps of heap page 0x%" PRIx64 ": ",
 					p->page);
 	sc->bits_page = p->page;
@@ -99,12 +99,12 @@ static int page_bits(struct rbi_heap_iter *it, const struct heap_page *p, uint32
 static bool bits_word(struct rbi_heap_iter *it, uint32_t off, uint32_t from, uint64_t word,
 		      uint64_t *out)
 {
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	uint64_t at = (uint64_t)off - from + word * 8;
 
 	if (at + 8 > l->heap_page_size - from)
 		return false;
-	*out = rbi_get_u64(heap_iter_scratch(it)->bits, at);
+	*out = rbi_get_u64(rbi_heap_iter_scratch(it)->bits, at);
 	return true;
 }
 
@@ -122,13 +122,13 @@ RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap
 	if (!it || !s || !out)
 		return rbi_fail(RBI_INVAL, "no heap walk or slot");
 	*out = 0;
-	vm = heap_iter_vm(it);
+	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
 
 	if (!gc_layout(l))
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no GC bitmaps "
 				"(DWARF of this build gives them)");
-	p = heap_iter_page(it);
+	p = rbi_heap_iter_page(it);
 	if (!p || s->addr < p->start || s->addr >= p->start + (uint64_t)p->total * p->slot_size)
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is not the one the walk is on",
 				s->addr);
@@ -164,7 +164,7 @@ RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap
    ROBJECT_NUMIV words up to 3.1, its shape's capacity from 3.3. */
 static int object_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned)
 {
-	const struct rbi_layout *l = heap_iter_vm(it)->layout;
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	const uint8_t *shape;
 	int rc;
 
@@ -178,7 +178,7 @@ static int object_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if (l->shape_capacity == RBI_ABSENT || l->shape_type == RBI_ABSENT ||
 	    l->shape_capacity + 4 > l->shape_size)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no shape capacity");
-	if ((rc = heap_object_shape(it, s, &shape)))
+	if ((rc = rbi_heap_object_shape(it, s, &shape)))
 		return rc;
 	if (!shape)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's object shapes were not found");
@@ -201,7 +201,7 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 	if (!it || !s || !out)
 		return rbi_fail(RBI_INVAL, "no heap walk or slot");
 	*out = 0;
-	vm = heap_iter_vm(it);
+	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
 	if (s->flags & FL_EXIVAR)
 		return rbi_fail(RBI_UNSUPPORTED, "generic instance variables");

@@ -329,17 +329,17 @@ static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
-int heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+int rbi_heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		      const uint8_t **shape)
 {
-	struct heap_object_scratch *sc = heap_iter_scratch(it);
-	const struct rbi_vm *vm = heap_iter_vm(it);
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
 	uint32_t id = (uint32_t)(s->flags >> SHAPE_FLAG_SHIFT);
 
 	*shape = NULL;
 	if (!sc->shapes_read) {
 		sc->shapes_read = true;
-		sc->shapes_rc = rbi_vm_shapes_read(heap_iter_target(it), vm, &sc->shapes);
+		sc->shapes_rc = rbi_vm_shapes_read(rbi_heap_iter_target(it), vm, &sc->shapes);
 	}
 	if (sc->shapes_rc)
 		return RBI_OK;
@@ -381,7 +381,7 @@ static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	} else {
 		const uint8_t *shape;
 
-		if ((rc = heap_object_shape(it, s, &shape)) || !shape)
+		if ((rc = rbi_heap_object_shape(it, s, &shape)) || !shape)
 			return rc;
 		if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX) {
 			uint8_t hdr[256];

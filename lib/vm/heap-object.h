@@ -35,14 +35,14 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc);
 /* The object shape of the Object in slot S (3.3+: the upper 32 bits of
    its flags) into *SHAPE, rb_shape's bytes; NULL when this Ruby's shapes
    cannot be read.  RBI_CORRUPT for an id past the shapes. */
-int heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+int rbi_heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		      const uint8_t **shape);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);
 struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it);
 /* The page of the slot rbi_heap_iter_next returned last. */
-const struct heap_page *heap_iter_page(struct rbi_heap_iter *it);
+const struct heap_page *rbi_heap_iter_page(struct rbi_heap_iter *it);
 const struct rbi_vm *rbi_heap_iter_vm(struct rbi_heap_iter *it);
 /* rb_class_real(KLASS), the walk's cached answer. */
 int rbi_heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real);

@@ -130,7 +130,7 @@ struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it)
 	return it->t;
 }
 
-const struct heap_page *heap_iter_page(struct rbi_heap_iter *it)
+const struct heap_page *rbi_heap_iter_page(struct rbi_heap_iter *it)
 {
 	return it->b && it->cur < it->nwalk ? &it->b->pages[it->cur] : NULL;
 }
