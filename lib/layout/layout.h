@@ -164,6 +164,11 @@
 	X(rmoved, destination,   "RMoved", "destination", OFF) \
 	X(ec, machine_stack_start, "rb_execution_context_struct", "machine.stack_start", OFF) \
 	X(ec, machine_stack_end, "rb_execution_context_struct", "machine.stack_end", OFF) \
+	X(shape, edge_name,      "rb_shape", "edge_name", OFF)                      \
+	X(shape, parent_id,      "rb_shape", "parent_id", OFF)                      \
+	X(classext, iv_index_tbl, "rb_classext_struct", "iv_index_tbl", OFF)        \
+	X(iv_index_entry, index, "rb_iv_index_tbl_entry", "index", OFF)             \
+	X(classext, const_tbl,   "rb_classext_struct", "const_tbl", OFF)            \
 	X(id_table, capa,        "rb_id_table", "capa", OFF)                        \
 	X(id_table, items,       "rb_id_table", "items", OFF)                       \
 	X(id_item, size,         "rb_id_item", "", SIZE)                            \
@@ -185,7 +190,9 @@
 	X(heap_page, marking_bits, "heap_page", "marking_bits", OFF)                \
 	X(heap_page, pinned_bits, "heap_page", "pinned_bits", OFF)                  \
 	X(heap_page, age_bits,   "heap_page", "age_bits", OFF)                      \
-	X(shape, capacity,       "rb_shape", "capacity", OFF)
+	X(shape, capacity,       "rb_shape", "capacity", OFF)                       \
+	X(const_entry, value,    "rb_const_entry_struct", "value", OFF)             \
+	X(global_var, getter,    "rb_global_variable", "getter", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
