@@ -492,6 +492,9 @@ struct expr {
 	char member[NAME_CAP];  /* .MEMBER */
 };
 
+/* The punctuation globals (parse.y parser_peek_variable_name's list). */
+#define SPECIAL_GLOBALS "~*$?!@/\\;,.=:<>\"&`'+0"
+
 static bool word_char(char ch)
 {
 	return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
@@ -507,7 +510,11 @@ static bool expr_parse(const char *text, struct expr *e)
 	memset(e, 0, sizeof(*e));
 	e->text = text;
 	start = p;
-	if (*p == '@' || *p == '$')
+	if (p[0] == '$' && p[1] && strchr(SPECIAL_GLOBALS, p[1]))
+		p += 2;         /* $~, $, ...: one punctuation character */
+	else if (p[0] == '$' && p[1] == '-' && word_char(p[2]))
+		p += 3;         /* $-w, $-0 */
+	else if (*p == '@' || *p == '$')
 		p++;
 	while (word_char(*p) || (p[0] == ':' && p[1] == ':' && word_char(p[2])))
 		p += *p == ':' ? 2 : 1;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""locals-check.py TRUTH THREAD INDEX FRAME_JSON: compare `rbinspect --json
+"""locals-check.py TRUTH THREAD INDEX FRAME_JSON [KIND]: compare `rbinspect --json
 frame INDEX` (of thread THREAD, a truth name like "main") with the "local"
 records the target wrote about itself (testdata/programs/lib/truth.rb).
 
@@ -9,17 +9,18 @@ first, then the scopes around it), each with the right value: nil, true,
 false, Integer (a Fixnum by value, a Bignum by its class), Float, Symbol
 and String by value (a String cut short must be a prefix of the truth, with
 its whole length right), anything else by its class name.  Prints one line
-per mismatch and exits 1 on any.
+per mismatch and exits 1 on any.  KIND "expr" compares the "expr" records
+(what @ivar, $global and Const::PATH are) instead of "local" ones.
 """
 import json
 import sys
 
 
-def load(truth, thread, index):
+def load(truth, thread, index, kind):
     want = []
     for line in open(truth, encoding="utf-8", errors="surrogateescape"):
         f = line.rstrip("\n").split("\t")
-        if f[0] == "local" and f[1] == thread and int(f[2]) == index:
+        if f[0] == kind and f[1] == thread and int(f[2]) == index:
             want.append(dict(name=f[3], cls=f[4], value=f[5]))
     return want
 
@@ -69,7 +70,8 @@ def check_value(name, w, v, bad):
 
 def main():
     truth, thread, index, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    want = load(truth, thread, index)
+    kind = sys.argv[5] if len(sys.argv) > 5 else "local"
+    want = load(truth, thread, index, kind)
     got = json.load(open(path, encoding="utf-8", errors="surrogateescape"))
     bad = []
     if not want:

@@ -33,8 +33,6 @@
 /* Elements read of one Array, Object or Hash: dump_all lists them all, a
    corrupt length must not make us read gigabytes. */
 #define REFS_MAX (1u << 24)
-/* ROBJECT_EMBED: the instance variables are in the slot (2.6-3.4). */
-#define ROBJECT_EMBED FL_USER(1)
 /* RHASH_PROC_DEFAULT: ifnone is a default proc; RHASH_ST_TABLE_FLAG: an
    st_table, else an ar_table whose size and bound (the entries in use)
    are 4-bit fields of the flags (internal/hash.h 2.6-3.4). */
@@ -45,13 +43,6 @@
 #define RHASH_AR_FIELD_MASK 0xfu
 /* An ar_table's pair: { key, value }. */
 #define AR_PAIR_SIZE 16
-/* An st_table entry deleted: its hash is RESERVED_HASH_VAL (st.c). */
-#define ST_DELETED_HASH (~(uint64_t)0)
-/* An object's shape id: the upper 32 bits of its flags (shape.h 3.3-3.4,
-   SHAPE_FLAG_SHIFT); SHAPE_OBJ_TOO_COMPLEX: its ivars are an st_table of
-   ID to value at as.heap.ivptr (enum shape_type, 3.3-3.4). */
-#define SHAPE_FLAG_SHIFT 32
-#define SHAPE_OBJ_TOO_COMPLEX 4
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -74,7 +65,8 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->elems);
 	free(sc->value);
 	free(sc->bits);
-	rbi_shapes_free(&sc->shapes);
+	free(sc->st.words);
+	rbi_ivars_free(&sc->ivars);
 	*sc = (struct heap_object_scratch){ 0 };
 }
 
@@ -231,27 +223,18 @@ static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		   struct rbi_heap_object *out, const uint8_t *hdr, bool keys, int64_t *size)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
-	uint64_t start = rbi_get_u64(hdr, l->st_table_entries_start);
-	uint64_t bound = rbi_get_u64(hdr, l->st_table_entries_bound);
-	uint64_t esize = l->st_entry_size, words = esize / 8;
-	const uint64_t *e;
+	struct rbi_st_entries *e = &rbi_heap_iter_scratch(it)->st;
+	uint64_t key, record;
 	int rc;
 
-	*size = (int64_t)rbi_get_u64(hdr, l->st_table_num_entries);
-	if (bound < start || bound - start > REFS_MAX / words || *size < 0 ||
-	    (uint64_t)*size > bound - start)
-		return rbi_fail(RBI_CORRUPT, "the table of 0x%" PRIx64 " claims entries %"
-				PRIu64 "..%" PRIu64, s->addr, start, bound);
-	if ((rc = read_words(it, s, "the table of", rbi_get_u64(hdr, l->st_table_entries) +
-			     start * esize, (bound - start) * words, &e)))
-		return rc;
-	for (uint64_t i = 0; i < bound - start; i++) {
-		const uint8_t *ent = (const uint8_t *)(e + i * words);
-
-		if (rbi_get_u64(ent, l->st_entry_hash) == ST_DELETED_HASH)
+	if ((rc = rbi_vm_st_entries(rbi_heap_iter_target(it), l, hdr, REFS_MAX, e)))
+		return rbi_fail_context(rc, "reading the table of 0x%" PRIx64 ": ", s->addr);
+	*size = (int64_t)e->size;
+	for (uint64_t i = 0; i < e->count; i++) {
+		if (!rbi_vm_st_entry(l, e, i, &key, &record))
 			continue;
-		if ((keys && (rc = add_refs(it, s, out, ent + l->st_entry_key, 1))) ||
-		    (rc = add_refs(it, s, out, ent + l->st_entry_record, 1)))
+		if ((keys && (rc = add_refs(it, s, out, &key, 1))) ||
+		    (rc = add_refs(it, s, out, &record, 1)))
 			return rc;
 	}
 	return RBI_OK;
@@ -294,27 +277,6 @@ static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	return RBI_OK;
 }
 
-/* The bytes of an st_table's header st_refs reads: up to entries, its
-   last member. */
-#define ST_HEADER_SIZE(l) ((l)->st_table_entries + 8)
-
-/* A word at layout offset OFF lies in SIZE bytes (OFF may be absent). */
-static bool word_in(uint32_t off, uint64_t size)
-{
-	return off != RBI_ABSENT && (uint64_t)off + 8 <= size;
-}
-
-/* Whether the layout has what st_refs reads, inside what it reads. */
-static bool st_layout(const struct rbi_layout *l)
-{
-	uint64_t hdr = (uint64_t)l->st_table_entries + 8, esize = l->st_entry_size;
-
-	return l->st_table_entries != RBI_ABSENT && word_in(l->st_table_num_entries, hdr) &&
-	       word_in(l->st_table_entries_start, hdr) && word_in(l->st_table_entries_bound, hdr) &&
-	       esize != RBI_ABSENT && esize % 8 == 0 && word_in(l->st_entry_hash, esize) &&
-	       word_in(l->st_entry_key, esize) && word_in(l->st_entry_record, esize);
-}
-
 /* SIZE bytes of S's table at P in the target into BUF (zeros if P is 0:
    no table yet). */
 static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
@@ -330,84 +292,34 @@ static int read_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 }
 
 int rbi_heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
-		      const uint8_t **shape)
+			  const uint8_t **shape)
 {
-	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
-	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
-	uint32_t id = (uint32_t)(s->flags >> SHAPE_FLAG_SHIFT);
+	struct rbi_obj_bytes obj = { s->addr, s->flags, s->bytes, s->size, true };
+	int rc;
 
 	*shape = NULL;
-	if (!sc->shapes_read) {
-		sc->shapes_read = true;
-		sc->shapes_rc = rbi_vm_shapes_read(rbi_heap_iter_target(it), vm, &sc->shapes);
-	}
-	if (sc->shapes_rc)
-		return RBI_OK;
-	if (id >= sc->shapes.count)
-		return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " has shape %" PRIu32
-				" of %" PRIu32, s->addr, id, sc->shapes.count);
-	*shape = sc->shapes.list + (size_t)id * vm->layout->shape_size;
-	return RBI_OK;
+	rc = rbi_vm_object_shape(rbi_heap_iter_target(it), rbi_heap_iter_vm(it), &obj,
+				 &rbi_heap_iter_scratch(it)->ivars, shape);
+	return rc == RBI_UNSUPPORTED ? RBI_OK : rc;
 }
 
-/* An Object's instance variables as the GC marks them, and the count
-   dump_all writes.  Up to 3.1 (RObject has numiv): ROBJECT_NUMIV words
-   from ROBJECT_IVPTR (object.h): embedded, as many as the slot holds after
-   as.ary (ROBJECT_EMBED_LEN_MAX in a 40-byte slot), else as.heap.numiv at
-   as.heap.ivptr; the unset ones are Qundef.  3.3-3.4: its shape's
-   next_iv_index of them, embedded or at as.heap.ivptr, or a "too complex"
-   shape's st_table's values.  Without numiv or shapes (3.2, and layouts
-   that lack them): not read. */
+/* An Object's instance variables as the GC marks them (ivar.c reads
+   them), and the count dump_all writes; a Ruby whose objects cannot be
+   read leaves their references unknown. */
 static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 struct rbi_heap_object *out)
 {
 	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
-	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
-	const struct rbi_layout *l = vm->layout;
-	bool embedded = (s->flags & ROBJECT_EMBED) != 0;
-	uint64_t ivptr, n, cap;
-	const uint64_t *words;
+	struct rbi_obj_bytes obj = { s->addr, s->flags, s->bytes, s->size, true };
 	int rc;
 
-	if (l->robject_ivptr == RBI_ABSENT || l->robject_ary == RBI_ABSENT ||
-	    l->robject_ary >= s->size || l->robject_ivptr + 8 > s->size)
+	rc = rbi_vm_object_ivars(rbi_heap_iter_target(it), rbi_heap_iter_vm(it), &obj, &sc->ivars);
+	if (rc == RBI_UNSUPPORTED)
 		return RBI_OK;
-	cap = (s->size - l->robject_ary) / 8;
-	ivptr = rbi_get_u64(s->bytes, l->robject_ivptr);
-	if (l->robject_numiv != RBI_ABSENT) {
-		if (l->robject_numiv + 4 > s->size)
-			return RBI_OK;
-		n = embedded ? cap : rbi_get_u32(s->bytes, l->robject_numiv);
-	} else {
-		const uint8_t *shape;
-
-		if ((rc = rbi_heap_object_shape(it, s, &shape)) || !shape)
-			return rc;
-		if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX) {
-			uint8_t hdr[256];
-
-			/* ROBJECT_IV_HASH: as.heap.ivptr, ROBJECT_EMBED or not. */
-			if (!st_layout(l) || ST_HEADER_SIZE(l) > sizeof(hdr))
-				return RBI_OK;
-			if ((rc = read_table(it, s, ivptr, hdr, ST_HEADER_SIZE(l))) ||
-			    (rc = st_refs(it, s, out, hdr, false, &out->ivars)))
-				return rc;
-			goto done;
-		}
-		n = rbi_get_u32(shape, l->shape_next_iv_index);
-	}
-	if (embedded && n > cap)
-		return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " claims %" PRIu64
-				" instance variables in its slot", s->addr, n);
-	if (embedded)
-		rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->robject_ary, n);
-	else if (!(rc = read_words(it, s, "Object", ivptr, n, &words)))
-		rc = add_refs(it, s, out, words, n);
-	if (rc)
+	if (rc || (rc = add_refs(it, s, out, sc->ivars.values, sc->ivars.n)))
 		return rc;
-	out->ivars = (int64_t)n;
-done:
-	out->embedded = embedded;
+	out->ivars = (int64_t)sc->ivars.n;
+	out->embedded = sc->ivars.embedded;
 	out->refs = sc->refs;
 	out->refs_known = true;
 	return RBI_OK;
@@ -422,7 +334,7 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	bool st = (s->flags & RHASH_ST_TABLE_FLAG) != 0;
-	uint32_t table_size = st ? ST_HEADER_SIZE(l) : l->ar_table_size;
+	uint32_t table_size = st ? RBI_ST_HEADER_SIZE(l) : l->ar_table_size;
 	uint8_t buf[256];
 	const uint8_t *table;
 	uint64_t ifnone;
@@ -430,7 +342,7 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 
 	if (l->rhash_size == RBI_ABSENT || l->rhash_ifnone == RBI_ABSENT ||
 	    l->ar_table_size == RBI_ABSENT || l->ar_table_pairs == RBI_ABSENT ||
-	    !st_layout(l) || table_size > sizeof(buf) || l->rhash_ifnone + 8 > s->size)
+	    !rbi_vm_st_layout(l) || table_size > sizeof(buf) || l->rhash_ifnone + 8 > s->size)
 		return RBI_OK;
 	if (l->rhash_table == RBI_ABSENT) {
 		if (l->rhash_size + table_size > s->size)

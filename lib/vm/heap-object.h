@@ -18,9 +18,8 @@ struct heap_object_scratch {
 	size_t elems_cap;
 	char *value;
 	size_t value_cap;
-	struct rbi_shapes shapes;       /* read at the walk's first Object */
-	bool shapes_read;
-	int shapes_rc;                  /* non-zero: none to read */
+	struct rbi_st_entries st;       /* a Hash's table as read */
+	struct rbi_ivars ivars;         /* an Object's, shapes read once */
 	char name[HEAP_OBJECT_NAME_MAX];
 	char real_name[HEAP_OBJECT_NAME_MAX];
 	uint64_t name_cut, real_name_cut;       /* bytes of each left out */

@@ -4,11 +4,11 @@
  * A name is looked up as Ruby reads it there: `self` is the frame's
  * receiver, a bare word a local variable of the frame or of a scope around
  * it (the innermost scope first: a block's variable shadows its method's).
- * Instance variables, globals and constants are not read yet: an object's
- * ivars sit in object shapes from Ruby 3.2 (iv_index_tbl before), globals
- * in the static rb_global_tbl and constants in each class's const_tbl, all
- * id_tables this library does not walk; each gives RBI_UNSUPPORTED with a
- * message that says so, never a guess.
+ * "@name" is an instance variable of self (ivar.c reads an Object's),
+ * "$name" a global variable (global.c), and a capitalized word or path a
+ * constant resolved from the top level (constant.c).  A name that is not
+ * there is RBI_INVAL with what is there; what this Ruby does not let us
+ * read is RBI_UNSUPPORTED, never a guess.
  *
  * One step into a value: Array#[] (rbi_vm_array_at), and the members that
  * need no method call: length and size of an Array, bytesize of a String,
@@ -21,6 +21,10 @@
 
 /* The local names listed in a "no such variable" message. */
 #define NAMES_SHOWN 160
+/* The bytes of an Object read for its ivars: an RVALUE (40 bytes in
+   2.6-3.4; the ivars embedded past them are read apart). */
+#define RVALUE_READ 64
+#define IVAR_NAME_MAX 256
 /* Fixnums: what length and size give back, as the target would. */
 #define FIXNUM(n) (((uint64_t)(n) << 1) | 1)
 
@@ -52,10 +56,72 @@ static int find_local(const struct rbi_local *l, void *arg)
 	return 0;
 }
 
+/* The instance variable NAME ("@x") of SELF into *VALUE. */
+static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const char *name,
+		       uint64_t *value)
+{
+	const struct rbi_layout *l = vm->layout;
+	uint8_t bytes[RVALUE_READ];
+	struct rbi_obj_bytes obj = { .addr = self, .bytes = bytes };
+	struct rbi_ivars iv = { 0 };
+	char names[NAMES_SHOWN], ivar[IVAR_NAME_MAX];
+	uint64_t klass;
+	size_t used = 0;
+	int rc, n;
+
+	names[0] = '\0';
+	if (!rbi_vm_heap_p(vm, self) || rbi_vm_obj_flags(t, vm, self, &obj.flags) ||
+	    (obj.flags & RBI_T_MASK) != RBI_T_OBJECT)
+		return rbi_fail(RBI_UNSUPPORTED, "%s: instance variables are read of an Object, "
+				"and self is %s", name, rbi_vm_heap_p(vm, self) ? "another kind "
+				"of object (a class, module, String...)" : "no heap object");
+	if (l->rvalue_size == RBI_ABSENT || l->rvalue_size > sizeof(bytes))
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no RVALUE size");
+	obj.size = l->rvalue_size;
+	if ((rc = rbi_read(t, self, bytes, obj.size)))
+		return rc;
+	klass = rbi_get_u64(bytes, RBI_RBASIC_KLASS);
+	if (!rbi_vm_class_real(t, vm, klass, &klass))
+		return rbi_fail(RBI_CORRUPT, "the class of self (0x%" PRIx64 ") cannot be read",
+				self);
+	if ((rc = rbi_vm_object_ivars(t, vm, &obj, &iv)) ||
+	    (rc = rbi_vm_object_ivar_ids(t, vm, &obj, klass, &iv))) {
+		rbi_ivars_free(&iv);
+		if (rc == RBI_UNSUPPORTED)
+			return rbi_fail_context(rc, "%s: instance variables cannot be read on "
+						"this Ruby: ", name);
+		return rbi_fail_context(rc, "%s: ", name);
+	}
+	rc = RBI_ITER_END;
+	for (uint64_t i = 0; i < iv.n && rc == RBI_ITER_END; i++) {
+		if (!iv.ids[i] || iv.values[i] == vm->k.qundef)
+			continue;       /* unset */
+		if ((rc = rbi_vm_id_name(t, vm, iv.ids[i], ivar, sizeof(ivar), NULL)))
+			break;
+		if (!strcmp(ivar, name)) {
+			*value = iv.values[i];
+			rc = RBI_OK;
+			break;
+		}
+		rc = RBI_ITER_END;
+		if (used < sizeof(names)) {
+			n = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "",
+				     ivar);
+			used += n > 0 ? (size_t)n : 0;
+		}
+	}
+	rbi_ivars_free(&iv);
+	if (rc == RBI_ITER_END)
+		return rbi_fail(RBI_INVAL, "self has no instance variable %s (%s%s)", name,
+				used ? "it has: " : "it has none", names);
+	return rc;
+}
+
 RBI_EXPORT int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 				const char *name, uint64_t *value)
 {
 	struct find f = { .name = name };
+	struct rbi_vm *vm;
 	int rc;
 
 	if (!t || !frame || !name || !value)
@@ -64,14 +130,16 @@ RBI_EXPORT int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 		*value = frame->self;
 		return RBI_OK;
 	}
-	if (name[0] == '@')
-		return rbi_fail(RBI_UNSUPPORTED, "instance variables (%s) are not read yet: "
-				"\"p self\" shows the object", name);
-	if (name[0] == '$')
-		return rbi_fail(RBI_UNSUPPORTED, "global variables (%s) are not read yet",
-				name);
-	if (name[0] >= 'A' && name[0] <= 'Z')
-		return rbi_fail(RBI_UNSUPPORTED, "constants (%s) are not read yet", name);
+	if (name[0] == '@' || name[0] == '$' || (name[0] >= 'A' && name[0] <= 'Z') ||
+	    name[0] == ':') {
+		if ((rc = rbi_vm_get(t, &vm)))
+			return rc;
+		if (name[0] == '@')
+			return ivar_lookup(t, vm, frame->self, name, value);
+		if (name[0] == '$')
+			return rbi_vm_global(t, vm, name, value);
+		return rbi_vm_constant(t, vm, name, value);
+	}
 	rc = rbi_local_foreach(t, frame, 1, find_local, &f);
 	if (rc < 0)
 		return rc;

@@ -20,32 +20,38 @@
 #define SYMBOLS_LAST_ID 0
 #define SYMBOLS_IDS 16
 
-int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
-		   char *buf, size_t cap, uint64_t *cut)
+int rbi_vm_serial_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t serial,
+		       char *buf, size_t cap, uint64_t *cut)
 {
-	uint64_t serial, ids, chunk, str, ignored = 0;
+	uint64_t ids, chunk, str, ignored = 0;
 	uint32_t last_id;
 	int rc;
 
 	buf[0] = '\0';
 	if (!vm->info.symbols)
 		return rbi_fail(RBI_NO_VM, "Ruby's symbol table was not found: "
-				"cannot name ID %" PRIu64, id);
-	serial = id > vm->k.tlast_op_id ? id >> ID_SCOPE_SHIFT : id;
+				"cannot name ID serial %" PRIu64, serial);
 	if ((rc = rbi_read_u32(t, vm->info.symbols + SYMBOLS_LAST_ID, &last_id)))
 		return rc;
 	if (serial == 0 || serial > last_id)
-		return rbi_fail(RBI_CORRUPT, "ID %" PRIu64 " is not in the symbol "
-				"table (serial %" PRIu64 ", last %u)", id, serial, last_id);
+		return rbi_fail(RBI_CORRUPT, "ID serial %" PRIu64 " is not in the symbol "
+				"table (last %u)", serial, last_id);
 	if ((rc = rbi_read_u64(t, vm->info.symbols + SYMBOLS_IDS, &ids)) ||
 	    (rc = rbi_vm_array_at(t, vm, ids, serial / ID_ENTRY_UNIT, &chunk)) ||
 	    (rc = rbi_vm_array_at(t, vm, chunk, (serial % ID_ENTRY_UNIT) *
 				  ID_ENTRY_SIZE + ID_ENTRY_STR, &str)))
-		return rbi_fail_context(rc, "naming ID %" PRIu64 ": ", id);
+		return rbi_fail_context(rc, "naming ID serial %" PRIu64 ": ", serial);
 	if (!rbi_vm_heap_p(vm, str))
-		return rbi_fail(RBI_CORRUPT, "ID %" PRIu64 " has no name", id);
+		return rbi_fail(RBI_CORRUPT, "ID serial %" PRIu64 " has no name", serial);
 	rc = rbi_vm_string_cut(t, vm, str, buf, cap, cut ? cut : &ignored);
-	return rc ? rbi_fail_context(rc, "naming ID %" PRIu64 ": ", id) : RBI_OK;
+	return rc ? rbi_fail_context(rc, "naming ID serial %" PRIu64 ": ", serial) : RBI_OK;
+}
+
+int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
+		   char *buf, size_t cap, uint64_t *cut)
+{
+	return rbi_vm_serial_name(t, vm, id > vm->k.tlast_op_id ? id >> ID_SCOPE_SHIFT : id,
+				  buf, cap, cut);
 }
 
 /* Serials scanned when looking an ID up by name: the IDs we look for are

@@ -98,6 +98,64 @@ struct rbi_shapes {
 int rbi_vm_shapes_read(struct rbi_target *t, const struct rbi_vm *vm, struct rbi_shapes *out);
 void rbi_shapes_free(struct rbi_shapes *s);
 
+/* st_tables (st.c).  The bytes of a table's header the reader needs: up
+   to entries, its last member. */
+#define RBI_ST_HEADER_SIZE(l) ((l)->st_table_entries + 8)
+/* Whether the layout has every st_table field, each inside its struct. */
+bool rbi_vm_st_layout(const struct rbi_layout *l);
+struct rbi_st_entries {
+	uint64_t *words;        /* COUNT entries of st_entry_size bytes */
+	size_t cap;
+	uint64_t count;         /* entries_bound - entries_start */
+	uint64_t size;          /* num_entries: the live ones */
+};
+/* The entries of the table whose header (RBI_ST_HEADER_SIZE bytes) is HDR
+   into OUT (its buffer reused), deleted ones included; more than MAX is
+   RBI_CORRUPT.  Free OUT->words. */
+int rbi_vm_st_entries(struct rbi_target *t, const struct rbi_layout *l, const uint8_t *hdr,
+		      uint64_t max, struct rbi_st_entries *out);
+/* Entry I of E: false if deleted, else its key and record. */
+bool rbi_vm_st_entry(const struct rbi_layout *l, const struct rbi_st_entries *e, uint64_t i,
+		     uint64_t *key, uint64_t *record);
+
+/* An object as read: its address, flags and the first SIZE bytes of its
+   slot; SLOT_SIZE_KNOWN when SIZE is the whole slot (a heap walk). */
+struct rbi_obj_bytes {
+	uint64_t addr, flags;
+	const uint8_t *bytes;
+	uint64_t size;
+	bool slot_size_known;
+};
+/* An Object's instance variables (ivar.c), buffers reused between calls. */
+struct rbi_ivars {
+	uint64_t *values;       /* N of them, an unset one Qundef */
+	uint64_t *ids;          /* N IDs, 0 where no name was found */
+	size_t values_cap, ids_cap;
+	uint64_t n;
+	bool embedded;
+	bool complex;           /* a "too complex" shape's table */
+	struct rbi_st_entries st;
+	struct rbi_shapes shapes;       /* read at the first need */
+	bool shapes_read;
+	int shapes_rc;
+};
+/* The shape of OBJ (3.3-3.4: the upper 32 bits of its flags) into *SHAPE,
+   rb_shape's bytes, from IV's shape list read once.  RBI_UNSUPPORTED when
+   this Ruby's shapes cannot be read, RBI_CORRUPT for an id past them. */
+int rbi_vm_object_shape(struct rbi_target *t, const struct rbi_vm *vm,
+			const struct rbi_obj_bytes *obj, struct rbi_ivars *iv,
+			const uint8_t **shape);
+/* The values of the T_OBJECT OBJ's instance variables into IV.
+   RBI_UNSUPPORTED when this Ruby's objects cannot be read (3.2, a layout
+   without RObject), RBI_CORRUPT, read errors. */
+int rbi_vm_object_ivars(struct rbi_target *t, const struct rbi_vm *vm,
+			const struct rbi_obj_bytes *obj, struct rbi_ivars *iv);
+/* After rbi_vm_object_ivars: their IDs (KLASS: rb_class_real of OBJ's
+   class, where 2.7-3.1 keep the names). */
+int rbi_vm_object_ivar_ids(struct rbi_target *t, const struct rbi_vm *vm,
+			   const struct rbi_obj_bytes *obj, uint64_t klass, struct rbi_ivars *iv);
+void rbi_ivars_free(struct rbi_ivars *iv);
+
 /* Find Ruby and its VM in T (cached in t->vm).  rbi_ruby_info()'s work. */
 int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out);
 void rbi_vm_free(struct rbi_vm *vm);
@@ -199,6 +257,14 @@ int rbi_vm_array_at(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
    table was not found, RBI_CORRUPT for an unknown ID. */
 int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
 		   char *buf, size_t cap, uint64_t *cut);
+/* The same for an ID's serial (the key of an rb_id_table). */
+int rbi_vm_serial_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t serial,
+		       char *buf, size_t cap, uint64_t *cut);
+/* The value of the rb_id_table at TABLE whose key's name is NAME into
+   *VALUE: RBI_OK, RBI_ITER_END if none; with NAMES (CAP bytes, or NULL),
+   the names it holds, ", "-separated, cut to fit. */
+int rbi_vm_id_table_find(struct rbi_target *t, const struct rbi_vm *vm, uint64_t table,
+			 const char *name, uint64_t *value, char *names, size_t cap);
 /* The ID named NAME (an ID interned while Ruby boots: the scan is bounded).
    RBI_ITER_END if there is none. */
 int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
@@ -230,6 +296,17 @@ bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 /* KLASS's superclass (RCLASS_SUPER) into *SUPER. */
 bool rbi_vm_class_super(struct rbi_target *t, const struct rbi_vm *vm,
 			uint64_t klass, uint64_t *super);
+/* The value of the constant PATH ("Foo", "Foo::BAR", "::Foo") from the
+   top level (constant.c).  RBI_INVAL for no such constant (the message
+   names what there is) or an autoload not loaded yet, RBI_UNSUPPORTED
+   for a layout without constant tables. */
+int rbi_vm_constant(struct rbi_target *t, struct rbi_vm *vm, const char *path,
+		    uint64_t *value);
+/* The value of the global variable NAME ("$foo", global.c).  RBI_INVAL for
+   no such global; RBI_UNSUPPORTED for a virtual one (a getter function
+   gives its value: $~, $0...) or when the global table cannot be found. */
+int rbi_vm_global(struct rbi_target *t, struct rbi_vm *vm, const char *name,
+		  uint64_t *value);
 /* The object singleton class SKLASS is attached to (RCLASS_ATTACHED_OBJECT:
    classext, or the hidden __attached__ ivar up to 3.1).  False if
    unreadable, and always on Ruby 3.2 (object shapes). */

@@ -10,16 +10,34 @@
 #                         (frames 5..0). "local" truth records: frame 1 (the block: its own
 #                         variables and inner's), 3 (inner: one of each kind of value, its
 #                         variables on the VM stack) and 4 (outer: its variables moved to the
-#                         heap by a Binding); "param" records: inner's parameters (frame 3).
+#                         heap by a Binding); "param" records: inner's parameters (frame 3);
+#                         "expr" records (frame 3): main's instance variables (self of
+#                         frames 1-5, more than fit in its slot), globals and constants.
 #          rbi-truth, rbi-truth-helper   the truth writer (lib/truth.rb), parked in Queue#pop
 $stdout.sync = true
 require_relative "lib/truth"
 
 class Thing
+  LIMIT = 99
+  NAME = "thing"
+  module Inner
+    DEEP = :deep_sym
+  end
+
   def initialize(n)
     @n = n
   end
 end
+
+# main's instance variables: six, more than its slot holds (on the heap from 2.7 to 3.4).
+@top_int = 7
+@top_str = "top ivar"
+@top_sym = :top_sym
+@top_nil = nil
+@top_float = 2.5
+@top_obj = Thing.new(1)
+$rbi_global = "global value"
+$rbi_int = -12
 
 def inner(count, label, *rest, key: :kw)
   a_nil = nil
@@ -46,6 +64,12 @@ def inner(count, label, *rest, key: :kw)
                     heap_float: heap_float, sym: sym, dsym: dsym, str: str, esc: esc,
                     long: long, arr: arr, obj: obj, later: nil })
   RbiTruth.params(3, method(__method__).parameters)
+  RbiTruth.exprs(3, instance_variables.map { |iv| [iv, instance_variable_get(iv)] } +
+                    [["$rbi_global", $rbi_global], ["$rbi_int", $rbi_int],
+                     ["$rbi_unset", $rbi_unset], ["$,", $,],
+                     ["Thing", Thing], ["Thing::LIMIT", Thing::LIMIT],
+                     ["Thing::NAME", Thing::NAME], ["Thing::Inner::DEEP", Thing::Inner::DEEP],
+                     ["::Thing::Inner", ::Thing::Inner], ["Comparable", Comparable]])
   [1].each do |x|
     blk = "in block"
     RbiTruth.locals(1, local_variables,

@@ -2,8 +2,10 @@
 # and from a core, against the locals the target wrote about itself
 # (testdata/programs/simple.rb: "local" truth records of frames 1, 3 and 4
 # of main; tests/locals-check.py compares).  p of every local the target
-# listed, one step into a value (NAME[I], .length, .bytesize, .class), the
-# kinds not read yet (@ivar, $global, Constant) and bad expressions as one
+# listed, and of what main's instance variables, some globals and constant
+# paths were ("expr" records of frame 3), one step into a value (NAME[I],
+# .length, .bytesize, .class), names that are not there, what cannot be read
+# (a virtual global, an ivar of a non-Object) and bad expressions as one
 # line with their exit codes; bt --locals as JSON (every frame's locals) and
 # as text (escaped, cut by --max-value-bytes).  And the host tid of a
 # namespaced process's threads.
@@ -12,12 +14,14 @@ set -u
 . "$(dirname "$0")/../rubies.sh"
 check_py=$here/tests/locals-check.py
 
-# p_locals LABEL TARGET...: `p NAME` of every local the truth lists for frames
-# 1, 3 and 4 of main, in one session, checked as a frame's locals would be.
-p_locals() {
-	local label=$1 i out names; shift
-	for i in 1 3 4; do
-		names=$(awk -F'\t' -v i="$i" '$1 == "local" && $2 == "main" && $3 == i { print $4 }' \
+# p_records LABEL KIND TARGET...: `p NAME` of every name the truth's KIND records
+# ("local": frames 1, 3 and 4 of main; "expr": @ivars of self, $globals and constant
+# paths in frame 3), one session a frame, checked as a frame's locals would be.
+p_records() {
+	local label=$1 kind=$2 i out names; shift 2
+	for i in $(awk -F'\t' -v k="$kind" '$1 == k && $2 == "main" { print $3 }' "$RB_TRUTH" |
+		sort -un); do
+		names=$(awk -F'\t' -v k="$kind" -v i="$i" '$1 == k && $2 == "main" && $3 == i { print $4 }' \
 			"$RB_TRUTH")
 		args=(-ex "frame $i")
 		for n in $names; do args+=(-ex "p $n"); done
@@ -31,10 +35,10 @@ json.dump({"frame": {"index": int(sys.argv[2])},
            "locals": [{"name": d["expression"], "internal": False, "value": d["value"]}
                       for d in docs[1:]]}, sys.stdout)' "$RB_TMP/p$i.out" "$i" \
 			>"$RB_TMP/p$i.json" 2>>"$RB_TMP/p$i.err"
-		if out=$(python3 "$check_py" "$RB_TRUTH" main "$i" "$RB_TMP/p$i.json" 2>&1); then
-			ok "$label: p of each local of frame $i is the target's own ($(tail -1 <<<"$out"))"
+		if out=$(python3 "$check_py" "$RB_TRUTH" main "$i" "$RB_TMP/p$i.json" "$kind" 2>&1); then
+			ok "$label: p of each $kind of frame $i is the target's own ($(tail -1 <<<"$out"))"
 		else
-			not_ok "$label: p of each local of frame $i is the target's own"
+			not_ok "$label: p of each $kind of frame $i is the target's own"
 			diag "$out"; diag "$(head -5 "$RB_TMP/p$i.err")"
 		fi
 	done
@@ -92,7 +96,8 @@ while read -r kind ver root cmd; do
 	fi
 	wait_parked "$RB_PID" || diag "$kind $ver: not every task sleeps"
 	r=(-p "$RB_PID")
-	p_locals "$kind $ver live" "${r[@]}"
+	p_records "$kind $ver live" local "${r[@]}"
+	p_records "$kind $ver live" expr "${r[@]}"
 	info_args "$kind $ver live" "${r[@]}"
 	bt_locals "$kind $ver live" "${r[@]}"
 
@@ -106,7 +111,8 @@ while read -r kind ver root cmd; do
 		"$kind $ver: p obj.class, p self"
 
 	core=$(core_of "$RB_PID")
-	p_locals "$kind $ver core" "$core"
+	p_records "$kind $ver core" local "$core"
+	p_records "$kind $ver core" expr "$core"
 	info_args "$kind $ver core" "$core"
 	bt_locals "$kind $ver core" "$core"
 	rm -f "$core"
@@ -119,10 +125,23 @@ while read -r kind ver root cmd; do
 		"$RBINSPECT" "${r[@]}" p count >"$RB_TMP/one.txt" 2>&1
 		is "$?:$(cat "$RB_TMP/one.txt")" "2:rbinspect: p: no local variable \"count\" in frame 0 (it has no locals)" \
 			"one-shot p in frame 0 (Kernel#sleep): no such local, exit 2"
-		for e in '@n|instance variables' '$stdout|global variables' 'Foo::BAR|constants'; do
+		# A name that is not there: one line naming what is, exit 2.
+		for e in '@nosuch|self has no instance variable @nosuch (it has: @top_int, ' \
+			'$nosuch|no global variable $nosuch' 'Nosuch|no constant Nosuch' \
+			'Thing::NOSUCH|no constant Thing::NOSUCH (its own: ' \
+			'Thing::LIMIT::X|Thing::LIMIT is no class or module'; do
 			"$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex "p ${e%%|*}" >/dev/null 2>"$RB_TMP/e.err"
-			is "$?:$(wc -l <"$RB_TMP/e.err"):$(grep -c "${e#*|} (${e%%|*}) are not read yet" "$RB_TMP/e.err")" \
-				"1:1:1" "p ${e%%|*}: one line saying ${e#*|} are not read yet, exit 1"
+			is "$?:$(wc -l <"$RB_TMP/e.err"):$(grep -cF "rbinspect: p: ${e#*|}" "$RB_TMP/e.err")" \
+				"2:1:1" "p ${e%%|*}: one line, ${e#*|}..., exit 2"
+		done
+		# What cannot be read: one line saying why, exit 1 (frame 2 is Array#each: self
+		# is the Array).
+		for e in '2|@n|instance variables are read of an Object, and self is another kind' \
+			'3|$~|$~ is a virtual variable'; do
+			IFS='|' read -r f x why <<<"$e"
+			"$RBINSPECT" "${r[@]}" -ex "fr $f" -ex "p $x" >/dev/null 2>"$RB_TMP/e.err"
+			is "$?:$(wc -l <"$RB_TMP/e.err"):$(grep -cF "$why" "$RB_TMP/e.err")" \
+				"1:1:1" "p $x in frame $f: one line, $why, exit 1"
 		done
 		for e in nosuch 'arr[x' 'arr.' 'a b' 'small.foo' 'str[0]'; do
 			"$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex "p $e" >/dev/null 2>"$RB_TMP/e.err"

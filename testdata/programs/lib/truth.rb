@@ -45,6 +45,10 @@
 #           VALUE is value.inspect for nil, true, false, Integer and Float; for a Symbol or a
 #           String the hex of its bytes (name.unpack1("H*")), so any byte survives; "-" for
 #           anything else. Only some programs write them (simple.rb).
+#   expr    NAME  INDEX  EXPR  CLASS  VALUE
+#           what an expression (@ivar of self, $global, a constant path) is in frame INDEX of
+#           thread NAME, recorded by the program (RbiTruth.exprs); CLASS and VALUE as for
+#           "local". Only some programs write them (simple.rb).
 #   param   NAME  INDEX  VAR  KIND
 #           a parameter of the method frame INDEX of thread NAME runs, as its Method#parameters
 #           lists it (KIND: req, opt, rest, keyreq, key, keyrest, block), recorded by the
@@ -107,17 +111,27 @@ module RbiTruth
   # to the heap).
   def self.locals(index, names, values)
     raise "locals: #{names.sort} != #{values.keys.sort}" if names.sort != values.keys.sort
+    values("local", index, names.map { |var| [var, values[var]] })
+  end
+
+  # Record what expressions (@ivar, $global, Const::PATH) give in frame INDEX for "expr"
+  # records: pairs of the expression's text and its value there.
+  def self.exprs(index, pairs)
+    values("expr", index, pairs)
+  end
+
+  # KIND records of [name, value] PAIRS in frame INDEX (the format at the top).
+  def self.values(kind, index, pairs)
     name = clean(thread_name(Thread.current))
     out = +""
-    names.each do |var|
-      v = values[var]
+    pairs.each do |var, v|
       shown = case v
               when nil, true, false, Integer, Float then v.inspect
               when Symbol then v.to_s.unpack1("H*")
               when String then v.unpack1("H*")
               else "-"
               end
-      out << "local\t#{name}\t#{index}\t#{var}\t#{clean(v.class.name)}\t#{shown}\n"
+      out << "#{kind}\t#{name}\t#{index}\t#{var}\t#{clean(v.class.name)}\t#{shown}\n"
     end
     (@locals ||= []) << out
   end
