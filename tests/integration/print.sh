@@ -170,7 +170,9 @@ done < <(rubies_list)
 # in an external enumerator, Lab.request(n) in scheduler fibers for n = 0 and 1,
 # Lab.run_fibered's inner Fiber), live and from a core.
 read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
-if [ -n "$kind" ] && ruby_start "$kind" "$root" "$cmd" fibers.rb; then
+if [ -z "$kind" ]; then
+	skip "bt --fibers --locals: no Debian Ruby in this list"
+elif ruby_start "$kind" "$root" "$cmd" fibers.rb; then
 	wait_parked "$RB_PID" || diag "fibers.rb: not every task sleeps"
 	core=$(core_of "$RB_PID")
 	for t in "-p $RB_PID" "$core"; do
