@@ -97,17 +97,69 @@ static int threads_foreach(struct session *s, struct rbi_json *j, rbi_thread_fn 
 	return rc;
 }
 
+/* The TID column's width without a namespace: "TID" and most tids. */
+#define TID_WIDTH_MIN 8
+
+/* One line of the text listing, kept until every thread is read: the TID
+   column is as wide as its widest entry ("12 (host 48213)" in a pid
+   namespace), so the columns after it line up. */
+struct thread_row {
+	char tid[48];           /* "" for an error line */
+	char *head, *tail;      /* before and after the TID column */
+};
+
 struct threads_ctx {
 	struct session *s;
 	struct rbi_json j;
+	struct thread_row *rows;
+	size_t nrows, cap;
+	int tid_width;
 };
+
+/* What FN writes to a FILE, as a string (NULL when out of memory). */
+static char *sprint_row(void (*fn)(FILE *f, const struct rbi_thread *th, struct threads_ctx *c),
+			const struct rbi_thread *th, struct threads_ctx *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fn(f, th, c);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void row_head(FILE *f, const struct rbi_thread *th, struct threads_ctx *c)
+{
+	(void)c;
+	fprintf(f, "%4u  0x%-14" PRIx64 " ", th->number, th->thread);
+	if (th->error) {
+		fputs("error: ", f);
+		rbi_out_text_cstr(f, th->error_msg);
+	}
+}
+
+static void row_tail(FILE *f, const struct rbi_thread *th, struct threads_ctx *c)
+{
+	fprintf(f, "%-16s %-4s %-3s ", rbi_thread_status_name(th->status),
+		th->main ? "main" : "", th->gvl ? "gvl" : "");
+	if (th->name)
+		rbi_out_text_cstr(f, th->name);
+	if (thread_crashed(c->s, th))
+		fputs(th->name ? "  (crashed here)" : "(crashed here)", f);
+}
 
 static int thread_line(const struct rbi_thread *th, void *arg)
 {
 	struct threads_ctx *c = arg;
-	FILE *f = c->s->out;
-	char tid[48];
+	struct thread_row *r;
 	int32_t host;
+	int n;
 
 	if (c->s->json) {
 		rbi_json_object(&c->j);
@@ -115,34 +167,60 @@ static int thread_line(const struct rbi_thread *th, void *arg)
 		rbi_json_end_object(&c->j);
 		return 0;
 	}
-	if (th->error) {
-		fprintf(f, "%4u  0x%-14" PRIx64 " error: ", th->number, th->thread);
-		rbi_out_text_cstr(f, th->error_msg);
-		fputc('\n', f);
-		return 0;
+	if (c->nrows == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+
+		if (!(r = realloc(c->rows, cap * sizeof(*r))))
+			goto nomem;
+		c->rows = r;
+		c->cap = cap;
 	}
-	fprintf(f, "%4u  0x%-14" PRIx64 " ", th->number, th->thread);
+	r = &c->rows[c->nrows];
+	*r = (struct thread_row){ 0 };
+	if (!(r->head = sprint_row(row_head, th, c)) ||
+	    (!th->error && !(r->tail = sprint_row(row_tail, th, c)))) {
+		free(r->head);
+		goto nomem;
+	}
+	c->nrows++;
+	if (th->error)
+		return 0;
 	host = rbi_target_host_tid(c->s->target, th->tid);
 	if (th->tid && host && host != th->tid)
-		snprintf(tid, sizeof(tid), "%d (host %d)", (int)th->tid, (int)host);
+		n = snprintf(r->tid, sizeof(r->tid), "%d (host %d)", (int)th->tid, (int)host);
 	else if (th->tid)
-		snprintf(tid, sizeof(tid), "%d", (int)th->tid);
+		n = snprintf(r->tid, sizeof(r->tid), "%d", (int)th->tid);
 	else
-		snprintf(tid, sizeof(tid), "-");
-	fprintf(f, "%-8s ", tid);
-	fprintf(f, "%-16s %-4s %-3s ", rbi_thread_status_name(th->status),
-		th->main ? "main" : "", th->gvl ? "gvl" : "");
-	if (th->name)
-		rbi_out_text_cstr(f, th->name);
-	if (thread_crashed(c->s, th))
-		fputs(th->name ? "  (crashed here)" : "(crashed here)", f);
-	fputc('\n', f);
+		n = snprintf(r->tid, sizeof(r->tid), "-");
+	if (n > c->tid_width)
+		c->tid_width = n;
 	return 0;
+nomem:
+	fputs("rbinspect: out of memory\n", stderr);
+	return RBI_NOMEM;
+}
+
+/* The rows kept, then freed. */
+static void rows_print(struct threads_ctx *c)
+{
+	FILE *f = c->s->out;
+
+	for (size_t i = 0; i < c->nrows; i++) {
+		struct thread_row *r = &c->rows[i];
+
+		fputs(r->head, f);
+		if (r->tail)
+			fprintf(f, "%-*s %s", c->tid_width, r->tid, r->tail);
+		fputc('\n', f);
+		free(r->head);
+		free(r->tail);
+	}
+	free(c->rows);
 }
 
 int cmd_threads(struct session *s, int argc, char **argv)
 {
-	struct threads_ctx c = { .s = s };
+	struct threads_ctx c = { .s = s, .tid_width = TID_WIDTH_MIN };
 	bool json = s->json;
 	int rc;
 
@@ -152,14 +230,15 @@ int cmd_threads(struct session *s, int argc, char **argv)
 		fprintf(stderr, "rbinspect: threads: unknown argument \"%s\"\n", argv[i]);
 		return EXIT_USAGE;
 	}
+	rc = threads_foreach(s, &c.j, thread_line, &c);
 	if (!s->json) {
 		style_begin(s, STYLE_HEADER);
-		fprintf(s->out, "%4s  %-16s %-8s %-16s %-4s %-3s %s", "#", "THREAD",
-			"TID", "STATUS", "MAIN", "GVL", "NAME");
+		fprintf(s->out, "%4s  %-16s %-*s %-16s %-4s %-3s %s", "#", "THREAD",
+			c.tid_width, "TID", "STATUS", "MAIN", "GVL", "NAME");
 		style_end(s);
 		fputc('\n', s->out);
+		rows_print(&c);
 	}
-	rc = threads_foreach(s, &c.j, thread_line, &c);
 	s->json = json;
 	return rc ? session_failure(s, rc) : EXIT_OK;
 }

@@ -18,9 +18,11 @@ check_py=$here/tests/locals-check.py
 # ("local": frames 1, 3 and 4 of main; "expr": @ivars of self, $globals and constant
 # paths in frame 3), one session a frame, checked as a frame's locals would be.
 p_records() {
-	local label=$1 kind=$2 i out names; shift 2
-	for i in $(awk -F'\t' -v k="$kind" '$1 == k && $2 == "main" { print $3 }' "$RB_TRUTH" |
-		sort -un); do
+	local label=$1 kind=$2 i out names frames; shift 2
+	frames=$(awk -F'\t' -v k="$kind" '$1 == k && $2 == "main" { print $3 }' "$RB_TRUTH" |
+		sort -un)
+	[ -n "$frames" ] || not_ok "$label: the truth has no $kind records (an older simple.rb?)"
+	for i in $frames; do
 		names=$(awk -F'\t' -v k="$kind" -v i="$i" '$1 == k && $2 == "main" && $3 == i { print $4 }' \
 			"$RB_TRUTH")
 		args=(-ex "frame $i")
@@ -132,7 +134,8 @@ while read -r kind ver root cmd; do
 			'Thing::LIMIT::X|Thing::LIMIT is no class or module'; do
 			"$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex "p ${e%%|*}" >/dev/null 2>"$RB_TMP/e.err"
 			is "$?:$(wc -l <"$RB_TMP/e.err"):$(grep -cF "rbinspect: p: ${e#*|}" "$RB_TMP/e.err")" \
-				"2:1:1" "p ${e%%|*}: one line, ${e#*|}..., exit 2"
+				"2:1:1" "p ${e%%|*}: one line, ${e#*|}..., exit 2" ||
+				diag "$(cat "$RB_TMP/e.err")"
 		done
 		# What cannot be read: one line saying why, exit 1 (frame 2 is Array#each: self
 		# is the Array).
@@ -212,6 +215,10 @@ elif ruby_start "$kind" "$root" "$cmd" simple.rb ns; then
 	"$RBINSPECT" -p "$RB_PID" threads >"$RB_TMP/nsth.txt" 2>&1
 	check "container: threads: tid 1 (host $RB_PID)" \
 		grep -qE "^ +1 +0x[0-9a-f]+ +1 \(host $RB_PID\) " "$RB_TMP/nsth.txt"
+	# Every status starts under the header's STATUS, however wide the tids.
+	is "$(awk 'NR == 1 { at = index($0, "STATUS"); next }
+		substr($0, at - 1, 2) !~ /^ [a-z]/ { bad++ } END { print NR - 1, bad + 0 }' \
+		"$RB_TMP/nsth.txt")" "3 0" "container: threads: the columns line up under the header"
 	kill -9 "$RB_PID"
 	if ruby_start "$kind" "$root" "$cmd" simple.rb; then
 		"$RBINSPECT" --json -p "$RB_PID" threads >"$RB_TMP/th.json" 2>&1
