@@ -586,7 +586,8 @@ int cmd_print(struct session *s, int argc, char **argv)
 		return rc;
 	if (argc != 2 || !expr_parse(argv[1], &e)) {
 		fprintf(stderr, "rbinspect: %s: usage: %s NAME[.MEMBER|[I]] (NAME: self, a local "
-			"variable of the selected frame)\n", argv[0], argv[0]);
+			"variable of the selected frame, @ivar, $global, Foo::BAR)\n", argv[0],
+			argv[0]);
 		return EXIT_USAGE;
 	}
 	c.expr = &e;
