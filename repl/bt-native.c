@@ -8,7 +8,10 @@
  *         x.rb:12:in 'Kernel#sleep'          (the C method on its C function)
  *   #7  x.rb:12:in 'Lab::Sleeper#nap'        (a Ruby frame)
  * An unnamed native frame is MODULE+OFFSET (an ELF address of MODULE, as
- * addr2line takes it), never a guessed name. */
+ * addr2line takes it), never a guessed name.  With --locals each Ruby
+ * frame is followed by its self and locals, read after the stacks (a live
+ * thread is held only while its two stacks are read, so they are read as
+ * plain `bt --locals` reads them: while it runs). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -19,6 +22,8 @@ struct native_ctx {
 	struct session *s;
 	struct rbi_json *j;     /* NULL: text */
 	size_t max, count;
+	bool locals;            /* --locals: under each Ruby frame */
+	size_t max_value;
 	bool truncated;
 	const struct rbi_native_info *info;     /* filled before the first frame */
 	bool ruby_heading;      /* unmerged text: "Ruby frames:" printed */
@@ -92,6 +97,7 @@ static int mixed_frame(const struct rbi_mixed_frame *f, void *arg)
 {
 	struct native_ctx *c = arg;
 	FILE *out = c->s->out;
+	bool stop = false;
 
 	if (interrupted())
 		return -1;
@@ -112,12 +118,13 @@ static int mixed_frame(const struct rbi_mixed_frame *f, void *arg)
 		if (f->ruby) {
 			rbi_json_object(c->j);
 			frame_json_fields(c->s, c->j, f->ruby);
+			stop = c->locals && frame_locals(c->s, c->j, f->ruby, c->max_value);
 			rbi_json_end_object(c->j);
 		} else {
 			rbi_json_null(c->j);
 		}
 		rbi_json_end_object(c->j);
-		return 0;
+		return stop ? -1 : 0;
 	}
 	if (f->index == 0 && c->info->unmerged) {
 		fputs("(native and Ruby frames not merged: ", out);
@@ -135,15 +142,18 @@ static int mixed_frame(const struct rbi_mixed_frame *f, void *arg)
 		if (f->native)
 			fputs("        ", out);
 		frame_line_text(c->s, f->ruby);
+		if (c->locals && frame_locals(c->s, NULL, f->ruby, c->max_value))
+			return -1;
 	}
 	return 0;
 }
 
 int bt_native(struct session *s, struct rbi_json *j, const struct rbi_thread *th,
-	      size_t max, bool *truncated)
+	      size_t max, bool locals, size_t max_value, bool *truncated)
 {
 	struct rbi_native_info info;
-	struct native_ctx c = { .s = s, .j = j, .max = max, .info = &info };
+	struct native_ctx c = { .s = s, .j = j, .max = max, .locals = locals,
+				.max_value = max_value, .info = &info };
 	int rc;
 
 	if (j) {

@@ -167,7 +167,8 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 		rbi_json_object(&c->j);
 		thread_json_fields(c->s, &c->j, th);
 		if (!th->error && c->native) {
-			rc = bt_native(c->s, &c->j, th, c->max, &c->truncated);
+			rc = bt_native(c->s, &c->j, th, c->max, c->locals, c->max_value,
+				       &c->truncated);
 			if (whole_target_failure(c, rc)) {
 				rbi_json_end_object(&c->j);
 				return rc;
@@ -203,7 +204,7 @@ static int thread_bt(const struct rbi_thread *th, void *arg)
 	if (th->error)
 		return 0;
 	if (c->native)
-		rc = bt_native(c->s, NULL, th, c->max, &c->truncated);
+		rc = bt_native(c->s, NULL, th, c->max, c->locals, c->max_value, &c->truncated);
 	else
 		rc = rbi_frame_foreach(c->s->target, th, c->max ? c->max + 1 : 0,
 				       frame_text, c);
@@ -317,12 +318,6 @@ int cmd_bt(struct session *s, int argc, char **argv)
 	if (c.max_value && !c.locals) {
 		fprintf(stderr, "rbinspect: bt: --max-value-bytes cuts the values --locals "
 			"shows: give --locals too\n");
-		s->json = json;
-		return EXIT_USAGE;
-	}
-	if (c.locals && c.native) {
-		fprintf(stderr, "rbinspect: bt: --locals shows the Ruby frames, without "
-			"--native\n");
 		s->json = json;
 		return EXIT_USAGE;
 	}

@@ -168,10 +168,11 @@ void crash_text(FILE *f, const struct rbi_crash *c);
 void crash_json(struct session *s, struct rbi_json *j);
 /* `bt --native` of thread TH (bt-native.c): as text, or as members
    "frames", "merged"... of the thread's JSON object when J is not NULL.
-   At most MAX frames (0: all); *TRUNCATED if there were more.  RBI_OK, 2
-   when interrupted, or a library status. */
+   At most MAX frames (0: all); *TRUNCATED if there were more; with
+   LOCALS each Ruby frame's self and locals (frame_locals, Strings cut to
+   MAX_VALUE).  RBI_OK, 2 when interrupted, or a library status. */
 int bt_native(struct session *s, struct rbi_json *j, const struct rbi_thread *th,
-	      size_t max, bool *truncated);
+	      size_t max, bool locals, size_t max_value, bool *truncated);
 /* After a name of which CUT bytes were left out: the mark of the cut,
    "…[+CUT bytes]"; nothing when CUT is 0 (cmd-bt.c). */
 void cut_text(FILE *out, uint64_t cut);

@@ -46,19 +46,26 @@ json.dump({"frame": {"index": int(sys.argv[2])},
 	done
 }
 
-# bt_locals LABEL TARGET...: bt --locals --json: frames 1, 3 and 4 of the main
-# thread carry the locals the target listed there.
+# bt_locals LABEL [--native] TARGET...: bt --locals --json: frames 1, 3 and 4 of the
+# main thread carry the locals the target listed there; with --native, the Ruby frames
+# of the merged stack do.
 bt_locals() {
-	local label=$1 i out; shift
-	"$RBINSPECT" --json "$@" bt --locals >"$RB_TMP/btl.json" 2>"$RB_TMP/btl.err"
+	local label=$1 native= i out; shift
+	if [ "$1" = --native ]; then
+		native=--native label="$label: --native"; shift
+	fi
+	"$RBINSPECT" --json "$@" bt --locals $native >"$RB_TMP/btl.json" 2>"$RB_TMP/btl.err"
 	is "$?" 0 "$label: bt --locals --json: exit 0"
 	for i in 1 3 4; do
 		python3 -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
-f = [t for t in doc["threads"] if t.get("main")][0]["frames"][int(sys.argv[2])]
+frames = [t for t in doc["threads"] if t.get("main")][0]["frames"]
+if sys.argv[3]:
+    frames = [f["ruby"] for f in frames if f.get("ruby")]
+f = [f for f in frames if f["index"] == int(sys.argv[2])][0]
 json.dump({"frame": {"index": f["index"]}, "locals": f["locals"],
-           "error": f["locals_error"]}, sys.stdout)' "$RB_TMP/btl.json" "$i" \
+           "error": f["locals_error"]}, sys.stdout)' "$RB_TMP/btl.json" "$i" "$native" \
 			>"$RB_TMP/btl$i.json" 2>>"$RB_TMP/btl.err"
 		if out=$(python3 "$check_py" "$RB_TRUTH" main "$i" "$RB_TMP/btl$i.json" 2>&1); then
 			ok "$label: bt --locals: frame $i's locals are the target's own"
@@ -67,8 +74,9 @@ json.dump({"frame": {"index": f["index"]}, "locals": f["locals"],
 			diag "$out"; diag "$(head -5 "$RB_TMP/btl.err")"
 		fi
 	done
-	is "$(jq '[.threads[].frames[]] | length > 0 and all(.self.kind != null)' "$RB_TMP/btl.json")" \
-		true "$label: bt --locals: every frame of every thread has self"
+	is "$(jq '[.threads[].frames[] | if has("native") then .ruby // empty else . end] |
+		length > 0 and all(.self.kind != null)' "$RB_TMP/btl.json")" \
+		true "$label: bt --locals: every Ruby frame of every thread has self"
 }
 
 # info_args LABEL TARGET...: info args of frame 3 (inner) names the parameters the
@@ -102,6 +110,7 @@ while read -r kind ver root cmd; do
 	p_records "$kind $ver live" expr "${r[@]}"
 	info_args "$kind $ver live" "${r[@]}"
 	bt_locals "$kind $ver live" "${r[@]}"
+	bt_locals "$kind $ver live" --native "${r[@]}"
 
 	# One step into a value, and the frame's receiver.
 	got=$("$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex 'p arr[1]' -ex 'p arr[-2]' -ex 'p arr[5]' \
@@ -117,6 +126,7 @@ while read -r kind ver root cmd; do
 	p_records "$kind $ver core" expr "$core"
 	info_args "$kind $ver core" "$core"
 	bt_locals "$kind $ver core" "$core"
+	bt_locals "$kind $ver core" --native "$core"
 	rm -f "$core"
 
 	if [ "$first" = 1 ]; then
@@ -159,8 +169,11 @@ while read -r kind ver root cmd; do
 			bash -c "! grep -q \$'\\x1b' '$RB_TMP/btl.txt'"
 		check "bt --locals: a C frame shows its self" \
 			grep -qA1 "in 'Array#each'\$" "$RB_TMP/btl.txt"
-		"$RBINSPECT" "${r[@]}" bt --locals --native >/dev/null 2>&1
-		is "$?" 2 "bt --locals --native: exit 2"
+		"$RBINSPECT" "${r[@]}" bt 1 --locals --native >"$RB_TMP/btln.txt" 2>&1
+		check "bt --locals --native: a C method's line on its C function's, then its self" \
+			grep -qA1 "in 'Kernel#sleep'\$" "$RB_TMP/btln.txt"
+		is "$(grep -A3 "in 'Object#inner'\$" "$RB_TMP/btln.txt" | sed -n 4p)" \
+			'    count = 3' "bt --locals --native: inner's locals under its line"
 		"$RBINSPECT" "${r[@]}" bt --locals --max-value-bytes 0 >/dev/null 2>&1
 		is "$?" 2 "bt --max-value-bytes 0: exit 2"
 		"$RBINSPECT" "${r[@]}" bt --max-value-bytes 5 >/dev/null 2>"$RB_TMP/e.err"
