@@ -15,57 +15,44 @@
  *    labels fall back to the unqualified method name, as rbspy and the
  *    OpenTelemetry profiler do for everything before 3.3. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vm/vm.h"
 
 #define CLASSPATH_MAX 512
 
-/* st_table (st.c, 2.6-3.x): entries_start, entries_bound, entries; an
-   entry is { hash, key, record }, deleted if hash is RESERVED_HASH_VAL. */
-#define ST_ENTRIES_START 32
-#define ST_ENTRIES_BOUND 40
-#define ST_ENTRIES 48
-#define ST_HEADER 56
-#define ST_ENTRY_WORDS 3
-#define ST_RESERVED_HASH (~(uint64_t)0)
 /* Class ivar tables hold a handful of entries. */
-#define ST_ENTRIES_MAX 4096
-#define ST_CHUNK 64
+#define CLASS_IVARS_MAX 4096
 
-/* The hidden class ivar ID of KLASS (<= 3.1) into *OUT. */
+/* The hidden class ivar ID of KLASS (<= 3.1: RCLASS_IV_TBL, an st_table)
+   into *OUT. */
 static bool class_ivar(struct rbi_target *t, const struct rbi_vm *vm,
 		       uint64_t klass, uint64_t id, uint64_t *out)
 {
 	const struct rbi_layout *l = vm->layout;
-	uint64_t ext, tbl, hdr[ST_HEADER / 8], e[ST_CHUNK * ST_ENTRY_WORDS];
-	uint64_t start, bound;
+	struct rbi_st_entries e = { 0 };
+	uint8_t hdr[256];
+	uint64_t ext, tbl, key, record;
+	bool found = false;
 
 	if (!id || l->rclass_ptr == RBI_ABSENT || l->classext_iv_tbl == RBI_ABSENT ||
+	    !rbi_vm_st_layout(l) || RBI_ST_HEADER_SIZE(l) > sizeof(hdr) ||
 	    rbi_read_u64(t, klass + l->rclass_ptr, &ext) || !ext || (ext & 7) ||
 	    rbi_read_u64(t, ext + l->classext_iv_tbl, &tbl) || !tbl || (tbl & 7) ||
-	    rbi_read(t, tbl, hdr, sizeof(hdr)))
+	    rbi_read(t, tbl, hdr, RBI_ST_HEADER_SIZE(l)) ||
+	    rbi_vm_st_entries(t, l, hdr, CLASS_IVARS_MAX, &e)) {
+		free(e.words);
 		return false;
-	start = hdr[ST_ENTRIES_START / 8];
-	bound = hdr[ST_ENTRIES_BOUND / 8];
-	if (bound < start || bound - start > ST_ENTRIES_MAX || !hdr[ST_ENTRIES / 8])
-		return false;
-	for (uint64_t i = start; i < bound; i += ST_CHUNK) {
-		uint64_t n = bound - i < ST_CHUNK ? bound - i : ST_CHUNK;
-
-		if (rbi_read(t, hdr[ST_ENTRIES / 8] + i * ST_ENTRY_WORDS * 8, e,
-			     n * ST_ENTRY_WORDS * 8))
-			return false;
-		for (uint64_t j = 0; j < n; j++) {
-			const uint64_t *ent = e + j * ST_ENTRY_WORDS;
-
-			if (ent[0] != ST_RESERVED_HASH && ent[1] == id) {
-				*out = ent[2];
-				return true;
-			}
+	}
+	for (uint64_t i = 0; i < e.count && !found; i++) {
+		if (rbi_vm_st_entry(l, &e, i, &key, &record) && key == id) {
+			*out = record;
+			found = true;
 		}
 	}
-	return false;
+	free(e.words);
+	return found;
 }
 
 static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
