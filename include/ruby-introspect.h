@@ -842,18 +842,19 @@ int rbi_local_foreach(rbi_target *t, const struct rbi_frame *frame,
 
 /* The VALUE that NAME denotes in FRAME (as passed to an rbi_frame_fn, or a
    copy), into *VALUE, as Ruby reads the name there: "self" is the frame's
-   receiver; "@name" an instance variable of self (an Object's); "$name" a
-   global variable; a capitalized word or path ("Foo", "Foo::BAR",
-   "::Foo") a constant, resolved from the top level (Object) through each
-   class's ancestors; any other word a local variable of the frame or of a
-   scope around it, the innermost first (a block's variable shadows its
-   method's).  Decode it with rbi_value_read().  Errors: RBI_INVAL for a
-   name that is not there (the message lists the locals, ivars or
-   constants that are), RBI_UNSUPPORTED for what this Ruby or this value
-   does not let us read (ivars of a non-Object self or on Ruby 3.2, a
-   virtual global such as $~ whose value a C function computes, the
-   global table of a Ruby without symbols where its code does not show
-   it), and rbi_local_foreach's. */
+   receiver; "@name" an instance variable of self (an Object's, a Class's
+   or a Module's); "$name" a global variable; a capitalized word or path
+   ("Foo", "Foo::BAR", "::Foo") a constant, resolved from the top level
+   (Object) through each class's ancestors; any other word a local
+   variable of the frame or of a scope around it, the innermost first (a
+   block's variable shadows its method's).  Decode it with
+   rbi_value_read().  Errors: RBI_INVAL for a name that is not there (the
+   message lists the locals, ivars or constants that are),
+   RBI_UNSUPPORTED for what this Ruby or this value does not let us read
+   (ivars of a String's or another non-Object self, or on Ruby 3.2; a
+   virtual global such as $~ whose value a C function computes; the
+   global table of a Ruby without symbols whose code does not show it),
+   and rbi_local_foreach's. */
 int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 		     const char *name, uint64_t *value);
 

@@ -167,6 +167,7 @@
 	X(shape, edge_name,      "rb_shape", "edge_name", OFF)                      \
 	X(shape, parent_id,      "rb_shape", "parent_id", OFF)                      \
 	X(classext, iv_index_tbl, "rb_classext_struct", "iv_index_tbl", OFF)        \
+	X(classext, iv_ptr,      "rb_classext_struct", "iv_ptr", OFF)               \
 	X(iv_index_entry, index, "rb_iv_index_tbl_entry", "index", OFF)             \
 	X(classext, const_tbl,   "rb_classext_struct", "const_tbl", OFF)            \
 	X(id_table, capa,        "rb_id_table", "capa", OFF)                        \

@@ -14,6 +14,7 @@
  *    walked to find an ivar's index): not reachable cheaply, so 3.2
  *    labels fall back to the unqualified method name, as rbspy and the
  *    OpenTelemetry profiler do for everything before 3.3. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,25 @@ bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 	buf[0] = '\0';
 	return rbi_vm_class_real(t, vm, klass, &klass) &&
 	       rbi_vm_class_path(t, vm, klass, buf, cap, NULL);
+}
+
+int rbi_vm_classext(struct rbi_target *t, const struct rbi_vm *vm, uint64_t klass,
+		    uint64_t *ext)
+{
+	const struct rbi_layout *l = vm->layout;
+	int rc;
+
+	if (l->rclass_classext != RBI_ABSENT) {
+		*ext = klass + l->rclass_classext;
+		return RBI_OK;
+	}
+	if (l->rclass_ptr == RBI_ABSENT)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no classext");
+	if ((rc = rbi_read_u64(t, klass + l->rclass_ptr, ext)))
+		return rc;
+	if (!*ext || (*ext & 7))
+		return rbi_fail(RBI_CORRUPT, "class 0x%" PRIx64 " has no classext", klass);
+	return RBI_OK;
 }
 
 /* ---- For the heap walk (heap.c) ------------------------------------------ */

@@ -19,23 +19,18 @@
 /* Names listed in a "no constant" message. */
 #define NAMES_SHOWN 200
 
-/* RCLASS_CONST_TBL(KLASS) into *TBL: the classext is embedded after
-   struct RClass from 3.3, pointed to by RClass.ptr before. */
-static int const_table(struct rbi_target *t, const struct rbi_layout *l, uint64_t klass,
+/* RCLASS_CONST_TBL(KLASS) into *TBL. */
+static int const_table(struct rbi_target *t, const struct rbi_vm *vm, uint64_t klass,
 		       uint64_t *tbl)
 {
 	uint64_t ext;
 	int rc;
 
-	if (l->classext_const_tbl == RBI_ABSENT)
+	if (vm->layout->classext_const_tbl == RBI_ABSENT)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no constant tables");
-	if (l->rclass_classext != RBI_ABSENT)
-		ext = klass + l->rclass_classext;
-	else if (l->rclass_ptr == RBI_ABSENT)
-		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no classext");
-	else if ((rc = rbi_read_u64(t, klass + l->rclass_ptr, &ext)))
+	if ((rc = rbi_vm_classext(t, vm, klass, &ext)))
 		return rc;
-	return rbi_read_u64(t, ext + l->classext_const_tbl, tbl);
+	return rbi_read_u64(t, ext + vm->layout->classext_const_tbl, tbl);
 }
 
 static bool class_or_module(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v)
@@ -59,7 +54,7 @@ static int const_entry(struct rbi_target *t, const struct rbi_vm *vm, uint64_t o
 	for (int i = 0; i < ANCESTORS_MAX && k; i++) {
 		if (i && k == object && klass != object)
 			break;
-		if ((rc = const_table(t, vm->layout, k, &tbl)))
+		if ((rc = const_table(t, vm, k, &tbl)))
 			return rbi_fail_context(rc, "reading the constants of %s: ", path);
 		rc = rbi_vm_id_table_find(t, vm, tbl, name, entry, i ? NULL : names,
 					  klass == object ? 0 : sizeof(names));

@@ -1,5 +1,5 @@
-/* ivar.c: an Object's instance variables, the one reader behind heap-dump's
- * references and p @name.
+/* ivar.c: the instance variables of an Object, a Class or a Module: the
+ * one reader behind heap-dump's references (of Objects) and p @name.
  *
  * Values (where ROBJECT_IVPTR points, object.h / shape.h):
  *  - up to 3.1 (RObject has numiv): ROBJECT_NUMIV words from ROBJECT_IVPTR:
@@ -12,8 +12,9 @@
  * Names: up to 3.1 the keys of the class's iv_index_tbl (ID to index in
  * 2.7, ID to a struct rb_iv_index_tbl_entry in 3.0-3.1); with shapes each
  * SHAPE_IVAR shape on the way to the root adds one, edge_name at index
- * next_iv_index - 1.  3.2 (shapes in the VM) and layouts without either
- * are not read. */
+ * next_iv_index - 1.  A class's or module's sit in its classext (see
+ * class_ivars).  3.2 (shapes in the VM) and layouts without either are
+ * not read. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -96,16 +97,72 @@ static int complex_ivars(struct rbi_target *t, const struct rbi_layout *l, uint6
 	return RBI_OK;
 }
 
+/* N values into IV: from the slot's bytes when embedded there, else from
+   AT in the target. */
+static int take_values(struct rbi_target *t, const struct rbi_vm *vm,
+		       const struct rbi_obj_bytes *obj, uint64_t n, uint64_t cap, uint64_t at,
+		       struct rbi_ivars *iv)
+{
+	uint64_t off = vm->layout->robject_ary;
+	int rc;
+
+	if (n > IVARS_MAX || (iv->embedded && n > cap))
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " claims %" PRIu64
+				" instance variables%s", obj->addr, n,
+				iv->embedded ? " in its slot" : "");
+	if ((rc = grow(iv, n)))
+		return rc;
+	if (iv->embedded && off + 8 * n <= obj->size)
+		memcpy(iv->values, obj->bytes + off, 8 * n);
+	else if (n && (rc = rbi_read(t, at, iv->values, 8 * n)))
+		return rbi_fail_context(rc, "reading the instance variables of 0x%" PRIx64 ": ",
+					obj->addr);
+	iv->n = n;
+	return RBI_OK;
+}
+
+/* A class's or module's: RCLASS_IVPTR (classext iv_ptr) and its shape
+   (3.3-3.4), or RCLASS_IV_TBL, an st_table of ID to value (up to 3.1,
+   hidden ivars such as __classpath__ among them). */
+static int class_ivars(struct rbi_target *t, const struct rbi_vm *vm,
+		       const struct rbi_obj_bytes *obj, struct rbi_ivars *iv)
+{
+	const struct rbi_layout *l = vm->layout;
+	const uint8_t *shape;
+	uint64_t ext, p;
+	int rc;
+
+	iv->embedded = false;
+	if (l->classext_iv_ptr == RBI_ABSENT && l->classext_iv_tbl == RBI_ABSENT)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no class ivars");
+	if ((rc = rbi_vm_classext(t, vm, obj->addr, &ext)) ||
+	    (rc = rbi_read_u64(t, ext + (l->classext_iv_ptr != RBI_ABSENT ? l->classext_iv_ptr
+					 : l->classext_iv_tbl), &p)))
+		return rc;
+	if (l->classext_iv_ptr == RBI_ABSENT)
+		return complex_ivars(t, l, p, iv);
+	if (l->shape_next_iv_index == RBI_ABSENT || l->shape_type == RBI_ABSENT)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no object shapes");
+	if ((rc = object_shape(t, vm, obj, iv, &shape)))
+		return rc;
+	if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX)
+		return complex_ivars(t, l, p, iv);
+	return take_values(t, vm, obj, rbi_get_u32(shape, l->shape_next_iv_index), 0, p, iv);
+}
+
 int rbi_vm_object_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 			const struct rbi_obj_bytes *obj, struct rbi_ivars *iv)
 {
 	const struct rbi_layout *l = vm->layout;
-	uint64_t ivptr, n, cap, off;
+	unsigned type = obj->flags & RBI_T_MASK;
+	uint64_t ivptr, n, cap;
 	const uint8_t *shape;
 	int rc;
 
 	iv->n = 0;
 	iv->complex = false;
+	if (type == RBI_T_CLASS || type == RBI_T_MODULE)
+		return class_ivars(t, vm, obj, iv);
 	iv->embedded = (obj->flags & ROBJECT_EMBED) != 0;
 	if (l->robject_ivptr == RBI_ABSENT || l->robject_ary == RBI_ABSENT ||
 	    l->robject_ary >= obj->size || l->robject_ivptr + 8 > obj->size ||
@@ -130,20 +187,8 @@ int rbi_vm_object_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 		if (!obj->slot_size_known)
 			cap = IVARS_MAX;
 	}
-	if (n > IVARS_MAX || (iv->embedded && n > cap))
-		return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " claims %" PRIu64
-				" instance variables%s", obj->addr, n,
-				iv->embedded ? " in its slot" : "");
-	if ((rc = grow(iv, n)))
-		return rc;
-	off = l->robject_ary;
-	if (iv->embedded && off + 8 * n <= obj->size)
-		memcpy(iv->values, obj->bytes + off, 8 * n);
-	else if (n && (rc = rbi_read(t, iv->embedded ? obj->addr + off : ivptr, iv->values, 8 * n)))
-		return rbi_fail_context(rc, "reading the instance variables of 0x%" PRIx64 ": ",
-					obj->addr);
-	iv->n = n;
-	return RBI_OK;
+	return take_values(t, vm, obj, n, cap,
+			   iv->embedded ? obj->addr + l->robject_ary : ivptr, iv);
 }
 
 /* The keys of KLASS's iv_index_tbl (up to 3.1) at their indexes. */

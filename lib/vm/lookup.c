@@ -4,7 +4,8 @@
  * A name is looked up as Ruby reads it there: `self` is the frame's
  * receiver, a bare word a local variable of the frame or of a scope around
  * it (the innermost scope first: a block's variable shadows its method's).
- * "@name" is an instance variable of self (ivar.c reads an Object's),
+ * "@name" is an instance variable of self (ivar.c reads an Object's, a
+ * Class's or a Module's),
  * "$name" a global variable (global.c), and a capitalized word or path a
  * constant resolved from the top level (constant.c).  A name that is not
  * there is RBI_INVAL with what is there; what this Ruby does not let us
@@ -67,14 +68,18 @@ static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const ch
 	char names[NAMES_SHOWN], ivar[IVAR_NAME_MAX];
 	uint64_t klass;
 	size_t used = 0;
+	unsigned type;
 	int rc, n;
 
 	names[0] = '\0';
-	if (!rbi_vm_heap_p(vm, self) || rbi_vm_obj_flags(t, vm, self, &obj.flags) ||
-	    (obj.flags & RBI_T_MASK) != RBI_T_OBJECT)
+	if (!rbi_vm_heap_p(vm, self) || rbi_vm_obj_flags(t, vm, self, &obj.flags))
+		return rbi_fail(RBI_UNSUPPORTED, "%s: self is no heap object: no instance "
+				"variables", name);
+	type = obj.flags & RBI_T_MASK;
+	if (type != RBI_T_OBJECT && type != RBI_T_CLASS && type != RBI_T_MODULE)
 		return rbi_fail(RBI_UNSUPPORTED, "%s: instance variables are read of an Object, "
-				"and self is %s", name, rbi_vm_heap_p(vm, self) ? "another kind "
-				"of object (a class, module, String...)" : "no heap object");
+				"a Class or a Module, and self is a %s", name,
+				rbi_value_type_name(type) ? rbi_value_type_name(type) : "T_NONE");
 	if (l->rvalue_size == RBI_ABSENT || l->rvalue_size > sizeof(bytes))
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no RVALUE size");
 	obj.size = l->rvalue_size;
@@ -104,7 +109,9 @@ static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const ch
 			break;
 		}
 		rc = RBI_ITER_END;
-		if (used < sizeof(names)) {
+		/* Hidden ones (a class's __classpath__ up to 3.1) are no names
+		   to offer. */
+		if (ivar[0] == '@' && used < sizeof(names)) {
 			n = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "",
 				     ivar);
 			used += n > 0 ? (size_t)n : 0;

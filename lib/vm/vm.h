@@ -145,9 +145,9 @@ struct rbi_ivars {
 int rbi_vm_object_shape(struct rbi_target *t, const struct rbi_vm *vm,
 			const struct rbi_obj_bytes *obj, struct rbi_ivars *iv,
 			const uint8_t **shape);
-/* The values of the T_OBJECT OBJ's instance variables into IV.
-   RBI_UNSUPPORTED when this Ruby's objects cannot be read (3.2, a layout
-   without RObject), RBI_CORRUPT, read errors. */
+/* The values of the instance variables of OBJ (a T_OBJECT, T_CLASS or
+   T_MODULE) into IV.  RBI_UNSUPPORTED when this Ruby's cannot be read
+   (3.2, a layout without RObject), RBI_CORRUPT, read errors. */
 int rbi_vm_object_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 			const struct rbi_obj_bytes *obj, struct rbi_ivars *iv);
 /* After rbi_vm_object_ivars: their IDs (KLASS: rb_class_real of OBJ's
@@ -293,6 +293,10 @@ bool rbi_vm_class_real(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
    without singleton classes and include wrappers. */
 bool rbi_vm_class_name(struct rbi_target *t, struct rbi_vm *vm, uint64_t klass,
 		       char *buf, size_t cap);
+/* RCLASS_EXT(KLASS) into *EXT: embedded after struct RClass from 3.3,
+   pointed to by RClass.ptr before. */
+int rbi_vm_classext(struct rbi_target *t, const struct rbi_vm *vm, uint64_t klass,
+		    uint64_t *ext);
 /* KLASS's superclass (RCLASS_SUPER) into *SUPER. */
 bool rbi_vm_class_super(struct rbi_target *t, const struct rbi_vm *vm,
 			uint64_t klass, uint64_t *super);

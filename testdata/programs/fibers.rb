@@ -12,7 +12,8 @@
 #   enum          an external enumerator after one #next: suspended in Enumerator::Yielder#<<
 #   fibered-root  thread "fibered"'s root fiber, in Fiber#resume of ...
 #   inner         ... this one, blocked in Queue#pop: the thread's current fiber (its frames
-#                 are the thread's own backtrace in FILE)
+#                 are the thread's own backtrace in FILE; "expr" records of its frame 1,
+#                 Lab.wait_inner: the module Lab's instance variables)
 #   fresh         made and never resumed: no frames
 #   done          resumed to its end: terminated, no frames
 #   sched-0, sched-1  (3.0+) thread "scheduled" runs a Fiber.set_scheduler scheduler of its
@@ -36,6 +37,10 @@ require_relative "lib/truth"
 module Lab
   OWN = {}                      # 2.7: name -> [locations, C method on top]
   INNER = Queue.new
+  # The module's own instance variables: self of the Lab.* frames ("expr" truth).
+  @lab_int = 5
+  @lab_str = "lab ivar"
+  @lab_sym = :lab_sym
 
   def self.level1
     level2
@@ -60,6 +65,7 @@ module Lab
   end
 
   def self.wait_inner
+    RbiTruth.exprs(1, instance_variables.map { |iv| [iv, instance_variable_get(iv)] })
     RbiTruth.parking!
     INNER.pop
   end

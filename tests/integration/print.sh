@@ -3,7 +3,8 @@
 # (testdata/programs/simple.rb: "local" truth records of frames 1, 3 and 4
 # of main; tests/locals-check.py compares).  p of every local the target
 # listed, and of what main's instance variables, some globals and constant
-# paths were ("expr" records of frame 3), one step into a value (NAME[I],
+# paths were ("expr" records of frame 3) and, in fibers.rb, a module's own
+# instance variables where a singleton method runs, one step into a value (NAME[I],
 # .length, .bytesize, .class), names that are not there, what cannot be read
 # (a virtual global, an ivar of a non-Object) and bad expressions as one
 # line with their exit codes; bt --locals as JSON (every frame's locals) and
@@ -14,33 +15,40 @@ set -u
 . "$(dirname "$0")/../rubies.sh"
 check_py=$here/tests/locals-check.py
 
-# p_records LABEL KIND TARGET...: `p NAME` of every name the truth's KIND records
-# ("local": frames 1, 3 and 4 of main; "expr": @ivars of self, $globals and constant
-# paths in frame 3), one session a frame, checked as a frame's locals would be.
+# p_records LABEL KIND [--thread NAME] TARGET...: `p NAME` of every name the truth's KIND
+# records of thread NAME (main) list ("local": frames 1, 3 and 4 of main; "expr": @ivars
+# of self, $globals and constant paths in frame 3), one session a frame, checked as a
+# frame's locals would be.
 p_records() {
-	local label=$1 kind=$2 i out names frames; shift 2
-	frames=$(awk -F'\t' -v k="$kind" '$1 == k && $2 == "main" { print $3 }' "$RB_TRUTH" |
-		sort -un)
-	[ -n "$frames" ] || not_ok "$label: the truth has no $kind records (an older simple.rb?)"
+	local label=$1 kind=$2 th=main sel=() i out names frames; shift 2
+	if [ "$1" = --thread ]; then
+		th=$2; shift 2
+		sel=(-ex "thread $("$RBINSPECT" --json "$@" threads |
+			jq --arg n "$th" '.threads[] | select(.name == $n) | .number')")
+	fi
+	frames=$(awk -F'\t' -v k="$kind" -v t="$th" '$1 == k && $2 == t { print $3 }' \
+		"$RB_TRUTH" | sort -un)
+	[ -n "$frames" ] || not_ok "$label: the truth has no $kind records of $th (an older program?)"
 	for i in $frames; do
-		names=$(awk -F'\t' -v k="$kind" -v i="$i" '$1 == k && $2 == "main" && $3 == i { print $4 }' \
-			"$RB_TRUTH")
-		args=(-ex "frame $i")
+		names=$(awk -F'\t' -v k="$kind" -v t="$th" -v i="$i" \
+			'$1 == k && $2 == t && $3 == i { print $4 }' "$RB_TRUTH")
+		args=("${sel[@]}" -ex "frame $i")
 		for n in $names; do args+=(-ex "p $n"); done
 		"$RBINSPECT" --json "$@" "${args[@]}" >"$RB_TMP/p$i.out" 2>"$RB_TMP/p$i.err"
-		# The frame's own JSON first, then one value per p: as `frame --json` gives them.
+		# The thread's and frame's own JSON first, then one value per p: as `frame --json`
+		# gives them.
 		# (Python, not jq: jq 1.6 reads integers as doubles.)
 		python3 -c '
 import json, sys
 docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 json.dump({"frame": {"index": int(sys.argv[2])},
            "locals": [{"name": d["expression"], "internal": False, "value": d["value"]}
-                      for d in docs[1:]]}, sys.stdout)' "$RB_TMP/p$i.out" "$i" \
+                      for d in docs if "expression" in d]}, sys.stdout)' "$RB_TMP/p$i.out" "$i" \
 			>"$RB_TMP/p$i.json" 2>>"$RB_TMP/p$i.err"
-		if out=$(python3 "$check_py" "$RB_TRUTH" main "$i" "$RB_TMP/p$i.json" "$kind" 2>&1); then
-			ok "$label: p of each $kind of frame $i is the target's own ($(tail -1 <<<"$out"))"
+		if out=$(python3 "$check_py" "$RB_TRUTH" "$th" "$i" "$RB_TMP/p$i.json" "$kind" 2>&1); then
+			ok "$label: p of each $kind of $th's frame $i is the target's own ($(tail -1 <<<"$out"))"
 		else
-			not_ok "$label: p of each $kind of frame $i is the target's own"
+			not_ok "$label: p of each $kind of $th's frame $i is the target's own"
 			diag "$out"; diag "$(head -5 "$RB_TMP/p$i.err")"
 		fi
 	done
@@ -149,7 +157,7 @@ while read -r kind ver root cmd; do
 		done
 		# What cannot be read: one line saying why, exit 1 (frame 2 is Array#each: self
 		# is the Array).
-		for e in '2|@n|instance variables are read of an Object, and self is another kind' \
+		for e in '2|@n|instance variables are read of an Object, a Class or a Module, and self is a T_ARRAY' \
 			'3|$~|$~ is a virtual variable'; do
 			IFS='|' read -r f x why <<<"$e"
 			"$RBINSPECT" "${r[@]}" -ex "fr $f" -ex "p $x" >/dev/null 2>"$RB_TMP/e.err"
@@ -179,6 +187,20 @@ while read -r kind ver root cmd; do
 		"$RBINSPECT" "${r[@]}" bt --max-value-bytes 5 >/dev/null 2>"$RB_TMP/e.err"
 		is "$?:$(wc -l <"$RB_TMP/e.err")" "2:1" "bt --max-value-bytes without --locals: one line, exit 2"
 	fi
+	kill -9 "$RB_PID"
+done < <(rubies_list)
+
+# p @ivar where self is a module: Lab.wait_inner (fibers.rb, thread "fibered") reads Lab's
+# own instance variables, live and from a core, on every Ruby.
+while read -r kind ver root cmd; do
+	if ! ruby_start "$kind" "$root" "$cmd" fibers.rb; then
+		not_ok "$kind $ver: fibers.rb did not start"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$kind $ver: fibers.rb: not every task sleeps"
+	p_records "$kind $ver live" expr --thread fibered -p "$RB_PID"
+	core=$(core_of "$RB_PID")
+	p_records "$kind $ver core" expr --thread fibered "$core"
+	rm -f "$core"
 	kill -9 "$RB_PID"
 done < <(rubies_list)
 
