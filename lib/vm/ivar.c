@@ -57,7 +57,7 @@ int rbi_vm_object_shape(struct rbi_target *t, const struct rbi_vm *vm,
 		return rbi_fail(RBI_UNSUPPORTED, "the object shapes of this Ruby cannot be "
 				"read");
 	if (id >= iv->shapes.count)
-		return rbi_fail(RBI_CORRUPT, "Object 0x%" PRIx64 " has shape %" PRIu32
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has shape %" PRIu32
 				" of %" PRIu32, obj->addr, id, iv->shapes.count);
 	*shape = iv->shapes.list + (size_t)id * vm->layout->shape_size;
 	return RBI_OK;
