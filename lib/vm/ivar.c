@@ -67,7 +67,8 @@ static int grow(struct rbi_ivars *iv, uint64_t n)
 {
 	if (!RBI_GROW(iv->values, iv->values_cap, n, 16) || !RBI_GROW(iv->ids, iv->ids_cap, n, 16))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	memset(iv->ids, 0, n * sizeof(*iv->ids));
+	if (n)
+		memset(iv->ids, 0, n * sizeof(*iv->ids));
 	return RBI_OK;
 }
 
@@ -112,7 +113,7 @@ static int take_values(struct rbi_target *t, const struct rbi_vm *vm,
 				iv->embedded ? " in its slot" : "");
 	if ((rc = grow(iv, n)))
 		return rc;
-	if (iv->embedded && off + 8 * n <= obj->size)
+	if (n && iv->embedded && off + 8 * n <= obj->size)
 		memcpy(iv->values, obj->bytes + off, 8 * n);
 	else if (n && (rc = rbi_read(t, at, iv->values, 8 * n)))
 		return rbi_fail_context(rc, "reading the instance variables of 0x%" PRIx64 ": ",
