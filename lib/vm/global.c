@@ -33,7 +33,7 @@ static bool global_table_at(struct rbi_target *t, const struct rbi_vm *vm, uint6
 	       rbi_vm_id_table_find(t, vm, *tbl, "$stdout", &entry, NULL, 0) == RBI_OK;
 }
 
-static int global_table(struct rbi_target *t, const struct rbi_vm *vm, uint64_t *tbl)
+int rbi_vm_global_table(struct rbi_target *t, const struct rbi_vm *vm, uint64_t *tbl)
 {
 	struct rbi_rip_ref refs[ANCHOR_REFS];
 	uint64_t addr, size;
@@ -77,7 +77,7 @@ int rbi_vm_global(struct rbi_target *t, struct rbi_vm *vm, const char *name,
 	if (l->global_entry_var == RBI_ABSENT || l->global_var_data == RBI_ABSENT ||
 	    l->global_var_getter == RBI_ABSENT)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no global entries");
-	if ((rc = global_table(t, vm, &tbl)))
+	if ((rc = rbi_vm_global_table(t, vm, &tbl)))
 		return rc;
 	rc = rbi_vm_id_table_find(t, vm, tbl, name, &entry, NULL, 0);
 	if (rc == RBI_ITER_END)

@@ -12,10 +12,8 @@
  * one a variable has tells what it marks: rb_gvar_val_marker the data
  * itself (the value of a Ruby global), rb_gvar_var_marker the VALUE it
  * points at, conservatively (a C global: $stdout's rb_stdout),
- * rb_gvar_undef_marker nothing.  rb_global_tbl is static: found by name
- * in .symtab, else in the code of rb_f_global_variables (exported;
- * "rb_id_table_foreach(rb_global_tbl, gvar_i, ary)": one of its first
- * loads is of the variable, the one whose table parses).
+ * rb_gvar_undef_marker nothing.  rb_global_tbl is static: global.c finds
+ * it (rbi_vm_global_table), for `p $name` too.
  *
  * machine_context (gc.c, mark_current_machine_context and
  * rb_gc_mark_machine_stack): the words from a thread's stack pointer to
@@ -40,8 +38,6 @@
 #define STACK_CHUNK 65536
 /* Heap pages remembered by the conservative check (direct-mapped). */
 #define PAGE_CACHE 256
-#define ANCHOR_INSNS 32
-#define ANCHOR_REFS 16
 /* General registers scanned: rax..r15 in DWARF's numbering. */
 #define GP_REGS 16
 
@@ -183,77 +179,53 @@ static int global_refs(struct roots *r, struct globals *gl, uint64_t var)
 	return RBI_OK;
 }
 
-/* The table whose pointer is at VAR: every used item's global entry. */
-static int globals_at(struct roots *r, struct globals *gl, uint64_t var)
+struct globals_walk {
+	struct roots *r;
+	struct globals *gl;
+	uint64_t n;
+};
+
+static int global_item(uint32_t serial, uint64_t entry, void *arg)
 {
-	const struct rbi_layout *l = r->l;
-	uint64_t tbl, items, isize = l->id_item_size;
-	uint32_t capa;
-	size_t n = 0;
+	struct globals_walk *w = arg;
+	uint64_t gvar;
 	int rc;
 
-	r->nrefs = 0;
-	gl->unknown = 0;
-	if ((rc = rbi_read_u64(r->t, var, &tbl)) || !tbl || (tbl & 7) ||
-	    (rc = rbi_read_u32(r->t, tbl + l->id_table_capa, &capa)) ||
-	    (rc = rbi_read_u64(r->t, tbl + l->id_table_items, &items)))
-		return rc ? rc : rbi_fail(RBI_CORRUPT, "no global table at 0x%" PRIx64, var);
-	if (!capa || capa > GLOBALS_MAX || (capa & (capa - 1)) || !items || (items & 7))
-		return rbi_fail(RBI_CORRUPT, "no global table at 0x%" PRIx64, var);
-	for (uint32_t i = 0; i < capa; i++) {
-		uint64_t item = items + i * isize, entry, gvar;
-		uint32_t key;
-
-		if ((rc = rbi_read_u32(r->t, item + l->id_item_key, &key)))
-			return rc;
-		if (!key)
-			continue;
-		if ((rc = rbi_read_u64(r->t, item + l->id_item_val, &entry)) ||
-		    (rc = rbi_read_u64(r->t, entry + l->global_entry_var, &gvar)) ||
-		    (rc = global_refs(r, gl, gvar)))
-			return rc;
-		n++;
-	}
-	/* Ruby defines dozens of globals ($stdout, $0, $LOAD_PATH...), all
-	   with its own markers: a table that is not all unknown ones. */
-	if (!n || gl->unknown * 2 > n)
-		return rbi_fail(RBI_CORRUPT, "no global table at 0x%" PRIx64, var);
-	if (gl->unknown)
-		snprintf(r->note, sizeof(r->note), "%" PRIu64 " global variables have a "
-			 "marker of their own: what it marks is left out", gl->unknown);
-	return RBI_OK;
+	(void)serial;
+	if (++w->n > GLOBALS_MAX)
+		return rbi_fail(RBI_CORRUPT, "the global table holds over %u entries",
+				GLOBALS_MAX);
+	if ((rc = rbi_read_u64(w->r->t, entry + w->r->l->global_entry_var, &gvar)))
+		return rc;
+	return global_refs(w->r, w->gl, gvar);
 }
 
 static int read_globals(struct roots *r)
 {
 	const struct rbi_layout *l = r->l;
-	struct rbi_rip_ref refs[ANCHOR_REFS];
 	struct globals gl = { 0 };
-	uint64_t addr, size;
-	size_t n = 0;
+	struct globals_walk w = { r, &gl, 0 };
+	uint64_t tbl, size;
 	bool tls;
+	int rc;
 
-	if (l->id_table_capa == RBI_ABSENT || l->id_table_items == RBI_ABSENT ||
-	    l->id_item_size == RBI_ABSENT || l->id_item_key == RBI_ABSENT ||
-	    l->id_item_val == RBI_ABSENT || l->global_entry_var == RBI_ABSENT ||
-	    l->global_var_data == RBI_ABSENT || l->global_var_marker == RBI_ABSENT ||
-	    l->global_var_trace == RBI_ABSENT || l->trace_var_data == RBI_ABSENT ||
-	    l->trace_var_next == RBI_ABSENT)
+	if (l->global_entry_var == RBI_ABSENT || l->global_var_data == RBI_ABSENT ||
+	    l->global_var_marker == RBI_ABSENT || l->global_var_trace == RBI_ABSENT ||
+	    l->trace_var_data == RBI_ABSENT || l->trace_var_next == RBI_ABSENT)
 		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no global variable "
 				"table (DWARF of this build gives it)");
 	for (int i = 0; i < MARKERS; i++)
 		if (rbi_image_symbol(r->vm->image, marker_names[i], &gl.markers[i], &size, &tls))
 			return rbi_fail(RBI_UNSUPPORTED, "%s not found", marker_names[i]);
-	if (!rbi_image_symbol(r->vm->image, "rb_global_tbl", &addr, &size, &tls) && !tls)
-		return globals_at(r, &gl, addr);
-	if (rbi_image_symbol(r->vm->image, "rb_f_global_variables", &addr, &size, &tls) || tls ||
-	    rbi_code_rip_refs(r->t, addr, ANCHOR_INSNS, refs, ANCHOR_REFS, &n))
-		return rbi_fail(RBI_UNSUPPORTED, "rb_global_tbl not found");
-	for (size_t i = 0; i < n; i++)
-		if (refs[i].load && globals_at(r, &gl, refs[i].target) == RBI_OK)
-			return RBI_OK;
-	r->nrefs = 0;
-	return rbi_fail(RBI_UNSUPPORTED, "rb_global_tbl not found in rb_f_global_variables");
+	if ((rc = rbi_vm_global_table(r->t, r->vm, &tbl)) ||
+	    (rc = rbi_vm_id_table_foreach(r->t, r->vm, tbl, global_item, &w))) {
+		r->nrefs = 0;
+		return rc;
+	}
+	if (gl.unknown)
+		snprintf(r->note, sizeof(r->note), "%" PRIu64 " global variables have a "
+			 "marker of their own: what it marks is left out", gl.unknown);
+	return RBI_OK;
 }
 
 /* The used slots the words of [FROM, TO) point at. */

@@ -15,26 +15,22 @@
 #define ITEMS_MAX (1u << 20)
 #define KEY_NAME_MAX 256
 
-int rbi_vm_id_table_find(struct rbi_target *t, const struct rbi_vm *vm, uint64_t table,
-			 const char *name, uint64_t *value, char *names, size_t cap)
+int rbi_vm_id_table_foreach(struct rbi_target *t, const struct rbi_vm *vm, uint64_t table,
+			    rbi_vm_id_table_fn fn, void *arg)
 {
 	const struct rbi_layout *l = vm->layout;
 	uint64_t items, isize = l->id_item_size;
-	char key_name[KEY_NAME_MAX];
-	size_t used = 0;
 	uint8_t *buf = NULL;
 	size_t buf_cap = 0;
 	int32_t capa;
-	int rc = RBI_ITER_END;
+	int rc;
 
-	if (names && cap)
-		names[0] = '\0';
 	if (l->id_table_capa == RBI_ABSENT || l->id_table_items == RBI_ABSENT ||
 	    isize == RBI_ABSENT || l->id_item_key == RBI_ABSENT || l->id_item_val == RBI_ABSENT ||
 	    l->id_item_key + 4 > isize || l->id_item_val + 8 > isize)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no rb_id_table");
 	if (!table)
-		return rbi_fail(RBI_ITER_END, "no \"%s\" (an empty table)", name);
+		return RBI_OK;
 	if ((rc = rbi_read(t, table + l->id_table_capa, &capa, sizeof(capa))) ||
 	    (rc = rbi_read_u64(t, table + l->id_table_items, &items)))
 		return rc;
@@ -47,24 +43,56 @@ int rbi_vm_id_table_find(struct rbi_target *t, const struct rbi_vm *vm, uint64_t
 		free(buf);
 		return rc;
 	}
-	rc = rbi_fail(RBI_ITER_END, "no \"%s\"", name);
-	for (int32_t i = 0; i < capa; i++) {
+	for (int32_t i = 0; i < capa && !rc; i++) {
 		const uint8_t *item = buf + (size_t)i * isize;
 		uint32_t key = rbi_get_u32(item, l->id_item_key);
-		int n;
 
-		if (!key || rbi_vm_serial_name(t, vm, key, key_name, sizeof(key_name), NULL))
-			continue;
-		if (!strcmp(key_name, name)) {
-			*value = rbi_get_u64(item, l->id_item_val);
-			rc = RBI_OK;
-			break;
-		}
-		if (names && used < cap) {
-			n = snprintf(names + used, cap - used, "%s%s", used ? ", " : "", key_name);
-			used += n > 0 ? (size_t)n : 0;
-		}
+		if (key)
+			rc = fn(key, rbi_get_u64(item, l->id_item_val), arg);
 	}
 	free(buf);
 	return rc;
+}
+
+struct find {
+	struct rbi_target *t;
+	const struct rbi_vm *vm;
+	const char *name;
+	uint64_t *value;
+	char *names;
+	size_t cap, used;
+};
+
+static int find_item(uint32_t serial, uint64_t value, void *arg)
+{
+	struct find *f = arg;
+	char key_name[KEY_NAME_MAX];
+	int n;
+
+	if (rbi_vm_serial_name(f->t, f->vm, serial, key_name, sizeof(key_name), NULL))
+		return RBI_OK;
+	if (!strcmp(key_name, f->name)) {
+		*f->value = value;
+		return RBI_ITER_END;
+	}
+	if (f->names && f->used < f->cap) {
+		n = snprintf(f->names + f->used, f->cap - f->used, "%s%s", f->used ? ", " : "",
+			     key_name);
+		f->used += n > 0 ? (size_t)n : 0;
+	}
+	return RBI_OK;
+}
+
+int rbi_vm_id_table_find(struct rbi_target *t, const struct rbi_vm *vm, uint64_t table,
+			 const char *name, uint64_t *value, char *names, size_t cap)
+{
+	struct find f = { t, vm, name, value, names, cap, 0 };
+	int rc;
+
+	if (names && cap)
+		names[0] = '\0';
+	rc = rbi_vm_id_table_foreach(t, vm, table, find_item, &f);
+	if (rc == RBI_ITER_END)
+		return RBI_OK;          /* found: find_item stopped the walk */
+	return rc ? rc : rbi_fail(RBI_ITER_END, "no \"%s\"", name);
 }

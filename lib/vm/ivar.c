@@ -144,7 +144,7 @@ static int class_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 		return complex_ivars(t, l, p, iv);
 	if (l->shape_next_iv_index == RBI_ABSENT || l->shape_type == RBI_ABSENT)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no object shapes");
-	if ((rc = object_shape(t, vm, obj, iv, &shape)))
+	if ((rc = rbi_vm_object_shape(t, vm, obj, iv, &shape)))
 		return rc;
 	if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX)
 		return complex_ivars(t, l, p, iv);

@@ -260,6 +260,11 @@ int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
 /* The same for an ID's serial (the key of an rb_id_table). */
 int rbi_vm_serial_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t serial,
 		       char *buf, size_t cap, uint64_t *cut);
+/* FN(serial, value, ARG) for every used item of the rb_id_table at TABLE
+   (0: an empty table), until FN returns non-zero, which is returned. */
+typedef int (*rbi_vm_id_table_fn)(uint32_t serial, uint64_t value, void *arg);
+int rbi_vm_id_table_foreach(struct rbi_target *t, const struct rbi_vm *vm, uint64_t table,
+			    rbi_vm_id_table_fn fn, void *arg);
 /* The value of the rb_id_table at TABLE whose key's name is NAME into
    *VALUE: RBI_OK, RBI_ITER_END if none; with NAMES (CAP bytes, or NULL),
    the names it holds, ", "-separated, cut to fit. */
@@ -306,6 +311,10 @@ bool rbi_vm_class_super(struct rbi_target *t, const struct rbi_vm *vm,
    for a layout without constant tables. */
 int rbi_vm_constant(struct rbi_target *t, struct rbi_vm *vm, const char *path,
 		    uint64_t *value);
+/* The address of rb_global_tbl's rb_id_table into *TABLE: by its symbol,
+   else from the code of variable.c's exported functions that read it,
+   checked by finding $stdout in it.  RBI_UNSUPPORTED if not found. */
+int rbi_vm_global_table(struct rbi_target *t, const struct rbi_vm *vm, uint64_t *table);
 /* The value of the global variable NAME ("$foo", global.c).  RBI_INVAL for
    no such global; RBI_UNSUPPORTED for a virtual one (a getter function
    gives its value: $~, $0...) or when the global table cannot be found. */
