@@ -19,7 +19,12 @@
 #      before the clock starts).  Goal: within 2 %;
 #   6. hot.rb's split (4:1, so Hot#spin 80 % of Hot#spin + Cold#walk), by samples and by time:
 #      recorded as it runs, with --pause, in forker.rb's workers (--subprocesses) and started
-#      by record (-- COMMAND).  tests/integration/profile.sh only checks Hot#spin ahead.
+#      by record (-- COMMAND).  tests/integration/profile.sh only checks Hot#spin ahead;
+#   7. how soon a forked worker is sampled: forker.rb forks its 2 workers 1.5 s after record
+#      (--subprocesses -- COMMAND) started it; from each fork (the program's CLOCK_MONOTONIC,
+#      the clock of the samples) to that worker's first sample, 3 runs, median and max.  A
+#      worker reuses the DWARF layout read for its parent: compare builds on the same machine
+#      and load, ratios only (tests/integration/profile.sh checks every worker sampled).
 # Prints the figures and ratios.  Run by hand on a quiet machine; not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -170,3 +175,26 @@ else
 fi
 "$rbinspect" record --rate 400 --format raw -o "$tmp/splitc.raw" -q -- "$@" >/dev/null
 split "started by record (-- COMMAND), 400 Hz" "$tmp/splitc.raw"
+
+# ---- 7. fork to first sample ---------------------------------------------------------------
+if [ "$kind" = deb ]; then
+	truth_in=/tmp/rbi-bench/fork.truth truth=$root/tmp/rbi-bench/fork.truth
+	set -- chroot "$root" /usr/bin/ruby /tmp/rbi-bench/forker.rb
+else
+	truth_in=$tmp/fork.truth truth=$tmp/fork.truth
+	set -- "$cmd" "$here/testdata/programs/forker.rb"
+fi
+for run in 1 2 3; do
+	rm -f "$truth"
+	FORK_DELAY=1.5 RBI_TRUTH=$truth_in "$rbinspect" record --subprocesses --duration 4 \
+		--rate 250 --format raw -o "$tmp/forkd.$run.raw" -q -- "$@" >/dev/null 2>&1 || true
+	# Each worker's fork (truth: pids, then fork times in order) to its first sample.
+	awk -F'\t' 'FNR == NR { split($2, v, " "); for (i in v) w[$1, i] = v[i]; next }
+		$1 == "t" { pid[$2] = $3 }
+		$1 == "s" && !(pid[$4] in first) { first[pid[$4]] = $2 }
+		END { for (i = 1; (("workers", i) in w); i++)
+			printf "%.1f\n", ((w["workers", i] in first) ? \
+				first[w["workers", i]] - w["forked_ns", i] : 1e10) / 1e6 }' \
+		"$truth" "$tmp/forkd.$run.raw"
+done >"$tmp/forkd.ms"
+echo "7. fork to first sample, forker.rb's workers (--subprocesses, 250 Hz, $(wc -l <"$tmp/forkd.ms") forks): median $(median <"$tmp/forkd.ms") ms, max $(sort -g "$tmp/forkd.ms" | tail -1) ms (1e4 ms: never sampled)"

@@ -269,6 +269,7 @@ struct rbi_region_list {
 
 struct rbi_image_list;          /* image/ */
 struct rbi_vm;                  /* vm/ */
+struct rbi_layout_seed;         /* vm/vm.h */
 
 struct rbi_target {
 	const struct rbi_mem_ops *ops;  /* &OPS_OWN */
@@ -283,6 +284,8 @@ struct rbi_target {
 	struct rbi_diag diag;
 	struct rbi_image_list *images;  /* loaded on first use */
 	struct rbi_vm *vm;              /* located on first use */
+	struct rbi_layout_seed *seed;   /* another process's DWARF layout, used
+					   if this Ruby is the same build */
 	int paused;                     /* rbi_target_pause (mem/pause.c):
 					   0 no, 1 we stopped it, 2 it was
 					   stopped already */
@@ -297,6 +300,19 @@ struct rbi_target {
 	} crash_state;                  /* native/crash.c */
 	struct rbi_crash crash;
 };
+
+/* A process forked from one being read maps the same libruby, and reading
+   its struct layout from DWARF again costs 0.1 s of CPU (more under load):
+   what one target read is handed to the next.  rbi_target_layout_seed: a
+   copy of the layout T's Ruby got from DWARF, with its build-id, or NULL
+   (T's layout is a built-in table, T has no VM located, out of memory);
+   free() it.  rbi_target_open_pid_seeded: rbi_target_open_pid, taking
+   SEED (freed with the target, or at once on failure), whose layout is
+   used only if PID's Ruby image has SEED's build-id: a build-id names one
+   build, and the layout is the build's, whatever the process. */
+struct rbi_layout_seed *rbi_target_layout_seed(rbi_target *t);
+int rbi_target_open_pid_seeded(pid_t pid, const struct rbi_open_opts *opts,
+			       struct rbi_layout_seed *seed, rbi_target **out);
 
 /* Native threads a backend may list (ops->thread). */
 #define RBI_THREADS_REGS_MAX 65536

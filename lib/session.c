@@ -22,6 +22,7 @@ static void target_free(struct rbi_target *t)
 		return;
 	rbi_pause_free(t->pause);       /* never leave it stopped */
 	rbi_vm_free(t->vm);
+	free(t->seed);
 	rbi_images_free(t->images);
 	rbi_region_list_free(&t->regions);
 	rbi_cache_free(&t->cache);
@@ -94,23 +95,48 @@ RBI_EXPORT int rbi_target_open_ops(const struct rbi_mem_ops *ops, void *be,
 RBI_EXPORT int rbi_target_open_pid(pid_t pid, const struct rbi_open_opts *opts,
 				   rbi_target **out)
 {
+	return rbi_target_open_pid_seeded(pid, opts, NULL, out);
+}
+
+int rbi_target_open_pid_seeded(pid_t pid, const struct rbi_open_opts *opts,
+			       struct rbi_layout_seed *seed, rbi_target **out)
+{
 	const struct rbi_mem_ops *ops;
 	void *be;
 	int rc;
 
-	if (!out || pid <= 0)
+	if (!out || pid <= 0) {
+		free(seed);
 		return rbi_fail(RBI_INVAL, "invalid process id %d", (int)pid);
+	}
 	rc = rbi_mem_live_open(pid, &ops, &be);
-	if (rc)
+	if (rc) {
+		free(seed);
 		return rc;
+	}
 	rc = target_new(ops, be, opts, out);
 	if (rc) {
 		ops->close(be);
+		free(seed);
 		return rc;
 	}
 	(*out)->pid = pid;
 	(*out)->live = true;
+	(*out)->seed = seed;
 	return RBI_OK;
+}
+
+struct rbi_layout_seed *rbi_target_layout_seed(rbi_target *t)
+{
+	struct rbi_layout_seed *seed;
+
+	if (!t || !t->vm || t->vm->layout != &t->vm->dwarf_layout || !t->vm->image ||
+	    !t->vm->image->build_id.len || !(seed = malloc(sizeof(*seed))))
+		return NULL;
+	seed->build_id = t->vm->image->build_id;
+	seed->layout = t->vm->dwarf_layout;
+	seed->pid = t->pid;
+	return seed;
 }
 
 RBI_EXPORT int rbi_target_open_core(const char *path,
@@ -250,7 +276,8 @@ RBI_EXPORT int rbi_target_refresh(rbi_target *t)
 RBI_EXPORT int rbi_profile_record(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts)
 {
 	static const struct rbi_record_targets targets = {
-		.open_pid = rbi_target_open_pid,
+		.open_pid = rbi_target_open_pid_seeded,
+		.layout_seed = rbi_target_layout_seed,
 		.free_target = rbi_target_free,
 	};
 

@@ -81,7 +81,12 @@ int rbi_profile_add_mapped(rbi_profile *p, const struct rbi_sample *s,
    down by rbi_profile_record (session.c), since lib/profile sits below
    the session and never calls up into it. */
 struct rbi_record_targets {
-	int (*open_pid)(pid_t pid, const struct rbi_open_opts *opts, rbi_target **out);
+	/* rbi_target_open_pid_seeded and rbi_target_layout_seed (internal.h):
+	   a process opened reuses the DWARF layout read for another one of
+	   the same build. */
+	int (*open_pid)(pid_t pid, const struct rbi_open_opts *opts,
+			struct rbi_layout_seed *seed, rbi_target **out);
+	struct rbi_layout_seed *(*layout_seed)(rbi_target *t);
 	void (*free_target)(rbi_target *t);
 };
 

@@ -10,7 +10,12 @@
  * With RBI_RECORD_SUBPROCESSES the descendants of the process are listed
  * every 100 ms (/proc/PID/task/TID/children, else a scan of /proc).  Each
  * new one is opened by a helper thread, since finding a VM can take a
- * while (DWARF) and the loop must keep its pace; one that does not run
+ * while (DWARF) and the loop must keep its pace.  A forked worker runs the
+ * same libruby as its parent: it gets the struct layout a process sampled
+ * already read from DWARF (targets->layout_seed, used only for the same
+ * build-id), so opening it is a matter of milliseconds, not the 0.1 s of
+ * CPU (seconds on a loaded machine) that reading DWARF again costs, which
+ * left a short recording with workers never sampled.  One that does not run
  * Ruby (yet: a shell, a child about to exec) is tried again later, backing
  * off, and at once after it ran another program.
  *
@@ -56,6 +61,7 @@ struct proc {
 	pid_t pid;
 	enum proc_state state;
 	rbi_target *t;
+	struct rbi_layout_seed *seed;   /* PROC_OPENING: for the helper */
 	int rc;                         /* PROC_OPENED without T: why */
 	rbi_sampler *s;
 	struct rbi_map fmap;            /* sampler frame -> profile frame */
@@ -81,7 +87,7 @@ struct rec {
 	const struct rbi_record_opts *o;
 	const struct rbi_record_targets *targets;
 	struct rbi_open_opts open;
-	/* PROCS and each proc's STATE, T and RC are shared with the helper
+	/* PROCS and each proc's STATE, T, SEED and RC are shared with the helper
 	   under MU; the rest is the loop's. */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -150,6 +156,8 @@ static void proc_close(struct rec *r, struct proc *p)
 	}
 	rbi_sampler_free(p->s);
 	r->targets->free_target(p->t);
+	free(p->seed);
+	p->seed = NULL;
 	rbi_map_free(&p->fmap);
 	if (p->stat_fd >= 0)
 		close(p->stat_fd);
@@ -212,14 +220,16 @@ static void read_exe(pid_t pid, char *buf, size_t cap)
 	buf[n > 0 ? n : 0] = '\0';
 }
 
-/* Open PID's target and find its VM (slow with DWARF). */
-static int open_target(struct rec *r, pid_t pid, rbi_target **out)
+/* Open PID's target and find its VM (slow with DWARF, unless SEED, taken,
+   has its layout). */
+static int open_target(struct rec *r, pid_t pid, struct rbi_layout_seed *seed,
+		       rbi_target **out)
 {
 	const struct rbi_ruby_info *info;
 	int rc;
 
 	*out = NULL;
-	if ((rc = r->targets->open_pid(pid, &r->open, out)))
+	if ((rc = r->targets->open_pid(pid, &r->open, seed, out)))
 		return rc;
 	if ((rc = rbi_ruby_info(*out, &info))) {
 		r->targets->free_target(*out);
@@ -243,10 +253,12 @@ static void *helper_main(void *arg)
 			continue;
 		}
 		pid_t pid = r->procs[i].pid;
+		struct rbi_layout_seed *seed = r->procs[i].seed;
 		rbi_target *t;
 
+		r->procs[i].seed = NULL;
 		pthread_mutex_unlock(&r->mu);
-		int rc = open_target(r, pid, &t);
+		int rc = open_target(r, pid, seed, &t);
 		pthread_mutex_lock(&r->mu);
 		/* Look it up again: the array may have moved. */
 		for (i = 0; i < r->n && r->procs[i].pid != pid; i++)
@@ -259,10 +271,25 @@ static void *helper_main(void *arg)
 	return NULL;
 }
 
+/* A copy of the DWARF layout of a process sampled (the helper cannot read
+   it there: the loop may close that process meanwhile), or NULL.  Under
+   the lock (the states). */
+static struct rbi_layout_seed *seed_of_sampled(struct rec *r)
+{
+	struct rbi_layout_seed *seed = NULL;
+
+	for (size_t i = 0; !seed && i < r->n; i++)
+		if (r->procs[i].state == PROC_SAMPLING)
+			seed = r->targets->layout_seed(r->procs[i].t);
+	return seed;
+}
+
 /* Hand P to the helper. */
 static void proc_submit(struct rec *r, size_t i)
 {
 	pthread_mutex_lock(&r->mu);
+	free(r->procs[i].seed);
+	r->procs[i].seed = seed_of_sampled(r);
 	if (!r->helper_started && !r->quit)
 		r->helper_started = pthread_create(&r->helper, NULL, helper_main, r) == 0;
 	if (r->helper_started) {
@@ -562,7 +589,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 	}
 	/* The first process is opened here, so its errors (permission, not
 	   Ruby) come back at once; the clock starts after it. */
-	rc = open_target(&r, pid, &t);
+	rc = open_target(&r, pid, NULL, &t);
 	r.procs[0].t = t;
 	proc_opened(&r, &r.procs[0], rc, rbi_now_ns());
 	if (rc && (r.procs[0].state == PROC_DEAD ||

@@ -103,7 +103,17 @@ static int choose_layout(struct rbi_target *t, struct rbi_vm *vm)
 	Dwarf *dw;
 
 	/* DWARF describes this very build, so it wins over any table; what
-	   it gave before for this build-id is reused (layout/cache.c). */
+	   it gave before for this build-id is reused: read for another
+	   process of this session (a fork's parent), or on disk
+	   (layout/cache.c). */
+	if (t->seed && vm->image->build_id.len &&
+	    rbi_build_id_equal(&t->seed->build_id, &vm->image->build_id)) {
+		vm->dwarf_layout = t->seed->layout;
+		vm->layout = &vm->dwarf_layout;
+		snprintf(vm->layout_desc, sizeof(vm->layout_desc),
+			 "dwarf of %s (as read for process %d)", file, (int)t->seed->pid);
+		return RBI_OK;
+	}
 	if (rbi_layout_cache_load(&vm->image->build_id, &vm->dwarf_layout)) {
 		vm->layout = &vm->dwarf_layout;
 		snprintf(vm->layout_desc, sizeof(vm->layout_desc),

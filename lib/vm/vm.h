@@ -58,6 +58,14 @@ struct rbi_vm {
 	uint64_t id_classpath, id_attached;
 };
 
+/* rbi_target_layout_seed (internal.h): a layout from DWARF and the build
+   it describes. */
+struct rbi_layout_seed {
+	struct rbi_build_id build_id;
+	struct rbi_layout layout;
+	pid_t pid;                      /* the process it was read for */
+};
+
 /* With VM's image and version set: choose its layout and find the VM
    (symbol, code, then a scan of libruby's data) and the symbol table. */
 int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm);

@@ -2,15 +2,25 @@
 # WORKERS children (default 2) that each run hot.rb's loop (80 % Hot#spin, 20 % Cold#walk),
 # and waits for them; it re-forks a worker that dies. Ruby 2.7 to 3.4, no gems.
 #
-# usage: ruby forker.rb       (env: WORKERS=N)
-#   Prints "READY <pid>" once every worker is forked, then runs until killed (SIGTERM stops
-#   the workers too).
+# usage: ruby forker.rb       (env: WORKERS=N, RBI_TRUTH=FILE, FORK_DELAY=SECONDS)
+#   Forks the workers after FORK_DELAY seconds (default 0), writes "workers<TAB>PID PID..."
+#   (the workers' pids) and "forked_ns<TAB>NS NS..." (CLOCK_MONOTONIC just before each fork,
+#   the clock of a profile's samples) to RBI_TRUTH, prints "READY <pid>" once every worker is
+#   forked, then runs until killed (SIGTERM stops the workers too).
 $stdout.sync = true
 require_relative "lib/hot"
 
 workers = Integer(ENV.fetch("WORKERS", "2"))
-pids = Array.new(workers) { fork { HotLib.work } }
+sleep Float(ENV.fetch("FORK_DELAY", "0"))
+forked = []
+pids = Array.new(workers) do
+  forked << Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+  fork { HotLib.work }
+end
 Signal.trap("TERM") { pids.each { |p| Process.kill("KILL", p) rescue nil }; exit!(0) }
+if ENV["RBI_TRUTH"]
+  File.write(ENV["RBI_TRUTH"], "workers\t#{pids.join(" ")}\nforked_ns\t#{forked.join(" ")}\n")
+end
 $stdout.write("READY #{Process.pid}\n")
 loop do
   dead = Process.wait

@@ -481,16 +481,24 @@ while read -r kind ver root cmd; do
 	fi
 
 	# ---- Forking server: --subprocesses -------------------------------------------------------
+	# The processes sampled are those of the raw profile's samples (a "t" line gives a
+	# thread's pid, an "s" line its thread), each worker the program forked (its truth)
+	# among them.
 	if ruby_start "$kind" "$root" "$cmd" forker.rb; then
 		"$B" record -p "$RB_PID" --subprocesses --duration 3 --rate 250 \
 			--format raw -o "$T/fork.rbiprof" -q 2>"$T/err"
 		by_samples "$T/fork.rbiprof" "$T/fork.folded"
-		workers=$(sed -n 's/^process \([0-9]*\);.*/\1/p' "$T/fork.folded" | sort -u | wc -l)
+		sampled=$(awk -F'\t' '$1 == "t" { pid[$2] = $3 } $1 == "s" { n[pid[$4]]++ }
+			END { for (p in n) print p }' "$T/fork.rbiprof" | sort -n | tr '\n' ' ')
+		forked=$(truth_get workers)
+		unsampled=$(for w in $forked; do
+			case " $sampled" in *" $w "*) ;; *) printf '%s ' "$w" ;; esac; done)
 		fsh=$(hot_share "$T/fork.folded")
-		if [ "$workers" = 2 ] && hot_ahead "$fsh"; then
-			ok "$R: --subprocesses: both forked workers sampled, Hot#spin ahead ($fsh %)"
+		if [ -n "$forked" ] && [ -z "$unsampled" ] && hot_ahead "$fsh"; then
+			ok "$R: --subprocesses: every forked worker sampled ($forked), Hot#spin ahead ($fsh %)"
 		else
-			not_ok "$R: --subprocesses: $workers workers, Hot#spin $fsh %"
+			not_ok "$R: --subprocesses: workers ${forked:-(none written)}, not sampled:" \
+				"${unsampled:-none}; processes sampled: $sampled; Hot#spin $fsh %"
 			diag "$(cut -c1-150 "$T/fork.folded" | head -5)"; diag "$(cat "$T/err")"
 		fi
 		kill -TERM "$RB_PID" 2>/dev/null
