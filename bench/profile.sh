@@ -20,11 +20,12 @@
 #   6. hot.rb's split (4:1, so Hot#spin 80 % of Hot#spin + Cold#walk), by samples and by time:
 #      recorded as it runs, with --pause, in forker.rb's workers (--subprocesses) and started
 #      by record (-- COMMAND).  tests/integration/profile.sh only checks Hot#spin ahead;
-#   7. how soon a forked worker is sampled: forker.rb forks its 2 workers 1.5 s after record
-#      (--subprocesses -- COMMAND) started it; from each fork (the program's CLOCK_MONOTONIC,
-#      the clock of the samples) to that worker's first sample, 3 runs, median and max.  A
-#      worker reuses the DWARF layout read for its parent: compare builds on the same machine
-#      and load, ratios only (tests/integration/profile.sh checks every worker sampled).
+#   7. how soon a forked worker is sampled: forker.rb forks its 2 workers 3 s after it
+#      started, 2 s into `record -p --subprocesses` (4 s); from each fork (the program's
+#      CLOCK_MONOTONIC, the clock of the samples) to that worker's first sample, 3 runs,
+#      median and max.  A worker reuses the DWARF layout read for its parent: compare builds
+#      on the same machine and load, ratios only (tests/integration/profile.sh checks that
+#      every worker is sampled).
 # Prints the figures and ratios.  Run by hand on a quiet machine; not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -186,8 +187,16 @@ else
 fi
 for run in 1 2 3; do
 	rm -f "$truth"
-	FORK_DELAY=1.5 RBI_TRUTH=$truth_in "$rbinspect" record --subprocesses --duration 4 \
-		--rate 250 --format raw -o "$tmp/forkd.$run.raw" -q -- "$@" >/dev/null 2>&1 || true
+	# Recorded from 1 s in, so the parent is sampled (its layout read) before it forks.
+	FORK_DELAY=3 RBI_TRUTH=$truth_in "$@" >/dev/null 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	sleep 1
+	"$rbinspect" record -p "$pid" --subprocesses --duration 4 --rate 250 --format raw \
+		-o "$tmp/forkd.$run.raw" -q 2>/dev/null || true
+	kill -TERM "$pid" 2>/dev/null || true
+	# A run whose parent was not Ruby yet, or is gone, says nothing.
+	[ -s "$tmp/forkd.$run.raw" ] && [ -s "$truth" ] || continue
 	# Each worker's fork (truth: pids, then fork times in order) to its first sample.
 	awk -F'\t' 'FNR == NR { split($2, v, " "); for (i in v) w[$1, i] = v[i]; next }
 		$1 == "t" { pid[$2] = $3 }
