@@ -10,12 +10,22 @@
 $stdout.sync = true
 require_relative "lib/hot"
 
+# A worker ends when its parent does: a test that kills the parent with SIGKILL must not
+# leave its workers spinning for ever (a sleeping thread, never sampled as active).
+def worker
+  fork do
+    parent = Process.ppid
+    Thread.new { sleep 0.2 while Process.ppid == parent; exit!(0) }
+    HotLib.work
+  end
+end
+
 workers = Integer(ENV.fetch("WORKERS", "2"))
 sleep Float(ENV.fetch("FORK_DELAY", "0"))
 forked = []
 pids = Array.new(workers) do
   forked << Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
-  fork { HotLib.work }
+  worker
 end
 Signal.trap("TERM") { pids.each { |p| Process.kill("KILL", p) rescue nil }; exit!(0) }
 if ENV["RBI_TRUTH"]
@@ -25,5 +35,5 @@ $stdout.write("READY #{Process.pid}\n")
 loop do
   dead = Process.wait
   i = pids.index(dead)
-  pids[i] = fork { HotLib.work } if i
+  pids[i] = worker if i
 end
