@@ -4,12 +4,14 @@
 # Cold#walk (the same loop, 4 units and 1); the recorded profile must rank them so (the split
 # itself moves with the machine's load: bench/profile.sh measures it), and every output format
 # must show the same profile in its real consumer: the flame graph in headless Chromium (it
-# renders; its search finds Hot#spin's share), folded stacks (parsed here), speedscope JSON
-# against speedscope's own schema (npm: speedscope, ajv), pprof in Google's pprof (built
-# offline from Debian's golang-github-google-pprof-dev), callgrind in
-# callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl), every sample
-# accounted for alike in record's summary, the raw profile and every format, and in a
-# recording that sums samples as they come (tests/totals-check.py), torn stacks never recorded (recurse.rb: every stack must be one the
+# renders; its search finds Hot#spin's share; zooming into a frame keeps its callers drawn,
+# greyed and full width, with hover, search and both resets working: flame_clicks), folded
+# stacks (parsed here), speedscope JSON against speedscope's own schema (npm: speedscope,
+# ajv), pprof in Google's pprof (built offline from Debian's golang-github-google-pprof-dev),
+# callgrind in callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl),
+# every sample accounted for alike in record's summary, the raw profile and every format, and
+# in a recording that sums samples as they come (tests/totals-check.py), torn stacks never
+# recorded (recurse.rb: every stack must be one the
 # program can have) nor a recursion's deep stacks left out, GC as its own frame (alloc.rb),
 # CPU time against wall time (duty.rb: --mode cpu), --subprocesses (forker.rb), a process in
 # its own mount+pid namespace, `-- CMD`, a Ruby that execs another (exec.rb), `top`, --pause
@@ -35,6 +37,29 @@ chrome() {      # chrome ARGS...: headless Chromium with a fresh profile, quiet
 	timeout 90 "$chromium_bin" --headless --no-sandbox --disable-gpu \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--no-first-run --user-data-dir="$dir" "$@" 2>/dev/null
+}
+
+# flame_clicks SVG ZOOM UP FIND: the flame graph SVG driven in Chromium by
+# tests/flamegraph-harness.js (hover and zoom into the widest frame matching ZOOM, search
+# FIND, zoom out to its greyed caller matching UP, reset the zoom, reset the search);
+# tests/flamegraph-check.py judges each step against the drawing: one check a step.
+flame_clicks() {
+	local query line
+	query=$(python3 -c 'import sys, urllib.parse as u
+print(u.urlencode({"zoom": sys.argv[1], "up": sys.argv[2], "find": sys.argv[3]}))' "$2" "$3" "$4")
+	{ sed '$d' "$1"; printf '<script type="text/ecmascript"><![CDATA[\n'
+	  cat "$here/tests/flamegraph-harness.js"; printf ']]></script>\n</svg>\n'; } >"$1.clicks.svg"
+	chrome --dump-dom "file://$1.clicks.svg?$query" >"$1.clicks.dom"
+	python3 "$here/tests/flamegraph-check.py" "$1.clicks.dom" "$2" "$3" "$4" \
+		>"$1.clicks.out" 2>&1
+	grep -q '^ok reset-search' "$1.clicks.out" || grep -q '^not ok' "$1.clicks.out" ||
+		echo "not ok harness: $(tail -1 "$1.clicks.out")" >>"$1.clicks.out"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "$R: flame graph ${line#ok }" ;;
+		"not ok "*) not_ok "$R: flame graph ${line#not ok }" ;;
+		esac
+	done <"$1.clicks.out"
 }
 
 pprof_bin=
@@ -229,8 +254,11 @@ while read -r kind ver root cmd; do
 		else
 			not_ok "$R: flame graph search: Hot#spin matched '${matched}' % (folded: $share %)"
 		fi
+		# Zoom into Hot#spin, search, zoom out to its block, reset both, as a person
+		# clicks (tests/flamegraph-harness.js); six steps judged against the drawing.
+		flame_clicks "$T/hot.svg" '^Hot#spin' '^block in (HotLib\.)?work' 'Hot#spin'
 	else
-		skip "$R: no chromium"; skip "$R: no chromium"
+		for _ in 1 2 3 4 5 6 7 8; do skip "$R: no chromium"; done
 	fi
 
 	if [ -n "$schema" ]; then
