@@ -956,7 +956,9 @@ struct rbi_sample {
 	int root_fiber;         /* non-zero: FIBER is the thread's root fiber */
 	uint64_t weight_ns;     /* the time this sample stands for: the time
 				   since the sampler's previous tick (since it
-				   was made, for the first); with
+				   was made, for the first; in
+				   rbi_profile_record, less the periods a
+				   late tick missed); with
 				   RBI_SAMPLER_CPU the CPU time the thread used
 				   since then (rbi_profile_add takes 0 as
 				   one period of the profile's "rate") */

@@ -259,9 +259,11 @@ void profile_print_stats(FILE *f, rbi_profile *p)
 		" %s threads skipped (%s time)\n", st.samples, dur ? dur : "?", rate ? rate : "?",
 		st.stacks, st.idle, mode && !strcmp(mode, "cpu") ? "off-CPU" : "idle",
 		mode && !strcmp(mode, "cpu") ? "CPU" : "wall");
+	/* A late tick's missed periods are in no sample's weight (ticks.c). */
 	fprintf(f, "errors: %" PRIu64 ", torn: %" PRIu64 " (stacks re-read: %" PRIu64
-		", kept in part: %" PRIu64 "), late: %" PRIu64 " (ticks missed: %" PRIu64 ")\n",
-		st.errors, st.torn, st.retries, moving, st.late, st.missed);
+		", kept in part: %" PRIu64 "), late: %" PRIu64 " (ticks missed: %" PRIu64
+		", %.1f ms in no sample)\n", st.errors, st.torn, st.retries, moving, st.late,
+		st.missed, rate && atof(rate) > 0 ? (double)st.missed * 1e3 / atof(rate) : 0.0);
 	fprintf(f, "time per sample: mean %.1f us, max %.1f us\n",
 		st.samples ? (double)st.total_ns / (double)st.samples / 1000.0 : 0.0,
 		(double)st.max_ns / 1000.0);

@@ -4,12 +4,13 @@ totals-check.py --aggregated STATS FILE: the same for a recording kept aggregate
 RAW is the raw profile of one process (no exec), STATS what `record` said on stderr, BASE the
 prefix of RAW rendered with --idle in every format (BASE.folded, .speedscope.json, .pb.gz,
 .callgrind, .svg) and BASE.active.pb.gz without it.  Every figure must agree: the summary's
-with the raw profile's closing figures; the raw profile's stacks with its sample lines; each
-format's sample count and time with those lines (the flame graph and folded stacks round);
-the stacks kept in part (the sampler's "(moving)" leaf) alike in the summary, the raw
-profile's samples, the folded stacks and speedscope.  With --aggregated, FILE is what `record --idle` wrote in a format that needs no sample kept
-(.pb.gz, .callgrind or .svg: the recording summed them as they came), and its sample count
-must be the summary's stacks.  Prints what differs; exit 1 if anything does."""
+with the raw profile's closing figures; a thread's weights and the missed ticks with the time
+recorded; the raw profile's stacks with its sample lines; each format's sample count and time
+with those lines (the flame graph and folded stacks round); the stacks kept in part (the
+sampler's "(moving)" leaf) alike in the summary, the raw profile's samples, the folded stacks
+and speedscope.  With --aggregated, FILE is what `record --idle` wrote in a format that needs
+no sample kept (.pb.gz, .callgrind or .svg: the recording summed them as they came), and its
+sample count must be the summary's stacks.  Prints what differs; exit 1 if anything does."""
 import gzip
 import json
 import re
@@ -34,7 +35,7 @@ def summary(stats_path):
     stats = open(stats_path).read()
     m = re.search(r"samples: (\d+) in [0-9.]+ s at \S+ Hz: (\d+) stacks, (\d+) ", stats)
     e = re.search(r"errors: (\d+), torn: (\d+) \(stacks re-read: (\d+), kept in part: (\d+)\), "
-                  r"late: (\d+) \(ticks missed: (\d+)\)", stats)
+                  r"late: (\d+) \(ticks missed: (\d+), [0-9.]+ ms in no sample\)", stats)
     if not m or not e:
         bad.append("no summary in %s" % stats_path)
         return None
@@ -170,6 +171,20 @@ agree("sample lines", n, x["stacks"])
 due = float(meta["duration"]) * float(meta["rate"])
 agree("ticks taken and missed (%.0f due)" % due, x["samples"] + x["missed"], round(due),
       x["late"] + due / 10 + 5)
+
+# The time recorded: a thread read at every tick (--idle) stands for the whole window but the
+# periods its late ticks missed (ticks.c: a late tick's samples do not stand for the gap), so
+# its weights plus the missed ticks' periods are the duration: slack for the first and last
+# ticks, the late ticks' fractions of a period and stacks lost (their time is in no sample).
+period = 1e9 / float(meta["rate"])
+by_thread = {}
+for s in samples:
+    by_thread[s["thread"]] = by_thread.get(s["thread"], 0) + s["weight_ns"]
+if by_thread and meta.get("mode", "wall") == "wall":
+    agree("the longest thread's weights and the missed ticks' periods, in ms",
+          round((max(by_thread.values()) + x["missed"] * period) / 1e6),
+          round(float(meta["duration"]) * 1e3),
+          (3 + x["late"] + 2.5 * (x["errors"] + x["torn"])) * period / 1e6 + 10)
 
 # Folded: microseconds, each line rounded down.
 lines = [l for l in open(base + ".folded") if l.strip()]

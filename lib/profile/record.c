@@ -1,11 +1,9 @@
 /* record.c: rbi_profile_record's sampling loop (rbi_record_run).
  *
- * One tick samples every process; ticks are due at random intervals of 0.5
- * to 1.5 periods (the mean is the period) so work in the target that
- * repeats at the sampling rate cannot hide between samples.  A tick that
- * starts more than a period after it was due is late; the ticks it missed
- * (the periods it came after it was due) are counted, not made up for.  The loop sleeps with clock_nanosleep, so a signal (the
- * caller's stop flag) ends the sleep at once.
+ * One tick samples every process, on the clock of ticks.c: due at random
+ * intervals, a late one's missed ticks counted and left out of its samples'
+ * weights (rbi_sampler_skip).  The loop sleeps with clock_nanosleep, so a
+ * signal (the caller's stop flag) ends the sleep at once.
  *
  * With RBI_RECORD_SUBPROCESSES the descendants of the process are listed
  * every 100 ms (/proc/PID/task/TID/children, else a scan of /proc).  Each
@@ -42,6 +40,7 @@
 #include <unistd.h>
 
 #include "profile/profile.h"
+#include "profile/ticks.h"
 
 #define DEFAULT_RATE 100.0
 #define SCAN_NS 100000000ull            /* descendants listed this often */
@@ -560,9 +559,9 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 	struct rbi_record_opts oc = { 0 };      /* OPTS as far as its size reaches */
 	const struct rbi_record_opts *o = &oc;
 	struct rec r = { .p = p, .o = o, .targets = targets };
-	uint64_t period, start = 0, due, next_scan = 0, next_progress, stop_at = 0, late = 0;
-	uint64_t missed = 0;
+	uint64_t start = 0, next_scan = 0, next_progress, stop_at = 0, skip;
 	uint64_t progress_every, next_exec_check = 0;
+	struct rbi_ticks ticks = { 0 };
 	struct rbi_sample_stats st = { 0 }, qst;
 	bool exec_check;
 	bool sampling;
@@ -578,7 +577,6 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 		return rbi_fail(RBI_INVAL, "rate %g is above 1 MHz", rate);
 	r.open.size = sizeof(r.open);
 	RBI_COPY_IN(&r.open, o->open);
-	period = (uint64_t)(1e9 / rate);
 	r.rng = rbi_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
@@ -601,7 +599,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 		stop_at = start + (uint64_t)(o->duration * 1e9);
 	progress_every = (uint64_t)((o->progress_interval > 0 ? o->progress_interval : 1.0) * 1e9);
 	next_progress = start + progress_every;
-	due = start;
+	rbi_ticks_start(&ticks, (uint64_t)(1e9 / rate), start);
 	for (;;) {
 		uint64_t now = rbi_now_ns();
 
@@ -615,15 +613,11 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 			break;          /* every process has exited */
 		if (!sampling && !(o->flags & (RBI_RECORD_WAIT | RBI_RECORD_SUBPROCESSES)))
 			break;
-		if (due > now) {
-			sleep_until(stop_at && stop_at < due ? stop_at : due);
+		if (ticks.due > now) {
+			sleep_until(stop_at && stop_at < ticks.due ? stop_at : ticks.due);
 			continue;
 		}
-		if (now - due > period) {
-			late++;
-			missed += (now - due) / period;
-			due = now;
-		}
+		skip = rbi_ticks_take(&ticks, now);
 		exec_check = now >= next_exec_check;
 		for (size_t i = 0; i < r.n; i++) {
 			struct proc *q = &r.procs[i];
@@ -632,6 +626,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 
 			if (q->state != PROC_SAMPLING || (exec_check && proc_execed(&r, q, now)))
 				continue;
+			rbi_sampler_skip(q->s, skip);
 			src = rbi_sampler_sample(q->s, add_sample, arg);
 			if (src == RBI_GONE) {
 				q->state = PROC_DEAD;
@@ -649,9 +644,11 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 		}
 		if (exec_check)
 			next_exec_check = now + SCAN_NS;
-		due += (uint64_t)((double)period * (0.5 + uniform(&r)));
+		rbi_ticks_next(&ticks, uniform(&r));
 		if (o->progress && now >= next_progress) {
-			struct rbi_sample_stats live = { .late = late, .missed = missed };
+			struct rbi_sample_stats live = {
+				.late = ticks.late, .missed = ticks.missed,
+			};
 
 			next_progress = now + progress_every;
 			for (size_t i = 0; i < r.n; i++) {
@@ -675,8 +672,8 @@ out:
 		pthread_join(r.helper, NULL);
 	for (size_t i = 0; i < r.n; i++)
 		proc_close(&r, &r.procs[i]);
-	st.late = late;
-	st.missed = missed;
+	st.late = ticks.late;
+	st.missed = ticks.missed;
 	rbi_profile_add_stats(p, &st);
 	{
 		char buf[64];

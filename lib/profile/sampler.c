@@ -9,8 +9,10 @@
  * stack), each sample's weight, timing and the sampling-quality figures.
  *
  * Weights.  A sample stands for the time since the previous tick that read
- * the process (wall time), so late ticks and a changing rate still add up
- * to the time recorded.  With RBI_SAMPLER_CPU it stands for the CPU time
+ * the process (wall time), so a changing rate still adds up to the time
+ * recorded, less what a recording says its late ticks missed
+ * (rbi_sampler_skip, ticks.c: a late tick is not one stack standing for
+ * the whole gap).  With RBI_SAMPLER_CPU it stands for the CPU time
  * its thread used since then, from the run time the scheduler keeps for
  * each task (/proc/PID/task/TID/schedstat, first field, in ns), and a
  * thread whose run time did not move is not read at all.  The state
@@ -34,6 +36,7 @@
 #include <unistd.h>
 
 #include "profile/native-sample.h"
+#include "profile/ticks.h"
 #include "vm/sample.h"
 
 /* Reads of a torn stack redone within one sample. */
@@ -66,6 +69,7 @@ struct rbi_sampler {
 	bool *wanted;
 	uint64_t *weights;      /* by thread, this sample */
 	uint64_t last_ns;       /* the previous tick that read the VM */
+	uint64_t skip_ns;       /* of the time since, missed (rbi_sampler_skip) */
 	size_t scratch_cap;
 };
 
@@ -318,6 +322,12 @@ RBI_EXPORT void rbi_sampler_stats(const rbi_sampler *s, struct rbi_sample_stats 
 		out->rescans = rbi_vm_sampler_rescans(s->vs);
 }
 
+void rbi_sampler_skip(rbi_sampler *s, uint64_t ns)
+{
+	if (s)
+		s->skip_ns += ns;
+}
+
 static int scratch(struct rbi_sampler *s, size_t n)
 {
 	if (n <= s->scratch_cap)
@@ -408,10 +418,12 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 		for (size_t i = 0; i < n; i++) {
 			s->states[i] = classify(s, &th[i]);
 			if (s->opts.flags & RBI_SAMPLER_CPU) {
-				s->weights[i] = cpu_used(s, th[i].tid);
+				s->weights[i] = rbi_ticks_weight(cpu_used(s, th[i].tid),
+								 t0 - s->last_ns, s->skip_ns);
 				s->wanted[i] = s->weights[i] > 0;
 			} else {
-				s->weights[i] = t0 - s->last_ns;
+				s->weights[i] = rbi_ticks_weight(t0 - s->last_ns, t0 - s->last_ns,
+								 s->skip_ns);
 				s->wanted[i] = !rbi_sample_state_idle(s->states[i]) ||
 					       (s->opts.flags & RBI_SAMPLER_IDLE);
 			}
@@ -442,6 +454,7 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 	}
 	/* Time lost to a tick that failed goes to the next one. */
 	s->last_ns = t0;
+	s->skip_ns = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct rbi_vm_sthread *t = &th[i];
 		struct rbi_sample smp;
