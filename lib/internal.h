@@ -189,6 +189,13 @@ int rbi_proc_stat(const char *path, char *state, int *ppid);
    address space randomization moves at every exec.  0 if LINE is not one
    (or the fields are hidden: no permission to trace the process). */
 uint64_t rbi_proc_stat_image(const char *line);
+/* Where the 16 random bytes the kernel wrote for the program process PID
+   runs are (AT_RANDOM of /proc/PID/auxv), 0 if unknown.  Each exec gets
+   new ones, wherever ASLR puts them or not. */
+uint64_t rbi_proc_at_random(int pid);
+/* Those bytes at AT_RANDOM, read from the process now, hashed (never 0);
+   0 if unreadable (the process gone, or another program's stack). */
+uint64_t rbi_proc_exec_nonce(int pid, uint64_t at_random);
 /* Whether PID is in our pid namespace (true when it cannot be told). */
 bool rbi_proc_same_pidns(pid_t pid);
 /* The target's own number (the last of NSpid) for its task HOST (as our

@@ -108,7 +108,7 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 		o->max_frames = (size_t)n;
 	} else if (!strncmp(a, "--mode", 6)) {
 		if (strcmp(val, "cpu") && strcmp(val, "wall")) {
-			fprintf(stderr, "rbinspect: --mode is cpu or wall\n");
+			fprintf(stderr, "rbinspect: unknown mode \"%s\" (wall or cpu)\n", val);
 			return -1;
 		}
 		o->record_flags &= ~RBI_SAMPLER_CPU;
@@ -117,7 +117,7 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
 		o->mode_given = true;
 	} else if (!strncmp(a, "--sort", 6)) {
 		if (strcmp(val, "own") && strcmp(val, "total")) {
-			fprintf(stderr, "rbinspect: --sort is own or total\n");
+			fprintf(stderr, "rbinspect: unknown sort \"%s\" (own or total)\n", val);
 			return -1;
 		}
 		o->sort_total = !strcmp(val, "total");
@@ -446,6 +446,8 @@ int cmd_report(struct session *s, int argc, char **argv)
 
 	(void)s;
 	for (int i = 1; i < argc; i++) {
+		int at = i;
+
 		rc = profile_option(&o, argc, argv, &i);
 		if (rc < 0)
 			return EXIT_USAGE;
@@ -453,9 +455,17 @@ int cmd_report(struct session *s, int argc, char **argv)
 			in = argv[i];
 			continue;
 		}
-		if (rc == 0 || o.pid || o.rate > 0 || o.duration > 0 || o.mode_given ||
+		if (o.mode_given) {
+			/* The weights were taken in one mode: no other can be had. */
+			fprintf(stderr, "rbinspect: report: %s%s%s: a profile is rendered in the "
+				"mode it was recorded in (record --mode wall|cpu)\n", argv[at],
+				i > at ? " " : "", i > at ? argv[i] : "");
+			return EXIT_USAGE;
+		}
+		if (rc == 0 || o.pid || o.rate > 0 || o.duration > 0 ||
 		    o.record_flags & ~RBI_SAMPLER_IDLE) {
-			fprintf(stderr, "rbinspect: report: unexpected argument \"%s\"\n", argv[i]);
+			fprintf(stderr, "rbinspect: report: unexpected argument \"%s%s%s\"\n",
+				argv[at], i > at ? " " : "", i > at ? argv[i] : "");
 			goto usage;
 		}
 	}

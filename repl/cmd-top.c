@@ -150,6 +150,46 @@ static int by_time(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A row's method in WIDTH columns: "LABEL (PATH:LINE)", LINE the first line
+   of a Ruby method or block, so that blocks Ruby labels alike ("block in
+   foo") stay apart, as each is its own row.  Too long, the path loses its
+   start (the file and line are what tell rows apart), then the label its
+   end. */
+static void show_method(FILE *out, const struct rbi_sample_frame *f, size_t width)
+{
+	char *name = NULL, *where = NULL;
+	size_t len = 0, wlen = 0;
+	FILE *m;
+
+	if ((m = open_memstream(&name, &len))) {
+		rbi_out_text_cstr(m, f->label);
+		fclose(m);
+	}
+	if (f->path && (m = open_memstream(&where, &wlen))) {
+		rbi_out_text_cstr(m, f->path);
+		if (f->kind == RBI_FRAME_RUBY && f->first_line > 0)
+			fprintf(m, ":%d", f->first_line);
+		fclose(m);
+	}
+	if (!name) {
+		fputc('\n', out);
+	} else if (where && len + wlen + 3 <= width) {
+		fprintf(out, "%s (%s)\n", name, where);
+	} else if (where && len + 16 <= width) {
+		const char *tail = where + wlen - (width - len - 6);
+
+		while (tail < where + wlen && ((unsigned char)*tail & 0xc0) == 0x80)
+			tail++;         /* not in the middle of a character */
+		fprintf(out, "%s (...%s)\n", name, tail);
+	} else if (len <= width) {
+		fprintf(out, "%s\n", name);
+	} else {
+		fprintf(out, "%.*s...\n", (int)(width - 3), name);
+	}
+	free(name);
+	free(where);
+}
+
 static void show(struct top *t, rbi_profile *p, const struct rbi_sample_stats *st,
 		 uint64_t ticks, double seconds)
 {
@@ -196,29 +236,11 @@ static void show(struct top *t, rbi_profile *p, const struct rbi_sample_stats *s
 		fprintf(out, "%7s %7s %7s %7s  %s\n", "%SELF", "%TOTAL", "SELF s", "TOTAL s",
 			"METHOD");
 		for (size_t i = 0; i < n && i < rows; i++) {
-			const struct rbi_sample_frame *f = t->frame[ids[i]];
-			char *name = NULL;
-			size_t len = 0;
-			FILE *m;
-
 			fprintf(out, "%6.1f%% %6.1f%% %7.3f %7.3f  ",
 				100.0 * (double)t->self[ids[i]] / (double)t->time_ns,
 				100.0 * (double)t->total[ids[i]] / (double)t->time_ns,
 				(double)t->self[ids[i]] / 1e9, (double)t->total[ids[i]] / 1e9);
-			if ((m = open_memstream(&name, &len))) {
-				rbi_out_text_cstr(m, f->label);
-				if (f->path) {
-					fputs(" (", m);
-					rbi_out_text_cstr(m, f->path);
-					fputc(')', m);
-				}
-				fclose(m);
-			}
-			if (name && (int)len > width)
-				fprintf(out, "%.*s...\n", width - 3, name);
-			else
-				fprintf(out, "%s\n", name ? name : "");
-			free(name);
+			show_method(out, t->frame[ids[i]], (size_t)width);
 		}
 	}
 	fflush(out);
@@ -316,12 +338,15 @@ int cmd_top(struct session *s, int argc, char **argv)
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
+		int at = i;
+
 		rc = profile_option(&t.o, argc, argv, &i);
 		if (rc < 0)
 			return EXIT_USAGE;
 		/* --no-lines is what top does anyway (rows are methods). */
 		if (rc == 0 || t.o.output || t.o.raw || t.o.format_given) {
-			fprintf(stderr, "rbinspect: top: unexpected argument \"%s\"\n", argv[i]);
+			fprintf(stderr, "rbinspect: top: unexpected argument \"%s%s%s\"\n",
+				argv[at], i > at ? " " : "", i > at ? argv[i] : "");
 			fputs("usage: rbinspect top -p PID [--rate HZ] [--interval S] "
 			      "[--duration S] [--top N]\n         [--subprocesses] [--threads] "
 			      "[--fibers] [--idle] [--gvl] [--no-lines] [--pause | --native]\n"

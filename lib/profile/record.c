@@ -18,11 +18,16 @@
  * off, and at once after it ran another program.
  *
  * A process sampled that runs another program (exec: `bundle exec`, a
- * script that execs ruby) is followed: every SCAN_NS, and at once when a
+ * script that execs ruby) is followed: before each tick, and again when a
  * tick lost stacks (the old addresses no longer read), /proc/PID/stat
  * says whether its image changed (rbi_proc_stat_image: name, code and
- * stack addresses, which ASLR moves at every exec; an exec of the same
- * program with randomization off is not seen).  Its sampler and target
+ * stack addresses, which ASLR moves at every exec), and the 16 random
+ * bytes the kernel wrote for the program (AT_RANDOM) whether they are
+ * new: an exec of the same program with the same arguments and
+ * randomization off (setarch -R) moves nothing else.  A tick reads the
+ * process a few microseconds after the check, so an exec in between can
+ * still give it stacks read from the new program at the old addresses
+ * (torn or lost, mostly).  Its sampler and target
  * are dropped, its figures kept, the metadata "exec.N" marks the moment,
  * and it is opened again like a new process: the new program's VM once it
  * has one, or nothing until it runs Ruby again or exits. */
@@ -67,6 +72,7 @@ struct proc {
 	bool counted;                   /* its figures are in the profile */
 	int stat_fd;                    /* PROC_SAMPLING: /proc/PID/stat ... */
 	uint64_t image;                 /* ... and rbi_proc_stat_image of it */
+	uint64_t at_random, nonce;      /* rbi_proc_at_random, rbi_proc_exec_nonce */
 	uint64_t lost;                  /* stacks S lost so far (errors, torn) */
 	bool execed;                    /* to be opened again after an exec */
 	uint64_t retry_at, backoff;
@@ -316,6 +322,8 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
 		p->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
 		p->image = proc_image(p);
+		p->at_random = rbi_proc_at_random((int)p->pid);
+		p->nonce = rbi_proc_exec_nonce((int)p->pid, p->at_random);
 		p->lost = 0;
 		p->counted = false;
 		p->state = PROC_SAMPLING;
@@ -345,9 +353,13 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 static bool proc_execed(struct rec *r, struct proc *p, uint64_t now)
 {
 	char key[32], cmd[256], buf[384], path[64];
-	uint64_t image = proc_image(p);
+	uint64_t image = proc_image(p), nonce = rbi_proc_exec_nonce((int)p->pid, p->at_random);
 
-	if (!image || !p->image || image == p->image)
+	/* The stat line's image, and for an exec that left it alone (ASLR
+	   off, the same program and arguments) the kernel's random bytes;
+	   either one unreadable tells nothing. */
+	if ((!image || !p->image || image == p->image) &&
+	    (!nonce || !p->nonce || nonce == p->nonce))
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
 	read_file(path, cmd, sizeof(cmd), true);
@@ -560,10 +572,9 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 	const struct rbi_record_opts *o = &oc;
 	struct rec r = { .p = p, .o = o, .targets = targets };
 	uint64_t start = 0, next_scan = 0, next_progress, stop_at = 0, skip;
-	uint64_t progress_every, next_exec_check = 0;
+	uint64_t progress_every;
 	struct rbi_ticks ticks = { 0 };
 	struct rbi_sample_stats st = { 0 }, qst;
-	bool exec_check;
 	bool sampling;
 	double rate;
 	int rc = RBI_OK;
@@ -618,13 +629,12 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 			continue;
 		}
 		skip = rbi_ticks_take(&ticks, now);
-		exec_check = now >= next_exec_check;
 		for (size_t i = 0; i < r.n; i++) {
 			struct proc *q = &r.procs[i];
 			void *arg[2] = { &r, q };
 			int src;
 
-			if (q->state != PROC_SAMPLING || (exec_check && proc_execed(&r, q, now)))
+			if (q->state != PROC_SAMPLING || proc_execed(&r, q, now))
 				continue;
 			rbi_sampler_skip(q->s, skip);
 			src = rbi_sampler_sample(q->s, add_sample, arg);
@@ -642,8 +652,6 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 				q->lost = qst.errors + qst.torn;
 			}
 		}
-		if (exec_check)
-			next_exec_check = now + SCAN_NS;
 		rbi_ticks_next(&ticks, uniform(&r));
 		if (o->progress && now >= next_progress) {
 			struct rbi_sample_stats live = {

@@ -1,14 +1,19 @@
 /* procstat.c: the state and parent of a process or task, and which
  * program it runs, from its /proc stat line ("pid (comm) S ppid ..."); the
  * tasks of a process (/proc/PID/task); how a task in another pid namespace
- * (a container) is numbered there and here (NSpid). */
+ * (a container) is numbered there and here (NSpid); the random bytes the
+ * kernel gives each program it starts (AT_RANDOM), which tell an exec when
+ * nothing else does. */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -52,6 +57,35 @@ uint64_t rbi_proc_stat_image(const char *line)
 			p++;
 	}
 	return field > 28 ? h : 0;
+}
+
+uint64_t rbi_proc_at_random(int pid)
+{
+	char path[64];
+	Elf64_auxv_t av[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, av, sizeof(av));
+	close(fd);
+	for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof(*av) && av[i].a_type != AT_NULL; i++)
+		if (av[i].a_type == AT_RANDOM)
+			return av[i].a_un.a_val;
+	return 0;
+}
+
+uint64_t rbi_proc_exec_nonce(int pid, uint64_t at_random)
+{
+	uint64_t b[2];
+	struct iovec local = { b, sizeof(b) }, remote = { (void *)(uintptr_t)at_random, sizeof(b) };
+
+	/* Read afresh each time: through a cache it would never change. */
+	if (!at_random || process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(b))
+		return 0;
+	return (b[0] ^ (b[1] * 0x9e3779b97f4a7c15ull)) | 1;
 }
 
 int rbi_proc_stat(const char *path, char *state, int *ppid)

@@ -14,9 +14,10 @@
 # recorded (recurse.rb: every stack must be one the
 # program can have) nor a recursion's deep stacks left out, GC as its own frame (alloc.rb),
 # CPU time against wall time (duty.rb: --mode cpu), --subprocesses (forker.rb), a process in
-# its own mount+pid namespace, `-- CMD`, a Ruby that execs another (exec.rb), `top`, --pause
-# (the process runs on, untraced; one that exits as its threads churn: thread-churn.rb), and
-# the errors.
+# its own mount+pid namespace, `-- CMD`, a Ruby that execs another (exec.rb; also with ASLR
+# off, setarch -R, where only the kernel's AT_RANDOM bytes tell the exec), `top` (blocks
+# labelled alike told apart by line: twins.rb), --pause (the process runs on, untraced; one
+# that exits as its threads churn: thread-churn.rb), and the errors.
 #
 # Tools missing (chromium, node/npm, go, valgrind) make their checks SKIP.  npm packages and
 # the pprof binary are cached in ${RBI_CACHE:-~/.cache/rbinspect}.
@@ -113,6 +114,13 @@ leaf_share() {
 }
 # ms FOLDED: the time its stacks stand for, in whole milliseconds (folded counts microseconds)
 ms() { awk '{ c += $NF } END { printf "%d\n", c / 1000 }' "$1"; }
+# window_ms FOLDED STATS: the time its stacks stand for and the time its late ticks missed
+# (record's summary STATS: "N ms in no sample"), in whole milliseconds: the time recorded
+window_ms() {
+	local missed
+	missed=$(sed -n 's/.*, \([0-9]*\)\.[0-9] ms in no sample.*/\1/p' "$2")
+	echo $(($(ms "$1") + ${missed:-0}))
+}
 # near A B: |A - B| <= TOL
 near() { awk -v a="$1" -v b="$2" -v t="$TOL" 'BEGIN { d = a - b; exit !(d <= t && -d <= t) }'; }
 # hot_share FOLDED: Hot#spin's share of Hot#spin + Cold#walk.  hot.rb's 4:1 gives 80; a
@@ -177,6 +185,19 @@ check "report of a file that is not a raw profile: exit 1, says so" \
 	sh -c "[ $rc = 1 ] && grep -q 'not an rbinspect raw profile' '$T/err'"
 "$B" record >/dev/null 2>&1
 is "$?" 2 "record without -p or a command: usage error"
+# A bad value is named with the accepted ones; report renders the recorded mode only.
+"$B" record -p "$nonruby" --mode bogus >/dev/null 2>"$T/err"
+is "$?:$(cat "$T/err")" '2:rbinspect: unknown mode "bogus" (wall or cpu)' \
+	"record --mode bogus: usage error naming the value and the modes"
+"$B" top -p "$nonruby" --sort=bogus >/dev/null 2>"$T/err"
+is "$?:$(cat "$T/err")" '2:rbinspect: unknown sort "bogus" (own or total)' \
+	"top --sort=bogus: usage error naming the value and the sorts"
+"$B" report "$T/garbage.rbiprof" --mode cpu >/dev/null 2>"$T/err"
+is "$?:$(cat "$T/err")" "2:rbinspect: report: --mode cpu: a profile is rendered in the mode it was recorded in (record --mode wall|cpu)" \
+	"report --mode cpu: usage error naming it, and why"
+"$B" report "$T/garbage.rbiprof" --mode bogus >/dev/null 2>"$T/err"
+is "$?:$(cat "$T/err")" '2:rbinspect: unknown mode "bogus" (wall or cpu)' \
+	"report --mode bogus: usage error naming the value and the modes"
 
 first=1
 while read -r kind ver root cmd; do
@@ -219,7 +240,7 @@ while read -r kind ver root cmd; do
 	fi
 	# The order by samples; the consumers below are held to the share by time the folded
 	# file renders (share).
-	n=$(ms "$T/hot.folded")
+	n=$(window_ms "$T/hot.folded" "$T/stats")
 	share=$(leaf_share "$T/hot.folded" 'Hot#spin')
 	by_samples "$T/hot.rbiprof" "$T/hot.n.folded"
 	nshare=$(leaf_share "$T/hot.n.folded" 'Hot#spin')
@@ -344,6 +365,25 @@ while read -r kind ver root cmd; do
 	fi
 	kill -9 "$pid" 2>/dev/null
 
+	# ---- top: blocks Ruby labels alike (twins.rb), each a row with its first line -----------
+	if ruby_start "$kind" "$root" "$cmd" twins.rb; then
+		"$B" top -p "$RB_PID" --rate 300 --duration 1.3 --interval 1 >"$T/twins.txt" 2>&1
+		# Each truth block's row: "LABEL (PATH:LINE)", the label the same for both.
+		rows=$(awk -F'\t' '$1 == "block" { print $3 ":" $4 }' "$RB_TRUTH" | while read -r at; do
+			grep -F "($at)" "$T/twins.txt" | sed 's/^ *[0-9.]*% *[0-9.]*% *[0-9.]* *[0-9.]*  //'
+		done)
+		if [ "$(wc -l <<<"$rows")" = 2 ] && [ "$(sed 's/ (.*//' <<<"$rows" | sort -u | wc -l)" = 1 ] &&
+			grep -q '^block in ' <<<"$rows"; then
+			ok "$R: top: two blocks labelled alike, two rows told apart by line: $(tr '\n' ' ' <<<"$rows")"
+		else
+			not_ok "$R: top: the two blocks of twins.rb not two rows with their lines"
+			diag "$(cat "$RB_TRUTH")"; diag "$(head -12 "$T/twins.txt")"
+		fi
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: twins.rb did not start"
+	fi
+
 	# ---- Thread states ------------------------------------------------------------------
 	if ruby_start "$kind" "$root" "$cmd" gvl.rb; then
 		"$B" record -p "$RB_PID" --duration 1 --rate 200 --threads --idle --no-lines \
@@ -395,9 +435,10 @@ while read -r kind ver root cmd; do
 		"$B" record -p "$RB_PID" --duration 2 --mode cpu --no-lines --format folded \
 			-o "$T/cpu.folded" --raw "$T/cpu.rbiprof" 2>"$T/stats"
 		"$B" record -p "$RB_PID" --duration 2 --idle --no-lines --format folded \
-			-o "$T/wall.folded" -q
+			-o "$T/wall.folded" 2>"$T/wstats"
 		cpu=$(ms "$T/cpu.folded")
-		wall=$(ms "$T/wall.folded")
+		# Wall time: the window, but the late ticks' missed periods (in no sample).
+		wall=$(window_ms "$T/wall.folded" "$T/wstats")
 		# duty.rb runs 25 ms of CPU time, then sleeps 75 ms: at most a quarter of the
 		# 2 s (less on a loaded machine), where wall time with --idle is all of it.
 		if [ "$cpu" -gt 20 ] && [ "$cpu" -lt 1000 ] && [ "$wall" -gt 1500 ] &&
@@ -637,6 +678,29 @@ while read -r kind ver root cmd; do
 	else
 		not_ok "$R: record across an exec: exit $rc"
 		diag "$(grep '^m' "$T/exec.rbiprof")"; diag "$(cut -c1-150 "$T/exec.folded" | tail -5)"
+	fi
+	# The same without address randomization, the command line kept to the byte: the new
+	# program's name, code and stack are where the old one's were; the kernel's random bytes
+	# (AT_RANDOM) tell the exec.
+	if [ "$(setarch -R cat /proc/self/personality 2>/dev/null)" != 00040000 ]; then
+		skip "$R: record across an exec with ASLR off: setarch -R cannot turn it off here"
+	else
+		# exec.rb repeats its command line, read from /proc or (a chroot without it)
+		# as RbConfig.ruby: give it that path.
+		[ "$kind" = deb ] && set -- chroot "$root" "$(chroot "$root" /usr/bin/ruby -e 'print RbConfig.ruby')" \
+			/tmp/rbi-programs/exec.rb 1.5
+		"$B" record --rate 200 --no-lines --format folded -o "$T/exec0.folded" \
+			--raw "$T/exec0.rbiprof" -q -- setarch -R "$@" first >/dev/null 2>"$T/err"
+		rc=$?
+		if [ "$rc" = 0 ] && grep -q 'Before.spin' "$T/exec0.folded" &&
+		   grep -q 'After.spin' "$T/exec0.folded" &&
+		   grep -q '^m	exec\.1	[0-9.]* s: process [0-9]* ran .*exec\.rb 1\.5 after$' "$T/exec0.rbiprof" &&
+		   ! grep -q '^m	exec\.2' "$T/exec0.rbiprof"; then
+			ok "$R: record follows an exec with ASLR off (setarch -R, same addresses): the exec marked once"
+		else
+			not_ok "$R: record across an exec with ASLR off: exit $rc"
+			diag "$(grep '^m' "$T/exec0.rbiprof")"; diag "$(cut -c1-150 "$T/exec0.folded" | tail -5)"
+		fi
 	fi
 
 	# ---- A process in its own mount and pid namespace (a container) -------------------------------
