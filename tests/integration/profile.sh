@@ -582,11 +582,11 @@ while read -r kind ver root cmd; do
 		set -- "$cmd" "$here/testdata/programs/hot.rb" 2.5
 	fi
 	"$B" record --rate 400 --no-lines --format folded -o "$T/cmd.folded" --raw "$T/cmd.rbiprof" \
-		-q -- "$@" >/dev/null 2>"$T/err"
+		-- "$@" >/dev/null 2>"$T/err"
 	rc=$?
 	by_samples "$T/cmd.rbiprof" "$T/cmd.n.folded"
 	csh=$(hot_share "$T/cmd.n.folded")
-	if [ "$rc" = 0 ] && hot_ahead "$csh" && [ "$(ms "$T/cmd.folded")" -gt 1250 ]; then
+	if [ "$rc" = 0 ] && hot_ahead "$csh" && [ "$(window_ms "$T/cmd.folded" "$T/err")" -gt 1250 ]; then
 		ok "$R: record -- COMMAND: runs it, records it to its end (Hot#spin ahead, $csh %)"
 	else
 		not_ok "$R: record -- COMMAND: exit $rc, Hot#spin $csh %"; diag "$(cat "$T/err")"
