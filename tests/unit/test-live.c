@@ -1,15 +1,18 @@
 /* test-live.c: the live backend and the target layer on a real child
  * process: reads, partial and unmapped reads, batched reads (with and
  * without process_vm_readv), regions, the cache and refresh (which keeps
- * the images until the files mapped change), a process that exits, and
- * pids that are not there.  TAP output. */
+ * the images until the files mapped change), a process that exits, pids
+ * that are not there, and the kernel's random bytes that tell an exec
+ * with address randomization off.  TAP output. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,12 +152,92 @@ static void test_refresh(rbi_target *t, const struct child *c)
 	check(rbi_images_load(t, &images) == RBI_OK && images, "and they load again");
 }
 
-int main(void)
+/* The child of test_exec_nonce: "nonce-a" waits for a byte on fd 3, then
+   runs this program again as "nonce-b" (same path, same length: the same
+   stack), which says so on fd 4 and waits to be killed. */
+static int nonce_child(const char *mode)
+{
+	char c = 'b';
+
+	if (!strcmp(mode, "nonce-a")) {
+		if (read(3, &c, 1) == 1)
+			execl("/proc/self/exe", "test-live", "nonce-b", (char *)NULL);
+		_exit(1);
+	}
+	if (write(4, &c, 1) == 1)
+		pause();
+	_exit(1);
+}
+
+/* What record follows an exec by when nothing else moves (ASLR off, the
+   same program and arguments): the 16 bytes at AT_RANDOM.  Truth: our own
+   getauxval(AT_RANDOM); a child started twice with randomization off has
+   them at the same address, and new ones after its second exec. */
+static void test_exec_nonce(void)
+{
+	uint64_t at = rbi_proc_at_random(getpid()), n1, n2, at1 = 0, at2;
+	int go[2], done[2];
+	char path[64], cmd[64] = "";
+	pid_t pid;
+
+	check(at && at == getauxval(AT_RANDOM), "AT_RANDOM from /proc/PID/auxv as getauxval says");
+	check(rbi_proc_exec_nonce(getpid(), at) &&
+	      rbi_proc_exec_nonce(getpid(), at) == rbi_proc_exec_nonce(getpid(), at),
+	      "the exec nonce of this process: known, the same when read again");
+	check(!rbi_proc_exec_nonce(getpid(), 8) && !rbi_proc_at_random(0x7fffffff),
+	      "an unmapped address, a pid not there: unknown (0)");
+	if (pipe(go) || pipe(done) || (pid = fork()) < 0) {
+		skip("cannot start a child", "exec nonce");
+		return;
+	}
+	if (!pid) {
+		dup2(go[0], 3);
+		dup2(done[1], 4);
+		if (personality(ADDR_NO_RANDOMIZE) != -1)
+			execl("/proc/self/exe", "test-live", "nonce-a", (char *)NULL);
+		_exit(1);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	for (int i = 0; i < 500 && !strstr(cmd, "nonce-a"); i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t k = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		cmd[k > 0 ? k : 0] = '\0';
+		for (ssize_t j = 0; j < k; j++)
+			cmd[j] = cmd[j] ? cmd[j] : ' ';
+		if (!strstr(cmd, "nonce-a"))
+			usleep(10000);
+	}
+	if (strstr(cmd, "nonce-a")) {
+		at1 = rbi_proc_at_random(pid);
+		n1 = rbi_proc_exec_nonce(pid, at1);
+	}
+	if (!at1 || write(go[1], "a", 1) != 1 || read(done[0], cmd, 1) != 1) {
+		skip("the child did not run again", "exec nonce");
+	} else {
+		at2 = rbi_proc_at_random(pid);
+		n2 = rbi_proc_exec_nonce(pid, at1);
+		if (at2 != at1)
+			skip("randomization could not be turned off (personality)", "exec nonce");
+		else
+			check(n1 && n2 && n1 != n2, "an exec that keeps AT_RANDOM's address "
+			      "(ASLR off, same program) gives new bytes there");
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int main(int argc, char **argv)
 {
 	struct child c;
 	rbi_target *t = NULL;
 	int rc, status;
 
+	if (argc > 1)
+		return nonce_child(argv[1]);
+	test_exec_nonce();
 	if (child_start(&c)) {
 		printf("1..0 # SKIP cannot start a child\n");
 		return 77;
