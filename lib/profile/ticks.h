@@ -32,7 +32,7 @@ uint64_t rbi_ticks_weight(uint64_t stands, uint64_t interval, uint64_t skip);
 /* The sampler's side: the next sample of S stands for its interval less NS
    (a tick the recording took late: rbi_ticks_take); added up until a
    sample is delivered. */
-typedef struct rbi_sampler rbi_sampler;
-void rbi_sampler_skip(rbi_sampler *s, uint64_t ns);
+struct rbi_sampler;
+void rbi_sampler_skip(struct rbi_sampler *s, uint64_t ns);
 
 #endif
