@@ -12,7 +12,8 @@
 #   4. how much of a moving stack survives: testdata/programs/recurse.rb's share of samples
 #      30+ frames deep, recorded without stopping it, against `record --pause` (every stack
 #      read whole) in the same run.  tests/integration/profile.sh only checks a floor;
-#   5. what the totals add up to: wall time with --idle against the recorded window, on
+#   5. what the totals add up to: wall time with --idle (and the late ticks' missed
+#      periods, in no sample) against the recorded window, on
 #      hot.rb (always busy) and testdata/programs/duty.rb (busy a quarter of the time), and
 #      --mode cpu against the CPU time /proc/PID/stat counts for the process over the same
 #      recording (scaled from the whole `record` run to its window: the target is opened
@@ -128,7 +129,11 @@ totals() {
 	"$rbinspect" record -p "$pid" --duration 3 --idle --format folded -o "$tmp/$name.wall" \
 		--raw "$tmp/$name.wall.raw" -q
 	win=$(sed -n 's/^m\tduration\t//p' "$tmp/$name.wall.raw")
+	# Plus what late ticks missed (ticks.c: in no sample): the x line's missed ticks times
+	# the period.
 	wall=$(awk '{ c += $NF } END { print c / 1e6 }' "$tmp/$name.wall")
+	wall=$(awk -F'\t' -v w="$wall" '$1 == "m" && $2 == "rate" { r = $3 } $1 == "x" { m = $12 }
+		END { printf "%.6f", w + (r ? m / r : 0) }' "$tmp/$name.wall.raw")
 	c0=$(cpu_ticks "$pid"); t0=$(date +%s%N)
 	"$rbinspect" record -p "$pid" --duration 3 --mode cpu --format folded -o "$tmp/$name.cpu" \
 		--raw "$tmp/$name.cpu.raw" -q
