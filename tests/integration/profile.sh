@@ -402,9 +402,9 @@ while read -r kind ver root cmd; do
 			diag "$(cat "$T/idle.folded")"
 		fi
 		"$B" record -p "$RB_PID" --duration 1 --rate 200 --gvl --no-lines \
-			--format folded -o "$T/gvl.folded" -q
+			--format folded -o "$T/gvl.folded" 2>"$T/gstats"
 		gv=$(leaf_share "$T/gvl.folded" 'Busy.left|Busy.right')
-		if [ "$(ms "$T/gvl.folded")" -gt 500 ] && near "$gv" 100 &&
+		if [ "$(window_ms "$T/gvl.folded" "$T/gstats")" -gt 500 ] && near "$gv" 100 &&
 			! grep -q '(waiting)\|(sleeping)\|Kernel#sleep' "$T/gvl.folded"; then
 			ok "$R: --gvl: only the thread holding the GVL, in Busy ($gv %)"
 		else
