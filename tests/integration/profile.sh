@@ -11,13 +11,13 @@
 # callgrind in callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl),
 # every sample accounted for alike in record's summary, the raw profile and every format, and
 # in a recording that sums samples as they come (tests/totals-check.py), torn stacks never
-# recorded (recurse.rb: every stack must be one the
-# program can have) nor a recursion's deep stacks left out, GC as its own frame (alloc.rb),
-# CPU time against wall time (duty.rb: --mode cpu), --subprocesses (forker.rb), a process in
-# its own mount+pid namespace, `-- CMD`, a Ruby that execs another (exec.rb; also with ASLR
-# off, setarch -R, where only the kernel's AT_RANDOM bytes tell the exec), `top` (blocks
-# labelled alike told apart by line: twins.rb), --pause (the process runs on, untraced; one
-# that exits as its threads churn: thread-churn.rb), and the errors.
+# recorded (recurse.rb: every stack must be one the program can have) nor a recursion's deep
+# stacks left out, GC as its own frame (alloc.rb), CPU time against wall time (duty.rb:
+# --mode cpu), --subprocesses (forker.rb), a process in its own mount+pid namespace,
+# `-- CMD`, a Ruby that execs another (exec.rb; also with ASLR off, setarch -R, where only the
+# kernel's AT_RANDOM bytes tell the exec), `top` (blocks labelled alike told apart by line:
+# twins.rb), --pause (the process runs on, untraced; one that exits as its threads churn:
+# thread-churn.rb), and the errors.
 #
 # Tools missing (chromium, node/npm, go, valgrind) make their checks SKIP.  npm packages and
 # the pprof binary are cached in ${RBI_CACHE:-~/.cache/rbinspect}.
