@@ -172,15 +172,16 @@ due = float(meta["duration"]) * float(meta["rate"])
 agree("ticks taken and missed (%.0f due)" % due, x["samples"] + x["missed"], round(due),
       x["late"] + due / 10 + 5)
 
-# The time recorded: a thread read at every tick (--idle) stands for the whole window but the
-# periods its late ticks missed (ticks.c: a late tick's samples do not stand for the gap), so
-# its weights plus the missed ticks' periods are the duration: slack for the first and last
-# ticks, the late ticks' fractions of a period and stacks lost (their time is in no sample).
+# The time recorded: a thread read at every tick (none skipped as idle: --idle) stands for the
+# whole window but the periods its late ticks missed (ticks.c: a late tick's samples do not
+# stand for the gap), so its weights plus the missed ticks' periods are the duration: slack
+# for the first and last ticks, the late ticks' fractions of a period and stacks lost (their
+# time is in no sample).
 period = 1e9 / float(meta["rate"])
 by_thread = {}
 for s in samples:
     by_thread[s["thread"]] = by_thread.get(s["thread"], 0) + s["weight_ns"]
-if by_thread and meta.get("mode", "wall") == "wall":
+if by_thread and meta.get("mode", "wall") == "wall" and not x["idle"]:
     agree("the longest thread's weights and the missed ticks' periods, in ms",
           round((max(by_thread.values()) + x["missed"] * period) / 1e6),
           round(float(meta["duration"]) * 1e3),
