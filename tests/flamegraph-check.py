@@ -1,8 +1,9 @@
 """flamegraph-check.py DOM ZOOM UP SEARCH: what tests/flamegraph-harness.js saw in Chromium.
 
 DOM is the document Chromium dumped (--dump-dom) after the harness hovered and clicked the
-widest frame matching ZOOM, searched SEARCH, clicked the widest greyed ancestor matching UP,
-reset the zoom and reset the search.  The expectations come from the flame graph's own
+frame drawn furthest right matching ZOOM (a last child, whose end is its caller's), searched
+SEARCH, clicked the widest greyed ancestor matching UP, reset the zoom and reset the search.
+The expectations come from the flame graph's own
 geometry as it was drawn (each frame's x, width and row before any click), never from the
 script's code: after a zoom into F every ancestor of F (one a row, down to "all") stays drawn,
 greyed and full width, F and what it called fill the width in proportion, everything else is

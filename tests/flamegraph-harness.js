@@ -3,8 +3,8 @@
 //
 // profile.sh inserts this script at the end of the SVG and loads the copy with
 // `chromium --headless --dump-dom FILE?zoom=REGEX&up=REGEX&find=REGEX`.  After the flame graph's
-// own script has set itself up (both run on "load", ours second), it hovers the widest frame
-// whose name matches `zoom`, clicks it (zoom), searches `find` through the Search button (the
+// own script has set itself up (both run on "load", ours second), it hovers the frame drawn
+// furthest right whose name matches `zoom`, clicks it (zoom), searches `find` through the Search button (the
 // prompt answered by us), clicks the widest greyed ancestor matching `up` (zoom out to it),
 // clicks "Reset Zoom", then the search button again (reset the search).  After each step it
 // records every frame's geometry, classes, fill and text; the JSON goes into
@@ -25,6 +25,21 @@
 		var t = g.getElementsByTagName("title")[0].textContent;
 		var m = /^([\s\S]*) \([\d.]+ ms, \d+ samples?, [\d.]+%\)$/.exec(t);
 		return m ? m[1] : t;
+	}
+
+	// The frame matching RE drawn furthest right: the last child of its caller, whose end
+	// is the caller's end (x and width are rounded on their own: the ends can differ by
+	// 0.01, which once made the zoom hide the callers).
+	function rightmost(re) {
+		var g = document.getElementById("frames").children, best = null, bx = -1;
+		for (var i = 0; i < g.length; i++) {
+			var x = parseFloat(rectOf(g[i]).getAttribute("x"));
+			if (re.test(frameName(g[i])) && x > bx) {
+				best = g[i];
+				bx = x;
+			}
+		}
+		return best;
 	}
 
 	function widest(re, filter) {
@@ -77,7 +92,7 @@
 		try {
 			var zoomRe = new RegExp(param("zoom")), upRe = new RegExp(param("up"));
 			var term = param("find");
-			var target = widest(zoomRe), up;
+			var target = rightmost(zoomRe), up;
 
 			if (!target) throw new Error("no frame matching " + zoomRe);
 

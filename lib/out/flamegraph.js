@@ -79,7 +79,11 @@ function zoom(target) {
 	var xmax = xmin + width;
 	var ymin = parseFloat(tr.getAttribute("y"));
 	var ratio = (svgwidth - 2 * XPAD) / width;
-	var fudge = 0.0001;
+	// x and width are written with 2 decimals, each rounded on its own: a
+	// last child's end can lie 0.01 past its caller's.  With a tighter
+	// margin a zoom into it hid its callers.  Frames under 0.1 wide are
+	// not drawn, so no other frame comes within the margin.
+	var fudge = 0.02;
 	var g = frames.children;
 
 	unzoombtn.classList.remove("hide");

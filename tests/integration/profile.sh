@@ -41,7 +41,7 @@ chrome() {      # chrome ARGS...: headless Chromium with a fresh profile, quiet
 }
 
 # flame_clicks SVG ZOOM UP FIND: the flame graph SVG driven in Chromium by
-# tests/flamegraph-harness.js (hover and zoom into the widest frame matching ZOOM, search
+# tests/flamegraph-harness.js (hover and zoom into the rightmost frame matching ZOOM, search
 # FIND, zoom out to its greyed caller matching UP, reset the zoom, reset the search);
 # tests/flamegraph-check.py judges each step against the drawing: one check a step.
 flame_clicks() {
@@ -279,7 +279,8 @@ while read -r kind ver root cmd; do
 		else
 			not_ok "$R: flame graph search: Hot#spin matched '${matched}' % (folded: $share %)"
 		fi
-		# Zoom into Hot#spin, search, zoom out to its block, reset both, as a person
+		# Zoom into the last Hot#spin of its block (their ends differ by the SVG's
+		# rounding), search, zoom out to the block, reset both, as a person
 		# clicks (tests/flamegraph-harness.js); six steps judged against the drawing.
 		flame_clicks "$T/hot.svg" '^Hot#spin' '^block in (HotLib\.)?work' 'Hot#spin'
 	else
