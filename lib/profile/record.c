@@ -75,6 +75,9 @@ struct proc {
 	uint64_t at_random, nonce;      /* rbi_proc_at_random, rbi_proc_exec_nonce */
 	uint64_t lost;                  /* stacks S lost so far (errors, torn) */
 	bool execed;                    /* to be opened again after an exec */
+	unsigned exec_unnamed;          /* its exec.N whose command was not
+					   readable yet (mid-exec) ... */
+	uint64_t exec_ns;               /* ... and when it was seen */
 	uint64_t retry_at, backoff;
 	char exe[256];                  /* /proc/PID/exe when last tried */
 };
@@ -304,6 +307,21 @@ static void proc_submit(struct rec *r, size_t i)
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* The metadata exec.N: at NOW, P's process ran what its command line
+   says; false if it could not be read (the exec under way). */
+static bool exec_meta(struct rec *r, struct proc *p, unsigned n, uint64_t now)
+{
+	char key[32], cmd[256], buf[384], path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
+	read_file(path, cmd, sizeof(cmd), true);
+	snprintf(buf, sizeof(buf), "%.3f s: process %d ran %s", (double)(now - r->start) / 1e9,
+		 (int)p->pid, cmd[0] ? cmd : "another program");
+	snprintf(key, sizeof(key), "exec.%u", n);
+	rbi_profile_set_meta(r->p, key, buf);
+	return cmd[0] != '\0';
+}
+
 /* P's target is open (or failed): make its sampler, or plan a retry. */
 static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 {
@@ -329,6 +347,9 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 		p->state = PROC_SAMPLING;
 		r->sampled = true;
 		set_meta_once(r, p);
+		if (p->exec_unnamed)
+			exec_meta(r, p, p->exec_unnamed, p->exec_ns);
+		p->exec_unnamed = 0;
 		return;
 	}
 	r->targets->free_target(p->t);
@@ -352,7 +373,6 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
    so, mark the moment and drop what read the old one, to open it again. */
 static bool proc_execed(struct rec *r, struct proc *p, uint64_t now)
 {
-	char key[32], cmd[256], buf[384], path[64];
 	uint64_t image = proc_image(p), nonce = rbi_proc_exec_nonce((int)p->pid, p->at_random);
 
 	/* The stat line's image, and for an exec that left it alone (ASLR
@@ -361,13 +381,11 @@ static bool proc_execed(struct rec *r, struct proc *p, uint64_t now)
 	if ((!image || !p->image || image == p->image) &&
 	    (!nonce || !p->nonce || nonce == p->nonce))
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
-	read_file(path, cmd, sizeof(cmd), true);
-	snprintf(buf, sizeof(buf), "%.3f s: process %d ran %s", (double)(now - r->start) / 1e9,
-		 (int)p->pid, cmd[0] ? cmd : "another program");
-	if (r->execs < 100) {
-		snprintf(key, sizeof(key), "exec.%u", ++r->execs);
-		rbi_profile_set_meta(r->p, key, buf);
+	/* Seen this early, the new command line may not be there yet: then
+	   it is written once the new program is opened. */
+	if (r->execs < 100 && !exec_meta(r, p, ++r->execs, now)) {
+		p->exec_unnamed = r->execs;
+		p->exec_ns = now;
 	}
 	proc_close(r, p);
 	pthread_mutex_lock(&r->mu);
