@@ -41,6 +41,10 @@ static int child_start(struct child *c)
 	if (c->pid < 0)
 		return -1;
 	if (c->pid == 0) {
+		/* Only the parent holds the command pipe's write end: when it dies
+		   the read below sees EOF and the child ends too. */
+		close(down[1]);
+		close(up[0]);
 		uint8_t *p = mmap(NULL, 3 * c->page, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		char b;
