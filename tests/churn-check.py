@@ -21,18 +21,21 @@ import sys
 # "block in Churn.short_life" -> "block in short_life".
 QUAL = re.compile(r"[A-Z][\w:]*[#.](?=\S)")
 
-# Per program: where its threads start, and caller -> what it can call.
+# Per program: where its threads start, and caller -> what it can call.  Where
+# Ruby defines a core method in Ruby (<internal:numeric>, <internal:kernel>:
+# Integer#times and Kernel#loop from 3.3, Integer#zero? from 3.1) its own calls
+# are frames too: 3.3's times and loop ask block_given?.
 PROGRAMS = {
     "thread-churn": ({"<main>", "block in <main>", "block (3 levels) in <main>"}, {
         "<main>": {"loop"},
-        "loop": {"block in <main>"},
+        "loop": {"block in <main>", "block_given?"},
         "block in <main>": {"each_index", "pass", "short_life"},
         "block (3 levels) in <main>": {"short_life"},
         "each_index": {"block (2 levels) in <main>"},
         "block (2 levels) in <main>": {"alive?", "join", "new"},
         "new": {"initialize"},
         "short_life": {"times"},
-        "times": {"block in short_life"},
+        "times": {"block in short_life", "block_given?"},
     }),
     # The main thread's loop: Object.new, "s#{i}", i % 4, .zero?, GC.compact,
     # GC.respond_to?.
@@ -46,7 +49,7 @@ PROGRAMS = {
     "compact": ({"<main>", "block (2 levels) in <main>"}, {
         "<main>": {"loop", "puts", "inherited", "const_added", "<class:ChurnerN>"},
         "puts": {"puts", "write"},              # READY: Kernel#puts, IO#puts, IO#write
-        "loop": {"block in <main>", "block (3 levels) in <main>"},
+        "loop": {"block in <main>", "block (3 levels) in <main>", "block_given?"},
         "block in <main>": {"compact", "sleep", "eval", "synchronize"},
         "synchronize": {"block (2 levels) in <main>"},
         "block (2 levels) in <main>": {"loop"},
@@ -55,10 +58,9 @@ PROGRAMS = {
         "eval": {"<main>"},
         "<class:ChurnerN>": {"method_added"},
         "new": {"initialize"},
-        # d.zero? is a frame of its own where numeric.rb defines Integer#zero? (3.1+).
         "deep": {"deep", "churn", "zero?"},
         "churn": {"times"},
-        "times": {"block in churn"},
+        "times": {"block in churn", "block_given?"},
         "block in churn": {"even?", "to_s", "size", "%", "*", "[]="},
     }),
 }
