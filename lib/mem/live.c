@@ -4,7 +4,15 @@
  * /proc/PID/mem is the fallback where the syscall is unavailable (seccomp
  * in some containers: ENOSYS) and can be forced with
  * RBI_NO_PROCESS_VM_READV=1 so the fallback stays tested.  Both need the
- * same permission: ptrace access to the target. */
+ * same permission: ptrace access to the target.
+ *
+ * process_vm_readv honours the target's page protections, /proc/PID/mem
+ * does not (the kernel reads it as a debugger's peek): where the syscall
+ * stops at a page it may not read, the rest is read through the file.
+ * Ruby's GC.compact makes the heap pages it moves objects out of PROT_NONE
+ * until every reference is updated (gc.c lock_page_body, its read
+ * barrier), so a String or class whose reference has not been updated yet
+ * lies on a page only the file can read. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -117,6 +125,19 @@ static int mem_file_read(struct live *l, uint64_t addr, void *buf, size_t len,
 	return done == len ? RBI_OK : done ? RBI_PARTIAL : RBI_UNMAPPED;
 }
 
+/* The rest of a read process_vm_readv stopped DONE bytes into: through
+   /proc/PID/mem, which also reads pages the target protected (PROT_NONE);
+   what the syscall read stands if the file cannot be opened. */
+static int protected_read(struct live *l, uint64_t addr, void *buf, size_t len,
+			  size_t done, size_t *nread)
+{
+	size_t more = 0;
+
+	mem_file_read(l, addr + done, (char *)buf + done, len - done, &more);
+	*nread = done + more;
+	return *nread == len ? RBI_OK : *nread ? RBI_PARTIAL : RBI_UNMAPPED;
+}
+
 static int live_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nread)
 {
 	struct live *l = be;
@@ -149,10 +170,10 @@ static int live_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nre
 			*nread = 0;
 			return fail_errno(l->pid, errno, "reading");
 		}
-		break;
+		return protected_read(l, addr, buf, len, done, nread);
 	}
 	*nread = done;
-	return done == len ? RBI_OK : done ? RBI_PARTIAL : RBI_UNMAPPED;
+	return RBI_OK;
 }
 
 /* Many small reads in few syscalls.  The kernel stops at the first iov it

@@ -1,7 +1,8 @@
 /* test-live.c: the live backend and the target layer on a real child
  * process: reads, partial and unmapped reads, batched reads (with and
  * without process_vm_readv), regions, the cache and refresh (which keeps
- * the images until the files mapped change), a process that exits, pids
+ * the images until the files mapped change), pages the process made
+ * PROT_NONE (as Ruby's GC.compact does), a process that exits, pids
  * that are not there, and the kernel's random bytes that tell an exec
  * with address randomization off.  TAP output. */
 #define _GNU_SOURCE
@@ -22,7 +23,8 @@
 struct child {
 	pid_t pid;
 	int cmd;                /* write 'c': the child bumps its counter;
-				   'm': it maps a file and says when */
+				   'm': it maps a file and says when;
+				   'p': it makes its last page PROT_NONE */
 	int ack;
 	uint64_t base;          /* 3 pages; the middle one unmapped */
 	long page;
@@ -66,6 +68,10 @@ static int child_start(struct child *c)
 				/* Two pages: too big for the hole. */
 				if (fd < 0 || mmap(NULL, 2 * c->page, PROT_READ, MAP_PRIVATE,
 						   fd, 0) == MAP_FAILED ||
+				    write(up[1], &b, 1) != 1)
+					_exit(1);
+			} else if (b == 'p') {
+				if (mprotect(p + 2 * c->page, c->page, PROT_NONE) ||
 				    write(up[1], &b, 1) != 1)
 					_exit(1);
 			}
@@ -128,6 +134,41 @@ static void test_regions(rbi_target *t, const struct child *c)
 	      r->prot == (RBI_PROT_READ | RBI_PROT_WRITE) && !r->path,
 	      "the child's first page is one anonymous rw region");
 	check(!rbi_region_find(l, c->base + c->page), "the hole is in no region");
+}
+
+/* A page the target may not read itself (Ruby's GC.compact locks the heap
+   pages it moves objects out of) is read all the same, alone, across the
+   end of a readable page and in a batch. */
+static void test_protected(const struct child *c)
+{
+	uint8_t buf[16], want[16], ack;
+	struct rbi_iov iov[2];
+	rbi_target *t;
+	size_t n = 0;
+	bool good;
+	int rc;
+
+	if (write(c->cmd, "p", 1) != 1 || read(c->ack, &ack, 1) != 1) {
+		check(false, "the child made its last page PROT_NONE");
+		return;
+	}
+	if (rbi_target_open_pid(c->pid, NULL, &t)) {
+		check(false, "open the child again: %s", rbi_errmsg());
+		return;
+	}
+	for (int i = 0; i < 16; i++)
+		want[i] = (uint8_t)~(8 + i);
+	rc = rbi_target_read(t, c->base + 2 * c->page + 8, buf, sizeof(buf), &n);
+	check(rc == RBI_OK && n == 16 && !memcmp(buf, want, 16),
+	      "a PROT_NONE page is read (%d, %zu bytes)", rc, n);
+	iov[0] = (struct rbi_iov){ .addr = c->base + 8, .buf = buf, .len = 8 };
+	iov[1] = (struct rbi_iov){ .addr = c->base + 2 * c->page + 8, .buf = buf + 8,
+				   .len = 8 };
+	rc = rbi_target_read_batch(t, iov, 2);
+	good = rc == RBI_OK && iov[0].status == RBI_OK && iov[1].status == RBI_OK &&
+	       buf[0] == 8 && !memcmp(buf + 8, want, 8);
+	check(good, "so is it in a batch, beside a readable page");
+	rbi_target_free(t);
 }
 
 static void test_refresh(rbi_target *t, const struct child *c)
@@ -264,6 +305,7 @@ int main(int argc, char **argv)
 		rbi_target_free(t);
 	}
 	unsetenv("RBI_NO_PROCESS_VM_READV");
+	test_protected(&c);
 
 	rc = rbi_target_open_pid(c.pid, NULL, &t);
 	kill(c.pid, SIGKILL);
