@@ -121,6 +121,7 @@ struct fwalk {
 	struct rbi_target *t;
 	struct rbi_vm *vm;
 	const struct rbi_layout *l;
+	bool moves;                     /* a live process that runs */
 	struct snap looks[2];
 	struct snap *cur;               /* the look walked */
 	struct memo *memo;
@@ -296,17 +297,37 @@ static int cme_body_word(struct rbi_target *t, const struct rbi_layout *l, uint6
 	return type == want ? rbi_read_u64(t, def + l->method_def_body, out) : RBI_OK;
 }
 
-/* Labels of a C method entry CME (3.4: location_label's CFUNC case). */
-static void cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
+/* Names that could not be read (RC, the read's error): where the process
+   runs, read while GC.compact moved them (from a reference the move made
+   stale under the read): a torn read, which the caller reads again or
+   reports, never a frame printed with no name.  From a core or a stopped
+   process they stay unknown (NULL) and the rest is read. */
+static int names_unread(const struct fwalk *w, int rc, const char *what, uint64_t addr)
+{
+	char why[RBI_ERRMSG_MAX];
+
+	if (!rc || !w->moves)
+		return RBI_OK;
+	snprintf(why, sizeof(why), "%s", rbi_errmsg());
+	return rbi_fail(RBI_TORN, "the %s 0x%" PRIx64 " could not be read while the "
+			"heap moved (GC.compact?): %s", what, addr, why);
+}
+
+/* Labels of a C method entry CME (3.4: location_label's CFUNC case);
+   names_unread() of a CME that could not be read. */
+static int cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 {
 	char name[RBI_NAME_MAX], label[LABEL_MAX];
 	uint64_t name_cut = 0;
 	bool qualified;
 	unsigned type;
 	size_t len;
+	int rc;
 
-	if (!cme || cme_name(w, cme, &type, name, sizeof(name), &name_cut))
-		return;         /* Ruby prints "unknown method" */
+	if (!cme)
+		return RBI_OK;  /* Ruby prints "unknown method" */
+	if ((rc = cme_name(w, cme, &type, name, sizeof(name), &name_cut)))
+		return names_unread(w, rc, "method entry", cme);
 	len = rbi_vm_method_name(w->t, w->vm, cme_owner(w, cme), name, label,
 				 sizeof(label), &qualified);
 	m->label_cut = name_cut + rbi_cut_of(len, sizeof(label));
@@ -316,26 +337,33 @@ static void cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 	m->base_label = strdup(name);
 	m->base_label_cut = name_cut;
 	cme_body_word(w->t, w->l, cme, VM_METHOD_TYPE_CFUNC, &m->cfunc);
+	return RBI_OK;
 }
 
-/* Labels and path of a Ruby frame running IS (method entry CME, or 0). */
-static void iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
+/* Labels and path of a Ruby frame running IS (method entry CME, or 0);
+   names_unread() of the label or path if either could not be read. */
+static int iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 {
 	char buf[LABEL_MAX], path[PATH_MAX_];
 	unsigned type;
+	int rc;
 
 	/* 3.4 location_label: a C method entry names the frame even when an
 	   iseq runs (not seen in practice; kept for fidelity). */
 	if (cme && !cme_name(w, cme, &type, buf, sizeof(buf), NULL) &&
 	    type == VM_METHOD_TYPE_CFUNC) {
-		cfunc_labels(w, m, cme);
+		if ((rc = cfunc_labels(w, m, cme)))
+			return rc;
 	} else {
 		uint64_t owner = cme ? cme_owner(w, cme) : 0;
+		int label_rc = rbi_iseq_label34(w->t, w->vm, &m->is, owner, buf,
+						sizeof(buf), &m->label_cut);
 		char own[RBI_NAME_MAX];
 		bool own_ok;
 
-		m->label = dup_or_null(buf, !rbi_iseq_label34(w->t, w->vm, &m->is, owner, buf,
-							      sizeof(buf), &m->label_cut));
+		if ((rc = names_unread(w, label_rc, "label of iseq", m->is.addr)))
+			return rc;
+		m->label = dup_or_null(buf, !label_rc);
 		if (w->vm->k.label_qualified) {
 			m->own_label = m->label ? strdup(m->label) : NULL;
 			m->own_label_cut = m->label_cut;
@@ -348,8 +376,9 @@ static void iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 		m->base_label = dup_or_null(buf, !rbi_vm_string_cut(w->t, w->vm,
 				m->is.base_label, buf, RBI_NAME_MAX, &m->base_label_cut));
 	}
-	m->path = dup_or_null(path, !rbi_iseq_path(w->t, w->vm, &m->is, path,
-						   sizeof(path), &m->path_cut));
+	rc = rbi_iseq_path(w->t, w->vm, &m->is, path, sizeof(path), &m->path_cut);
+	m->path = dup_or_null(path, !rc);
+	return names_unread(w, rc, "path of iseq", m->is.addr);
 }
 
 /* Read the environment (ep[-2..0]) of the frame C into E: its error, if
@@ -411,8 +440,11 @@ static int ruby_frame(struct fwalk *w, const struct cfp *c, uint64_t flags,
 		if ((rc = rbi_iseq_read(w->t, w->vm, c->iseq, &m->is)))
 			return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ",
 						c->addr);
+		if ((rc = iseq_labels(w, m, *cme))) {
+			memo_clear(m);
+			return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
+		}
 		m->used = true;
-		iseq_labels(w, m, *cme);
 		m->last_pc = 0;
 	}
 	if (m->last_pc != c->pc || !m->last_pc) {
@@ -536,8 +568,12 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 							": ", c.addr);
 			m = memo_slot(w, 0, cme, &hit);
 			if (!hit) {
+				if ((rc = cfunc_labels(w, m, cme))) {
+					memo_clear(m);
+					return rbi_fail_context(rc, "control frame 0x%"
+								PRIx64 ": ", c.addr);
+				}
 				m->used = true;
-				cfunc_labels(w, m, cme);
 			}
 			f.kind = RBI_FRAME_CFUNC;
 			f.cfunc = m->cfunc;
@@ -694,7 +730,7 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		return rc;
 	w.vm = vm;
 	w.l = vm->layout;
-	moves = t->live && !t->paused;
+	w.moves = moves = t->live && !t->paused;
 	/* Ruby has no backtrace for a killed thread (thread_backtrace_to_ary):
 	   its stack may be half torn down or freed. */
 	if (th->status == RBI_THREAD_KILLED)
@@ -732,7 +768,8 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		/* Frames that make no sense: read them again, afresh, if
 		   nothing was delivered yet. */
 		if (rc >= 0 || emitted || !moves || attempt >= LIVE_RETRIES ||
-		    (rc != RBI_CORRUPT && rc != RBI_UNMAPPED && rc != RBI_PARTIAL))
+		    (rc != RBI_CORRUPT && rc != RBI_UNMAPPED && rc != RBI_PARTIAL &&
+		     rc != RBI_TORN))
 			break;
 	}
 	for (size_t i = 0; i < MEMO_SLOTS; i++)
@@ -790,18 +827,21 @@ int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,
 		       const struct rbi_iseq *is, uint64_t cme,
 		       char **label, char **path)
 {
-	struct fwalk w = { .t = t, .vm = vm, .l = vm->layout };
+	struct fwalk w = { .t = t, .vm = vm, .l = vm->layout,
+			   .moves = t->live && !t->paused };
 	struct memo m = { .iseq = is ? is->addr : 0, .cme = cme };
+	int rc;
 
 	if (is) {
 		m.is = *is;
-		iseq_labels(&w, &m, cme);
+		rc = iseq_labels(&w, &m, cme);
 	} else {
-		cfunc_labels(&w, &m, cme);
+		rc = cfunc_labels(&w, &m, cme);
 	}
-	*label = m.label;
-	*path = m.path;
-	m.label = m.path = NULL;
+	*label = rc ? NULL : m.label;
+	*path = rc ? NULL : m.path;
+	if (!rc)
+		m.label = m.path = NULL;
 	memo_clear(&m);
-	return RBI_OK;
+	return rc;
 }

@@ -154,7 +154,8 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		char *lab = NULL, *path = NULL;
 
 		fresh(s);
-		rbi_vm_frame_names(s->t, s->vm, &info->is, cme, &lab, &path);
+		if ((rc = rbi_vm_frame_names(s->t, s->vm, &info->is, cme, &lab, &path)))
+			return rc;      /* moved: read again, never cached */
 		label = rbi_strtab_intern(&s->ft.strs, lab ? lab : "(unknown)",
 					  strlen(lab ? lab : "(unknown)"));
 		info->path = path ? rbi_strtab_intern(&s->ft.strs, path, strlen(path)) : NULL;
@@ -179,10 +180,11 @@ static int resolve_cfunc(struct rbi_vm_sampler *s, uint64_t cme, uint64_t *out)
 {
 	const struct rbi_sample_frame *f;
 	char *lab = NULL, *path = NULL;
+	int rc;
 
 	fresh(s);
-	if (cme)
-		rbi_vm_frame_names(s->t, s->vm, NULL, cme, &lab, &path);
+	if (cme && (rc = rbi_vm_frame_names(s->t, s->vm, NULL, cme, &lab, &path)))
+		return rc;
 	f = rbi_frametab_intern(&s->ft, RBI_FRAME_CFUNC, lab, NULL, 0, 0);
 	free(lab);
 	free(path);

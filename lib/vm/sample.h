@@ -125,7 +125,8 @@ uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
 int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
 		    uint64_t *iseq);
 /* Label and path (malloc'd, NULL when unreadable) of a frame running IS
-   (NULL: a C method) for method entry CME (0 if none). */
+   (NULL: a C method) for method entry CME (0 if none).  RBI_TORN (and
+   both NULL) if a process that runs moved them under the read. */
 int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,
 		       const struct rbi_iseq *is, uint64_t cme,
 		       char **label, char **path);
