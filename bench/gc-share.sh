@@ -15,10 +15,17 @@
 # ratios only, which that barely moves.  What the target counts is not all that its VM
 # flags as GC: (garbage collection) is every sample taken while objspace.during_gc is set,
 # lazy sweeping steps run from allocations included; on 3.3 and 3.4 (marking) agreed with
-# GC.stat(:marking_time) within about 2 points while (sweeping) exceeded
-# GC.stat(:sweeping_time) by 14-25 (those steps not clocked there, it seems: unverified),
-# and GC::Profiler (2.7) does not time them either.  Run by hand on a quiet machine; not a
-# test.
+# GC.stat(:marking_time) within about 3 points and (sweeping) exceeded
+# GC.stat(:sweeping_time) by 4-5 (load 7; 14-25 at load 15-20: a loaded machine's
+# descheduled time lands in whatever the thread was doing), and GC::Profiler (2.7) does
+# not time lazy sweeping either.
+# On Debian's Ruby 3.1 stackprof profiles the same windows from inside (Debian's
+# ruby-stackprof, built for that Ruby, fetched with apt-get download and unpacked into the
+# test Ruby's root; gc-time.rb's STACKPROF): its shares beside ours, as a peer reads them:
+#   sp         stackprof's share of its :cpu samples under (garbage collection), %;
+#   cpu-sp     ours less stackprof's, points (cpu rounds);
+#   sp-mark, sp-sweep: its (marking) and (sweeping) shares less ours, points.
+# Run by hand on a quiet machine; not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-4}
@@ -26,11 +33,34 @@ secs=${2:-3}
 . "$here/bench/common.sh"
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $rounds rounds of $secs s in each mode"
-printf '%-12s %7s %7s %7s %7s %7s %9s %9s %7s\n' ruby target cpu "cpu-t" "cpu/t" wall "wall-t" \
-	"marking" "sweeping"
-printf '%-12s %7s %7s %7s %7s %7s %9s %9s %7s\n' "" % % points "" % points "cpu-t" "cpu-t"
+printf '%-12s %7s %7s %7s %7s %7s %9s %9s %7s %7s %7s %8s %8s\n' ruby target cpu "cpu-t" \
+	"cpu/t" wall "wall-t" "marking" "sweeping" sp "cpu-sp" "sp-mark" "sp-sweep"
+printf '%-12s %7s %7s %7s %7s %7s %9s %9s %7s %7s %7s %8s %8s\n' "" % % points "" % points \
+	"cpu-t" "cpu-t" % points "-ours" "-ours"
+
+# stackprof_lib ROOT: Debian's ruby-stackprof unpacked into ROOT (once), and the RUBYLIB
+# (as ROOT's programs see it) that finds its Ruby and C parts; nothing if apt cannot get it.
+stackprof_lib() {
+	local root=$1 dir=/tmp/rbi-stackprof lib ext
+	if [ ! -d "$root$dir/usr" ]; then
+		(cd "$RB_TMP" && apt-get download ruby-stackprof) >/dev/null 2>&1 &&
+			mkdir -p "$root$dir" && dpkg -x "$RB_TMP"/ruby-stackprof_*.deb "$root$dir" ||
+			return 0
+	fi
+	lib=$(ls -d "$root$dir"/usr/lib/*/rubygems-integration/*/gems/stackprof-*/lib | head -1)
+	ext=$(ls -d "$root$dir"/usr/lib/*/rubygems-integration/*/extensions/*/*/stackprof-* | head -1)
+	[ -n "$lib" ] && [ -n "$ext" ] && echo "${lib#"$root"}:${ext#"$root"}"
+}
+
 while read -r kind ver root cmd; do
-	ruby_start "$kind" "$root" "$cmd" gc-time.rb >/dev/null || continue
+	sp_lib=
+	# Debian's stackprof is built for Debian's Ruby 3.1 only.
+	if [ "$kind" = deb ] && [ "${ver%.*}" = 3.1 ]; then
+		sp_lib=$(stackprof_lib "$root")
+		[ -n "$sp_lib" ] || echo "$kind $ver: no ruby-stackprof from apt: its columns stay empty" >&2
+	fi
+	STACKPROF=${sp_lib:+4000} RUBYLIB=$sp_lib ruby_start "$kind" "$root" "$cmd" gc-time.rb \
+		>/dev/null || continue
 	out=$(ls -t "$RB_TMP"/gc-time.*.out | head -1)
 	sleep 1         # past the first GCs of the kept set
 	for i in $(seq "$rounds"); do

@@ -10,7 +10,13 @@
 #   (GC.stat(:time); before 3.1, GC::Profiler's total), the process's CPU time
 #   (CLOCK_PROCESS_CPUTIME_ID), and of the GC's time that of marking and of sweeping
 #   (GC.stat(:marking_time), (:sweeping_time), Ruby 3.3 on; -1 before) in it.
+#   STACKPROF=MICROSECONDS (a Ruby that can require "stackprof"): stackprof profiles each
+#   window too, in its :cpu mode at that interval, and the WINDOW line goes on with its
+#   samples: all of them, and those under (garbage collection), (marking), (sweeping).
 $stdout.sync = true
+
+STACKPROF = ENV.fetch("STACKPROF", "").empty? ? nil : Integer(ENV["STACKPROF"])
+require "stackprof" if STACKPROF
 
 STAT_TIME = GC.stat.key?(:time)
 GC::Profiler.enable unless STAT_TIME
@@ -28,16 +34,26 @@ def cpu_ms
   Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID, :float_millisecond)
 end
 
+# stackprof's samples of the window just ended: all, under GC, marking, sweeping.
+def stackprof_counts
+  StackProf.stop
+  r = StackProf.results
+  named = ->(name) { r[:frames].each_value.select { |f| f[:name] == name }.sum { |f| f[:samples] } }
+  [r[:samples], r[:gc_samples], named.("(marking)"), named.("(sweeping)")]
+end
+
 window = nil
 trap("USR1") do
   GC::Profiler.clear unless STAT_TIME     # its total would grow with every GC it keeps
   window = [gc_ms, cpu_ms, *phases_ms]
+  StackProf.start(mode: :cpu, interval: STACKPROF) if STACKPROF
 end
 trap("USR2") do
   if window
     now = [gc_ms, cpu_ms, *phases_ms]
     diff = now.zip(window).each_with_index.map { |(b, a), k| k >= 2 && a < 0 ? -1 : b - a }
-    $stdout.write(format("WINDOW %.3f %.3f %.3f %.3f\n", *diff))
+    counts = STACKPROF ? " " + stackprof_counts.join(" ") : ""
+    $stdout.write(format("WINDOW %.3f %.3f %.3f %.3f%s\n", *diff, counts))
     window = nil
   end
 end
