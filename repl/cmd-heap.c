@@ -2,7 +2,8 @@
  * heap dumps compared by type and class (dump/heapdiff.c): with two, the
  * objects that appeared and those that died between them; with three,
  * the classic leak view: what was made between the first two and is still
- * there in the third; `heap retainers DUMP ADDR`: the references that
+ * there in the third; of a running process, `heap diff --every SECONDS`
+ * takes the dumps itself (heap-snapshots.c); `heap retainers DUMP ADDR`: the references that
  * keep an object alive (dump/retainers.c); and `heap top DUMP`: the bytes
  * each type and class keeps alive (dump/retained.c). */
 #include <limits.h>
@@ -16,7 +17,9 @@
 #include "out/out.h"
 #include "rbinspect.h"
 
-#define DIFF_USAGE "heap diff A.json B.json [C.json] [--top N]"
+#define DIFF_USAGE "heap diff A.json B.json [C.json] [--top N] | heap diff --every SECONDS " \
+	"[--snapshots 2|3] [--pause] [--keep DIR] [--top N]"
+#define EVERY_MAX 86400ul
 #define RETAINERS_USAGE "heap retainers DUMP ADDRESS [--max-paths N]"
 #define TOP_USAGE "heap top DUMP [--by retained|shallow|count] [--top N]"
 #define TOP_DEFAULT 20
@@ -92,8 +95,8 @@ static void rows_json(struct rbi_json *j, const char *key, const struct heapdiff
 	rbi_json_end_array(j);
 }
 
-static void diff_text(struct session *s, const struct heapdiff *d, char **paths, int n,
-		      unsigned long top)
+static void diff_text(struct session *s, const struct heapdiff *d, const char *const *paths,
+		      int n, unsigned long top)
 {
 	FILE *f = s->out;
 	char title[3 * PATH_MAX];
@@ -132,39 +135,107 @@ static void diff_json(struct session *s, const struct heapdiff *d, int n, unsign
 	rbi_json_end_object(&j);
 }
 
-static int cmd_heap_diff(struct session *s, int argc, char **argv)
+/* `heap diff`'s arguments: dump files, or how to take snapshots. */
+struct diff_args {
+	const char *paths[HEAP_SNAPSHOTS_MAX];
+	int n;                          /* dump files given */
+	unsigned long top;
+	unsigned long every;            /* seconds between snapshots; 0: files */
+	unsigned long snapshots;
+	bool pause;
+	const char *keep;
+};
+
+/* The snapshot options of ARGV[*I], if it is one: 1 (and *I past it),
+   EXIT_USAGE + 1 for a bad value (said), else 0. */
+static int snapshot_option(struct diff_args *a, int argc, char **argv, int *i)
 {
-	unsigned long top = TOP_DEFAULT;
-	char *paths[3];
-	struct heapdiff d;
-	int n = 0, rc;
+	const char *val;
 
+	if (!strcmp(argv[*i], "--pause")) {
+		a->pause = true;
+	} else if (option(argc, argv, i, "--keep", &val)) {
+		if (!val || !val[0]) {
+			fputs("rbinspect: heap diff: --keep needs a directory\n", stderr);
+			return EXIT_USAGE + 1;
+		}
+		a->keep = val;
+	} else if (option(argc, argv, i, "--every", &val)) {
+		if (!val || parse_count(val, EVERY_MAX, &a->every) || !a->every) {
+			fprintf(stderr, "rbinspect: heap diff: --every needs a number of seconds "
+				"from 1 to %lu\n", EVERY_MAX);
+			return EXIT_USAGE + 1;
+		}
+	} else if (option(argc, argv, i, "--snapshots", &val)) {
+		if (!val || parse_count(val, HEAP_SNAPSHOTS_MAX, &a->snapshots) ||
+		    a->snapshots < 2) {
+			fputs("rbinspect: heap diff: --snapshots 2 or 3\n", stderr);
+			return EXIT_USAGE + 1;
+		}
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether the arguments make one of heap diff's two forms (else said). */
+static bool diff_form_ok(struct session *s, const struct diff_args *a)
+{
+	const char *why = NULL;
+
+	if (a->every && a->n)
+		why = "dump files or --every, not both";
+	else if (!a->every && (a->pause || a->keep || a->snapshots))
+		why = "--pause, --keep and --snapshots go with --every";
+	else if (!a->every && a->n < 2)
+		why = "two or three dumps, or --every SECONDS on a process";
+	else if (a->every && !s->target)
+		why = "--every takes its snapshots of a process: give it with -p PID";
+	else if (a->every && !s->live)
+		why = "a core is one moment: compare dump files, or --every on a process";
+	if (why)
+		fprintf(stderr, "rbinspect: heap diff: %s (usage: " DIFF_USAGE ")\n", why);
+	return !why;
+}
+
+static int parse_diff_args(struct session *s, struct diff_args *a, int argc, char **argv)
+{
+	*a = (struct diff_args){ .top = TOP_DEFAULT };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val;
+		const char *arg = argv[i], *val;
+		int rc = snapshot_option(a, argc, argv, &i);
 
+		if (rc > 1)
+			return EXIT_USAGE;
+		if (rc)
+			continue;
 		if (option(argc, argv, &i, "--top", &val)) {
-			if (!val || parse_count(val, ULONG_MAX, &top)) {
+			if (!val || parse_count(val, ULONG_MAX, &a->top)) {
 				fputs("rbinspect: heap diff: --top needs a number\n", stderr);
 				return EXIT_USAGE;
 			}
-		} else if (a[0] == '-' && a[1]) {
+		} else if (arg[0] == '-' && arg[1]) {
 			fputs("rbinspect: heap diff: unknown option \"", stderr);
-			rbi_out_text_cstr(stderr, a);
+			rbi_out_text_cstr(stderr, arg);
 			fputs("\" (usage: " DIFF_USAGE ")\n", stderr);
 			return EXIT_USAGE;
-		} else if (n == 3) {
+		} else if (a->n == HEAP_SNAPSHOTS_MAX) {
 			fputs("rbinspect: heap diff: at most three dumps (usage: " DIFF_USAGE ")\n",
 			      stderr);
 			return EXIT_USAGE;
 		} else {
-			paths[n++] = argv[i];
+			a->paths[a->n++] = arg;
 		}
 	}
-	if (n < 2) {
-		fputs("rbinspect: heap diff: two or three dumps (usage: " DIFF_USAGE ")\n", stderr);
-		return EXIT_USAGE;
-	}
-	if ((rc = rbi_heapdiff_run((const char *const *)paths, (size_t)n, &d))) {
+	return diff_form_ok(s, a) ? EXIT_OK : EXIT_USAGE;
+}
+
+static int diff_files(struct session *s, const char *const *paths, int n,
+		      const char *const *titles, unsigned long top)
+{
+	struct heapdiff d;
+
+	if (rbi_heapdiff_run(paths, (size_t)n, &d)) {
 		fprintf(stderr, "rbinspect: heap diff: %s\n", rbi_errmsg());
 		rbi_heapdiff_free(&d);
 		return EXIT_ERROR;
@@ -172,9 +243,50 @@ static int cmd_heap_diff(struct session *s, int argc, char **argv)
 	if (s->json)
 		diff_json(s, &d, n, top);
 	else
-		diff_text(s, &d, paths, n, top);
+		diff_text(s, &d, titles, n, top);
 	rbi_heapdiff_free(&d);
 	return EXIT_OK;
+}
+
+/* The snapshots' names in the text titles: their files when kept, else
+   when each was taken. */
+static void snapshot_titles(const struct diff_args *a, const struct heap_snapshots *hs,
+			    char titles[][64], const char **out)
+{
+	for (unsigned i = 0; i < hs->n; i++) {
+		if (a->keep) {
+			out[i] = hs->paths[i];
+			continue;
+		}
+		snprintf(titles[i], 64, "snapshot %u (at +%lu s)", i + 1, i * a->every);
+		out[i] = titles[i];
+	}
+}
+
+static int cmd_heap_diff(struct session *s, int argc, char **argv)
+{
+	char names[HEAP_SNAPSHOTS_MAX][64];
+	const char *titles[HEAP_SNAPSHOTS_MAX];
+	struct heap_snapshots hs;
+	struct diff_args a;
+	int rc;
+
+	if ((rc = parse_diff_args(s, &a, argc, argv)))
+		return rc;
+	if (!a.every)
+		return diff_files(s, a.paths, a.n, a.paths, a.top);
+	rc = heap_snapshots_take(s, &hs, a.snapshots ? (unsigned)a.snapshots : 2, a.every,
+				 a.pause, a.keep);
+	if (!rc) {
+		const char *paths[HEAP_SNAPSHOTS_MAX];
+
+		for (unsigned i = 0; i < hs.n; i++)
+			paths[i] = hs.paths[i];
+		snapshot_titles(&a, &hs, names, titles);
+		rc = diff_files(s, paths, (int)hs.n, titles, a.top);
+	}
+	heap_snapshots_remove(&hs);
+	return rc;
 }
 
 /* ---- heap retainers ------------------------------------------------------ */

@@ -37,7 +37,8 @@ static const char *const c_objects[] = { "--by-class", "--top", "--pause", "--js
 static const char *const c_heap_dump[] = { "--output=", "--pause", "--strings", "--strings=",
 					    NULL };
 static const char *const c_heap[] = { "dump", "diff", "retainers", "top", "--top=",
-				       "--max-paths=", "--by=", "--json", NULL };
+				       "--max-paths=", "--by=", "--every=", "--snapshots=2|3",
+				       "--pause", "--keep=", "--json", NULL };
 static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
 	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--raw=", "--subprocesses",
 	"--threads", "--fibers", "--idle", "--gvl", "--no-lines", "--pause", "--native",
@@ -65,10 +66,12 @@ const struct command commands[] = {
 	{ "heap-dump", "[-o FILE] [--pause] [--strings[=N]]",
 	  "the GC roots and every heap object, one JSON line each, in "
 	  "ObjectSpace.dump_all's format (FILE.gz: gzip)", cmd_heap_dump, c_heap_dump },
-	{ "heap", "dump [...] | diff A.json B.json [C.json] [--top N] | retainers DUMP ADDRESS "
+	{ "heap", "dump [...] | diff A.json B.json [C.json] [--top N] | diff --every SECONDS "
+	  "[--snapshots 2|3] [--pause] [--keep DIR] [--top N] | retainers DUMP ADDRESS "
 	  "[--max-paths N] | top DUMP [--by retained|shallow|count] [--top N]",
 	  "heap dump: as heap-dump; heap diff: objects new and gone between two dumps, or "
-	  "made between A and B and still in C, by type and class; heap retainers: the "
+	  "made between A and B and still in C, by type and class (--every: of snapshots "
+	  "of this process taken SECONDS apart); heap retainers: the "
 	  "shortest reference paths from the dump's roots to an object; heap top: the bytes "
 	  "each type and class keeps alive", cmd_heap, c_heap },
 	{ "thread", "[N]", "select thread N for \"frame\" (default: the main thread)", cmd_thread,

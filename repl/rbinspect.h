@@ -3,6 +3,7 @@
 #ifndef RBINSPECT_H
 #define RBINSPECT_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -112,6 +113,20 @@ int cmd_heap_dump(struct session *s, int argc, char **argv);
 /* `heap dump`, `heap diff`, `heap retainers` and `heap top` (cmd-heap.c):
    all but dump read dumps and need no target. */
 int cmd_heap(struct session *s, int argc, char **argv);
+
+/* `heap diff --every` (heap-snapshots.c): N heap dumps of the session's
+   process taken EVERY seconds apart (with --pause if PAUSE) into KEEP, or
+   into a temporary directory that heap_snapshots_remove() removes. */
+#define HEAP_SNAPSHOTS_MAX 3
+struct heap_snapshots {
+	char dir[PATH_MAX];
+	char paths[HEAP_SNAPSHOTS_MAX][PATH_MAX + 32];
+	unsigned n;             /* files made (the last in part if a dump failed) */
+	bool temporary;
+};
+int heap_snapshots_take(struct session *s, struct heap_snapshots *hs, unsigned n,
+			unsigned long every, bool pause, const char *keep);
+void heap_snapshots_remove(const struct heap_snapshots *hs);
 
 /* A heap walk for a command (heap-walk.c).  Set S, COMMAND and PAUSE
    (stop a live target for the walk), then heap_walk_begin: IT is the

@@ -10,7 +10,9 @@
 # (FILE.gz), standard output, the process runs on untraced after --pause, and bad
 # arguments and unwritable files get one line.  `heap diff` of three dumps of
 # testdata/programs/leak.rb, which keeps 1000 objects of its own class a step: the new
-# ones between two dumps, the retained ones of three.
+# ones between two dumps, the retained ones of three; and (on the first Ruby: the
+# dumps are heap-dump's, tested on each) of the snapshots `heap diff --every` takes
+# of the running process itself, a step made between them.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -27,7 +29,34 @@ compare() {
 	fi
 }
 
-first=1
+# snapshots_of_leak: heap diff --every of leak.rb (two steps made so far), a third step
+# made once the first snapshot is written: its 1000 RbiLeak::Item new in the second, the
+# temporary snapshots gone; then three kept with --keep.
+snapshots_of_leak() {
+	local tmp=$RB_TMP/tmpdir pid
+	mkdir -p "$tmp"
+	TMPDIR=$tmp "$RBINSPECT" --json -p "$RB_PID" heap diff --every 4 --pause \
+		>"$RB_TMP/snap.json" 2>"$RB_TMP/snap.err" &
+	pid=$!
+	for _ in $(seq 1 300); do
+		grep -q 'snapshot-1.json.gz (paused)' "$RB_TMP/snap.err" && break
+		sleep 0.1
+	done
+	kill -USR1 "$RB_PID"
+	for _ in $(seq 1 100); do
+		[ "$(cat "$RB_TRUTH.ack" 2>/dev/null)" = 3 ] && break
+		sleep 0.1
+	done
+	wait "$pid"
+	is "$? $(jq -r '[.new[] | select(.class_name == "RbiLeak::Item" and .type == "OBJECT") | .count] | add' "$RB_TMP/snap.json") $(ls -A "$tmp" | wc -l)" \
+		"0 1000 0" "$R: heap diff --every: the step made between its snapshots is new, the snapshots removed"
+	"$RBINSPECT" --json -p "$RB_PID" heap diff --every 1 --snapshots 3 --pause --keep "$RB_TMP/kept" \
+		>"$RB_TMP/snap3.json" 2>"$RB_TMP/snap.err"
+	is "$? $(jq '.objects | length' "$RB_TMP/snap3.json") $(jq '.retained | type' "$RB_TMP/snap3.json") $(cd "$RB_TMP/kept" && gzip -t snapshot-1.json.gz snapshot-2.json.gz snapshot-3.json.gz && echo kept)" \
+		"0 3 \"array\" kept" "$R: heap diff --every --snapshots 3 --keep DIR: the retained view, the three dumps kept"
+}
+
+first=1 snap_first=1
 while read -r kind ver root cmd; do
 	R="$kind $ver"
 	if ! ruby_start "$kind" "$root" "$cmd" heap.rb; then
@@ -56,6 +85,11 @@ while read -r kind ver root cmd; do
 	"$RBINSPECT" "$core" heap-dump --strings >"$RB_TMP/core.json" 2>"$RB_TMP/err"
 	is "$?" 0 "$R core: heap-dump to standard output exits 0"
 	compare "$R core" "$RB_TMP/core.json"
+	if [ "$first" = 1 ]; then
+		"$RBINSPECT" "$core" heap diff --every 1 >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c . "$RB_TMP/err") $(grep -c 'a core is one moment' "$RB_TMP/err")" \
+			"2 1 1" "$R core: heap diff --every on a core: one line, exit 2"
+	fi
 	rm -f "$core"
 
 	if [ "$first" = 1 ]; then
@@ -76,6 +110,15 @@ while read -r kind ver root cmd; do
 			"1 1 1" "heap diff of a file that is no heap dump: one line, exit 1"
 		"$RBINSPECT" heap diff "$RB_TMP/core.json" >/dev/null 2>"$RB_TMP/err"
 		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "heap diff of one dump: one line, exit 2"
+		for bad in "--every 0" "--every 2 $RB_TMP/core.json $RB_TMP/core.json" "--snapshots 4 --every 1" \
+			   "--keep $RB_TMP"; do
+			# shellcheck disable=SC2086
+			"$RBINSPECT" -p "$RB_PID" heap diff $bad >/dev/null 2>"$RB_TMP/err"
+			is "$? $(grep -c . "$RB_TMP/err")" "2 1" "heap diff $bad: one line, exit 2"
+		done
+		"$RBINSPECT" heap diff --every 1 >/dev/null 2>"$RB_TMP/err"
+		is "$? $(grep -c 'give it with -p PID' "$RB_TMP/err")" "2 1" \
+			"heap diff --every with no process: one line, exit 2"
 		first=0
 	fi
 	kill -9 "$RB_PID" 2>/dev/null
@@ -103,6 +146,8 @@ while read -r kind ver root cmd; do
 			"0 1000 3" "$R: heap diff A B C: the 1000 made between A and B are retained in C"
 		is "$(jq -r '[.retained[] | select(.type == "STRING") | .count] | add // 0 | . < 100' "$RB_TMP/diff3.json")" \
 			true "$R: heap diff A B C: the dropped Strings are not retained"
+		[ "$snap_first" = 1 ] && snapshots_of_leak
+		snap_first=0
 		kill -9 "$RB_PID" 2>/dev/null
 	else
 		not_ok "$R: leak.rb did not start"
