@@ -30,8 +30,43 @@ struct child {
 	long page;
 };
 
-/* The child maps three pages, unmaps the middle one, fills the others
-   with a pattern, and then waits for commands. */
+/* The child's side: map three pages, unmap the middle one, fill the others
+   with a pattern, say where (on OUT), then run the commands read from IN
+   until it reads EOF. */
+static void child_run(long page, int in, int out)
+{
+	uint8_t *p = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t a = (uintptr_t)p;
+	char b;
+
+	if (p == MAP_FAILED)
+		_exit(1);
+	munmap(p + page, page);
+	for (long i = 0; i < page; i++) {
+		p[i] = (uint8_t)i;
+		p[2 * page + i] = (uint8_t)~i;
+	}
+	if (write(out, &a, sizeof(a)) != sizeof(a))
+		_exit(1);
+	while (read(in, &b, 1) == 1) {
+		if (b == 'c') {
+			p[0]++;
+		} else if (b == 'm') {
+			int fd = open("/proc/self/exe", O_RDONLY);
+
+			/* Two pages: too big for the hole. */
+			if (fd < 0 || mmap(NULL, 2 * page, PROT_READ, MAP_PRIVATE, fd, 0) ==
+				      MAP_FAILED || write(out, &b, 1) != 1)
+				_exit(1);
+		} else if (b == 'p') {
+			if (mprotect(p + 2 * page, page, PROT_NONE) || write(out, &b, 1) != 1)
+				_exit(1);
+		}
+	}
+	_exit(0);
+}
+
 static int child_start(struct child *c)
 {
 	int up[2], down[2];
@@ -44,39 +79,10 @@ static int child_start(struct child *c)
 		return -1;
 	if (c->pid == 0) {
 		/* Only the parent holds the command pipe's write end: when it dies
-		   the read below sees EOF and the child ends too. */
+		   the child's read sees EOF and the child ends too. */
 		close(down[1]);
 		close(up[0]);
-		uint8_t *p = mmap(NULL, 3 * c->page, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		char b;
-
-		munmap(p + c->page, c->page);
-		for (long i = 0; i < c->page; i++) {
-			p[i] = (uint8_t)i;
-			p[2 * c->page + i] = (uint8_t)~i;
-		}
-		uint64_t a = (uintptr_t)p;
-		if (write(up[1], &a, sizeof(a)) != sizeof(a))
-			_exit(1);
-		while (read(down[0], &b, 1) == 1) {
-			if (b == 'c') {
-				p[0]++;
-			} else if (b == 'm') {
-				int fd = open("/proc/self/exe", O_RDONLY);
-
-				/* Two pages: too big for the hole. */
-				if (fd < 0 || mmap(NULL, 2 * c->page, PROT_READ, MAP_PRIVATE,
-						   fd, 0) == MAP_FAILED ||
-				    write(up[1], &b, 1) != 1)
-					_exit(1);
-			} else if (b == 'p') {
-				if (mprotect(p + 2 * c->page, c->page, PROT_NONE) ||
-				    write(up[1], &b, 1) != 1)
-					_exit(1);
-			}
-		}
-		_exit(0);
+		child_run(c->page, down[0], up[1]);
 	}
 	close(up[1]);
 	close(down[0]);
