@@ -373,23 +373,27 @@ static void live_refresh(void *be)
 
 /* Paths in /proc/PID/maps are as the target sees them.  In another mount
    namespace (a container) they are reachable under /proc/PID/root; a plain
-   chroot instead shows paths relative to our own root, so try both. */
+   chroot instead shows paths relative to our own root, so try both.  A
+   process can map a device (a GPU's, /dev/zero): only regular files are
+   opened (rbi_open_regular), since opening a device can act. */
 static int live_open_file(void *be, const char *path)
 {
 	struct live *l = be;
-	int fd = -1;
+	int fd = -ENOENT;
 
 	if (!l->same_root) {
-		snprintf(l->path, sizeof(l->path), "/proc/%d/root%s", (int)l->pid, path);
-		fd = open(l->path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			return fd;
+		snprintf(l->path, sizeof(l->path), "/proc/%d/root", (int)l->pid);
+		fd = rbi_open_regular(l->path, path);
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && fd != -EINVAL)
+		fd = rbi_open_regular(NULL, path);
+	if (fd == -EINVAL)
+		return rbi_fail(RBI_INVAL, "%s (mapped by process %d) is not a regular file: "
+				"not opened", path, (int)l->pid);
 	if (fd < 0)
-		return rbi_fail(errno == EACCES ? RBI_PERM : RBI_SYSTEM,
+		return rbi_fail(fd == -EACCES ? RBI_PERM : RBI_SYSTEM,
 				"cannot open %s (mapped by process %d): %s", path,
-				(int)l->pid, strerror(errno));
+				(int)l->pid, strerror(-fd));
 	return fd;
 }
 

@@ -1,7 +1,8 @@
 /* test-live.c: the live backend and the target layer on a real child
  * process: reads, partial and unmapped reads, batched reads (with and
  * without process_vm_readv), regions, the cache and refresh (which keeps
- * the images until the files mapped change), pages the process made
+ * the images until the files mapped change), files opened only when regular,
+ * pages the process made
  * PROT_NONE (as Ruby's GC.compact does), a process that exits, pids
  * that are not there, and the kernel's random bytes that tell an exec
  * with address randomization off.  TAP output. */
@@ -177,6 +178,20 @@ static void test_protected(const struct child *c)
 	rbi_target_free(t);
 }
 
+/* Files the maps name are opened only when regular: a device can act on
+   open. */
+static void test_open_file(rbi_target *t)
+{
+	int fd = rbi_target_open_file(t, "/proc/self/exe");
+
+	check(fd >= 0, "a regular file the process could map opens (%d)", fd);
+	if (fd >= 0)
+		close(fd);
+	fd = rbi_target_open_file(t, "/dev/null");
+	check(fd == RBI_INVAL && strstr(rbi_errmsg(), "not a regular file"),
+	      "a device is not opened (%d: %s)", fd, rbi_errmsg());
+}
+
 static void test_refresh(rbi_target *t, const struct child *c)
 {
 	uint8_t before = 0xff, cached = 0xff, after = 0xff;
@@ -300,6 +315,7 @@ int main(int argc, char **argv)
 	check(rbi_target_pid(t) == c.pid, "its pid");
 	test_reads(t, &c, "process_vm_readv");
 	test_regions(t, &c);
+	test_open_file(t);
 	test_refresh(t, &c);
 	rbi_target_free(t);
 
