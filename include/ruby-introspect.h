@@ -844,8 +844,11 @@ int rbi_local_foreach(rbi_target *t, const struct rbi_frame *frame,
    copy), into *VALUE, as Ruby reads the name there: "self" is the frame's
    receiver; "@name" an instance variable of self (an Object's, a Class's
    or a Module's); "$name" a global variable; a capitalized word or path
-   ("Foo", "Foo::BAR", "::Foo") a constant, resolved from the top level
-   (Object) through each class's ancestors; any other word a local
+   ("Foo", "Foo::BAR", "::Foo") a constant, its first name resolved as the
+   frame's code reads it (the own constants of the class and module bodies
+   around the code, innermost first, then the ancestors of the innermost,
+   then Object's; a path from "::" and a C frame's from Object), each
+   later one through the ancestors of the one before; any other word a local
    variable of the frame or of a scope around it, the innermost first (a
    block's variable shadows its method's).  Decode it with
    rbi_value_read().  Errors: RBI_INVAL for a name that is not there (the

@@ -1,11 +1,14 @@
-/* constant.c: a constant path's value, as Ruby resolves "Foo::BAR" from
- * the top level (variable.c rb_const_get_0 / rb_const_lookup): each name
- * in the constant table (RCLASS_CONST_TBL: the classext's const_tbl, an
- * rb_id_table of rb_const_entry_t) of the class or module before it, or
- * of its ancestors, Object's own excluded after the first name as Ruby
- * excludes them ("String::Array" is no constant).  The first name is
- * looked up in Object, not in the frame's lexical scope (cref): p reads
- * top-level paths.  An autoload not yet loaded (the entry's value is
+/* constant.c: a constant path's value, as Ruby resolves "Foo::BAR" in a
+ * frame (vm_insnhelper.c vm_get_ev_const, variable.c rb_const_get_0 /
+ * rb_const_lookup).  The first name as the frame's code reads it: in the
+ * own constants of each class or module of its lexical scope (cref.c),
+ * innermost first, the top level's left out; then in the ancestors of the
+ * innermost (of self's class where there is none), and Object's.  A path
+ * from "::" starts at Object.  Each later name in the constant table
+ * (RCLASS_CONST_TBL: the classext's const_tbl, an rb_id_table of
+ * rb_const_entry_t) of the class or module before it, or of its
+ * ancestors, Object's own excluded as Ruby excludes them ("String::Array"
+ * is no constant).  An autoload not yet loaded (the entry's value is
  * Qundef) is said so, never loaded. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +19,8 @@
 #define CONST_NAME_MAX 256
 /* Ancestors searched: superclasses and included modules. */
 #define ANCESTORS_MAX 256
+/* Lexical scopes searched: nesting deeper than this is a cycle. */
+#define SCOPES_MAX 256
 /* Names listed in a "no constant" message. */
 #define NAMES_SHOWN 200
 
@@ -69,13 +74,55 @@ static int const_entry(struct rbi_target *t, const struct rbi_vm *vm, uint64_t o
 			names[0] ? "its own: " : "it has no constants of its own", names);
 }
 
+/* The first NAME of a path as the code of a frame reads it (its lexical
+   scope CREF, its SELF) into *ENTRY. */
+static int lexical_entry(struct rbi_target *t, struct rbi_vm *vm, uint64_t object,
+			 uint64_t cref, uint64_t self, const char *name, uint64_t *entry)
+{
+	struct rbi_cref root = { 0 }, c;
+	uint64_t tbl, at = cref, klass = 0;
+	int rc;
+
+	/* Scopes eval pushed are not the code's own. */
+	for (int i = 0; i < SCOPES_MAX && rbi_vm_cref_read(t, vm, at, &root) &&
+			root.pushed_by_eval; i++)
+		at = root.next;
+	/* Each enclosing class body's own constants; the top level's (the
+	   last scope, Object) with the ancestors after. */
+	c = root;
+	for (int i = 0; i < SCOPES_MAX && c.next; i++) {
+		uint64_t k = c.pushed_by_eval ? 0 : c.klass;
+
+		if (!rbi_vm_cref_read(t, vm, c.next, &c))
+			return rbi_fail(RBI_CORRUPT, "the lexical scope 0x%" PRIx64 " cannot be "
+					"read", at);
+		if (!class_or_module(t, vm, k))
+			continue;
+		if ((rc = const_table(t, vm, k, &tbl)))
+			return rbi_fail_context(rc, "reading the constants of the frame's scope: ");
+		rc = rbi_vm_id_table_find(t, vm, tbl, name, entry, NULL, 0);
+		if (rc != RBI_ITER_END)
+			return rc;
+	}
+	if (root.klass && class_or_module(t, vm, root.klass))
+		klass = root.klass;
+	else if (!rbi_vm_heap_p(vm, self) || rbi_read_u64(t, self + RBI_RBASIC_KLASS, &klass) ||
+		 !class_or_module(t, vm, klass))
+		klass = object;
+	/* rb_const_get: the ancestors, then Object's for a module. */
+	rc = const_entry(t, vm, object, klass, name, "the frame's scope", entry);
+	if (rc == RBI_INVAL && klass != object)
+		rc = const_entry(t, vm, object, object, name, "Object", entry);
+	return rc;
+}
+
 int rbi_vm_constant(struct rbi_target *t, struct rbi_vm *vm, const char *path,
-		    uint64_t *value)
+		    uint64_t cref, uint64_t self, uint64_t *value)
 {
 	char name[CONST_NAME_MAX], done[CONST_NAME_MAX] = "Object";
 	const char *p = path, *end;
 	uint64_t object, addr, size, cur, entry;
-	bool tls;
+	bool tls, lexical = cref != 0;
 	int rc;
 
 	if (vm->layout->const_entry_value == RBI_ABSENT)
@@ -83,8 +130,10 @@ int rbi_vm_constant(struct rbi_target *t, struct rbi_vm *vm, const char *path,
 	if (rbi_image_symbol(vm->image, "rb_cObject", &addr, &size, &tls) || tls ||
 	    rbi_read_u64(t, addr, &object) || !class_or_module(t, vm, object))
 		return rbi_fail(RBI_NO_VM, "rb_cObject was not found: constants cannot be read");
-	if (p[0] == ':' && p[1] == ':')
+	if (p[0] == ':' && p[1] == ':') {
 		p += 2;
+		lexical = false;
+	}
 	cur = object;
 	for (;;) {
 		end = strstr(p, "::");
@@ -98,9 +147,11 @@ int rbi_vm_constant(struct rbi_target *t, struct rbi_vm *vm, const char *path,
 		if (!class_or_module(t, vm, cur))
 			return rbi_fail(RBI_INVAL, "%s is no class or module: %s::%s is no "
 					"constant", done, done, name);
-		if ((rc = const_entry(t, vm, object, cur, name, done, &entry)) ||
-		    (rc = rbi_read_u64(t, entry + vm->layout->const_entry_value, &cur)))
+		rc = lexical ? lexical_entry(t, vm, object, cref, self, name, &entry) :
+			       const_entry(t, vm, object, cur, name, done, &entry);
+		if (rc || (rc = rbi_read_u64(t, entry + vm->layout->const_entry_value, &cur)))
 			return rc;
+		lexical = false;
 		snprintf(done, sizeof(done), "%.*s", (int)(end - path), path);
 		if (cur == vm->k.qundef)
 			return rbi_fail(RBI_INVAL, "%s is to be autoloaded and is not loaded yet",

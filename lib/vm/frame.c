@@ -147,62 +147,71 @@ static void get_cfp(const struct fwalk *w, size_t i, struct cfp *out)
 	out->jit_return = l->cfp_jit_return != RBI_ABSENT ? rbi_get_u64(b, l->cfp_jit_return) : 0;
 }
 
-/* check_method_entry (vm_insnhelper.c): V if it is a method entry, the
-   one inside an svar (when allowed), else 0. */
-static uint64_t check_method_entry(struct fwalk *w, uint64_t v, bool can_be_svar)
+uint64_t rbi_vm_env_slot(struct rbi_target *t, struct rbi_vm *vm, uint64_t v,
+			 bool can_be_svar, unsigned *type)
 {
 	uint64_t flags;
 
 	for (int i = 0; i < 2; i++) {
-		if (!rbi_vm_heap_p(w->vm, v))
+		if (!rbi_vm_heap_p(vm, v))
 			return 0;
-		v = rbi_vm_location(w->t, w->vm, v);
-		if (rbi_read_u64(w->t, v, &flags) || (flags & RBI_T_MASK) != RBI_T_IMEMO)
+		v = rbi_vm_location(t, vm, v);
+		if (rbi_read_u64(t, v, &flags) || (flags & RBI_T_MASK) != RBI_T_IMEMO)
 			return 0;
-		switch (RBI_IMEMO_TYPE(flags)) {
-		case RBI_IMEMO_MENT:
+		*type = RBI_IMEMO_TYPE(flags);
+		if (*type != RBI_IMEMO_SVAR)
 			return v;
-		case RBI_IMEMO_SVAR:
-			if (!can_be_svar || w->l->svar_cref_or_me == RBI_ABSENT ||
-			    rbi_read_u64(w->t, v + w->l->svar_cref_or_me, &v))
-				return 0;
-			can_be_svar = false;
-			continue;
-		default:
+		if (!can_be_svar || vm->layout->svar_cref_or_me == RBI_ABSENT ||
+		    rbi_read_u64(t, v + vm->layout->svar_cref_or_me, &v))
 			return 0;
-		}
+		can_be_svar = false;
 	}
 	return 0;
 }
 
-/* rb_vm_frame_method_entry: walk the environments from EP (whose flags
-   are FLAGS) to the method's, looking for a method entry. */
-static int frame_method_entry(struct fwalk *w, uint64_t ep, uint64_t flags,
-			      uint64_t me_cref, uint64_t *cme)
+uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
+				   uint64_t v, bool can_be_svar)
+{
+	unsigned type;
+
+	v = rbi_vm_env_slot(t, vm, v, can_be_svar, &type);
+	return v && type == RBI_IMEMO_MENT ? v : 0;
+}
+
+int rbi_vm_env_find(struct rbi_target *t, struct rbi_vm *vm, uint64_t ep, uint64_t flags,
+		    uint64_t me_cref, rbi_vm_env_check check, uint64_t *out)
 {
 	uint64_t env[3];        /* ep[-2], ep[-1], ep[0] */
 	int rc;
 
-	*cme = 0;
+	*out = 0;
 	for (int i = 0; !(flags & VM_ENV_FLAG_LOCAL); i++) {
 		if (i > EP_CHAIN_MAX)
 			return rbi_fail(RBI_CORRUPT, "environment chain from 0x%" PRIx64
 					" does not end", ep);
-		if ((*cme = check_method_entry(w, me_cref, false)))
+		if ((*out = check(t, vm, me_cref, false)))
 			return RBI_OK;
-		if ((rc = rbi_read(w->t, ep - 16, env, sizeof(env))))
+		if ((rc = rbi_read(t, ep - 16, env, sizeof(env))))
 			return rc;
 		if (!(env[1] & ~(uint64_t)3) || (env[1] & 4))
 			return rbi_fail(RBI_CORRUPT, "environment 0x%" PRIx64 " has no "
 					"previous environment (0x%" PRIx64 ")", ep, env[1]);
 		ep = env[1] & ~(uint64_t)3;     /* VM_ENV_PREV_EP */
-		if ((rc = rbi_read(w->t, ep - 16, env, sizeof(env))))
+		if ((rc = rbi_read(t, ep - 16, env, sizeof(env))))
 			return rc;
 		me_cref = env[0];
 		flags = env[2];
 	}
-	*cme = check_method_entry(w, me_cref, true);
+	*out = check(t, vm, me_cref, true);
 	return RBI_OK;
+}
+
+/* rb_vm_frame_method_entry: the method entry of the frame whose
+   environment is EP (flags FLAGS, method-entry/cref slot ME_CREF). */
+static int frame_method_entry(struct fwalk *w, uint64_t ep, uint64_t flags,
+			      uint64_t me_cref, uint64_t *cme)
+{
+	return rbi_vm_env_find(w->t, w->vm, ep, flags, me_cref, rbi_vm_check_method_entry, cme);
 }
 
 /* The method entry's definition and its type. */
@@ -279,11 +288,11 @@ static struct memo *memo_slot(struct fwalk *w, uint64_t iseq, uint64_t cme,
 	return m;
 }
 
-/* The first word of the body of method entry CME's definition when the
-   definition has type TYPE (rb_method_iseq_t's iseqptr, rb_method_cfunc_t's
-   func), else 0. */
+/* Word WORD of the body of method entry CME's definition when the
+   definition has type TYPE (rb_method_iseq_t's iseqptr and cref,
+   rb_method_cfunc_t's func), else 0. */
 static int cme_body_word(struct rbi_target *t, const struct rbi_layout *l, uint64_t cme,
-			 unsigned want, uint64_t *out)
+			 unsigned want, unsigned word, uint64_t *out)
 {
 	uint64_t def;
 	unsigned type;
@@ -294,7 +303,7 @@ static int cme_body_word(struct rbi_target *t, const struct rbi_layout *l, uint6
 		return rbi_fail(RBI_LAYOUT, "no method definition layout");
 	if ((rc = cme_def(t, l, cme, &def, &type)))
 		return rc;
-	return type == want ? rbi_read_u64(t, def + l->method_def_body, out) : RBI_OK;
+	return type == want ? rbi_read_u64(t, def + l->method_def_body + 8 * word, out) : RBI_OK;
 }
 
 /* Names that could not be read (RC, the read's error): where the process
@@ -336,7 +345,7 @@ static int cfunc_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 	m->own_label_cut = w->vm->k.label_qualified ? m->label_cut : name_cut;
 	m->base_label = strdup(name);
 	m->base_label_cut = name_cut;
-	cme_body_word(w->t, w->l, cme, VM_METHOD_TYPE_CFUNC, &m->cfunc);
+	cme_body_word(w->t, w->l, cme, VM_METHOD_TYPE_CFUNC, 0, &m->cfunc);
 	return RBI_OK;
 }
 
@@ -809,18 +818,16 @@ bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,
 	       rbi_get_u64(before, l->cfp_self) == rbi_get_u64(after, l->cfp_self);
 }
 
-uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
-				   uint64_t v, bool can_be_svar)
-{
-	struct fwalk w = { .t = t, .vm = vm, .l = vm->layout };
-
-	return check_method_entry(&w, v, can_be_svar);
-}
-
 int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
 		    uint64_t *iseq)
 {
-	return cme_body_word(t, vm->layout, cme, VM_METHOD_TYPE_ISEQ, iseq);
+	return cme_body_word(t, vm->layout, cme, VM_METHOD_TYPE_ISEQ, 0, iseq);
+}
+
+int rbi_vm_cme_cref(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
+		    uint64_t *cref)
+{
+	return cme_body_word(t, vm->layout, cme, VM_METHOD_TYPE_ISEQ, 1, cref);
 }
 
 int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,

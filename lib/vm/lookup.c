@@ -7,7 +7,8 @@
  * "@name" is an instance variable of self (ivar.c reads an Object's, a
  * Class's or a Module's),
  * "$name" a global variable (global.c), and a capitalized word or path a
- * constant resolved from the top level (constant.c).  A name that is not
+ * constant resolved as the frame's code would: through its lexical scope
+ * (cref.c, constant.c).  A name that is not
  * there is RBI_INVAL with what is there; what this Ruby does not let us
  * read is RBI_UNSUPPORTED, never a guess.
  *
@@ -124,6 +125,21 @@ static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const ch
 	return rc;
 }
 
+/* The constant path NAME as FRAME's code reads it: through its lexical
+   scope, where the frame still runs what it ran when it was walked (a C
+   frame's from the top level). */
+static int frame_constant(rbi_target *t, struct rbi_vm *vm, const struct rbi_frame *frame,
+			  const char *name, uint64_t *value)
+{
+	uint64_t cref = 0;
+	int rc;
+
+	if (frame->kind == RBI_FRAME_RUBY && frame->cfp && name[0] != ':' &&
+	    (rc = rbi_vm_frame_cref(t, vm, frame->cfp, frame->iseq, &cref)))
+		return rbi_fail_context(rc, "%s: the frame's lexical scope: ", name);
+	return rbi_vm_constant(t, vm, name, cref, frame->self, value);
+}
+
 RBI_EXPORT int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 				const char *name, uint64_t *value)
 {
@@ -145,7 +161,7 @@ RBI_EXPORT int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 			return ivar_lookup(t, vm, frame->self, name, value);
 		if (name[0] == '$')
 			return rbi_vm_global(t, vm, name, value);
-		return rbi_vm_constant(t, vm, name, value);
+		return frame_constant(t, vm, frame, name, value);
 	}
 	rc = rbi_local_foreach(t, frame, 1, find_local, &f);
 	if (rc < 0)

@@ -116,10 +116,6 @@ bool rbi_vm_frame_hides_caller(const struct rbi_vm *vm, const struct rbi_iseq *i
    stack whose frames are not is torn (sample.c steady, frame.c). */
 bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,
 		     const uint8_t *after);
-/* check_method_entry (vm_insnhelper.c): V if it is a method entry, the
-   one inside an svar (when CAN_BE_SVAR), else 0. */
-uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
-				   uint64_t v, bool can_be_svar);
 /* The iseq a method entry runs (*ISEQ 0 for a method of another kind:
    C, attr, alias...). */
 int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,

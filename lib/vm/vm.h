@@ -313,12 +313,57 @@ int rbi_vm_classext(struct rbi_target *t, const struct rbi_vm *vm, uint64_t klas
 /* KLASS's superclass (RCLASS_SUPER) into *SUPER. */
 bool rbi_vm_class_super(struct rbi_target *t, const struct rbi_vm *vm,
 			uint64_t klass, uint64_t *super);
-/* The value of the constant PATH ("Foo", "Foo::BAR", "::Foo") from the
-   top level (constant.c).  RBI_INVAL for no such constant (the message
-   names what there is) or an autoload not loaded yet, RBI_UNSUPPORTED
-   for a layout without constant tables. */
+/* The value of the constant PATH ("Foo", "Foo::BAR", "::Foo") as Ruby
+   resolves it in a frame whose lexical scope is CREF (rbi_vm_frame_cref)
+   and whose self is SELF (constant.c); CREF 0 or a path from "::": from
+   the top level.  RBI_INVAL for no such constant (the message names what
+   there is) or an autoload not loaded yet, RBI_UNSUPPORTED for a layout
+   without constant tables. */
 int rbi_vm_constant(struct rbi_target *t, struct rbi_vm *vm, const char *path,
-		    uint64_t *value);
+		    uint64_t cref, uint64_t self, uint64_t *value);
+
+/* What an environment's method-entry/cref slot V holds that a check looks
+   for (a method entry, a cref), or 0; CAN_BE_SVAR for the method's own
+   environment, whose slot may hold an svar (rbi_vm_env_find). */
+typedef uint64_t (*rbi_vm_env_check)(struct rbi_target *t, struct rbi_vm *vm, uint64_t v,
+				     bool can_be_svar);
+/* Walk the environments from EP (its flags FLAGS, its slot ME_CREF) out
+   to its method's, as rb_vm_frame_method_entry and vm_env_cref do: the
+   first thing CHECK finds, into *OUT (0 if none).  RBI_CORRUPT for a
+   chain that does not end. */
+int rbi_vm_env_find(struct rbi_target *t, struct rbi_vm *vm, uint64_t ep, uint64_t flags,
+		    uint64_t me_cref, rbi_vm_env_check check, uint64_t *out);
+/* What an environment's method-entry/cref slot V holds: the internal
+   object (its imemo type in *TYPE), the one inside an svar when
+   CAN_BE_SVAR; 0 for anything else. */
+uint64_t rbi_vm_env_slot(struct rbi_target *t, struct rbi_vm *vm, uint64_t v,
+			 bool can_be_svar, unsigned *type);
+/* check_method_entry (vm_insnhelper.c): V if it is a method entry, the
+   one inside an svar (when CAN_BE_SVAR), else 0. */
+uint64_t rbi_vm_check_method_entry(struct rbi_target *t, struct rbi_vm *vm,
+				   uint64_t v, bool can_be_svar);
+/* The lexical scope an iseq method entry's definition keeps
+   (rb_method_iseq_t.cref), into *CREF; 0 for a method of another kind. */
+int rbi_vm_cme_cref(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
+		    uint64_t *cref);
+/* The innermost lexical scope (rb_cref_t) of the frame whose control frame
+   is CFP and that runs ISEQ (0 for a C frame), as vm_env_cref finds it, into
+   *CREF (0: none found).  RBI_CORRUPT if CFP runs something else now. */
+int rbi_vm_frame_cref(struct rbi_target *t, struct rbi_vm *vm, uint64_t cfp, uint64_t iseq,
+		      uint64_t *cref);
+/* One lexical scope (rb_cref_t): the class or module whose constants it
+   sees (CREF_CLASS; 0 if a `class << obj` scope's singleton class is not
+   made yet), the scope around it (0 at the top level), and whether eval
+   pushed it (constant lookup skips those). */
+struct rbi_cref {
+	uint64_t klass, next;
+	bool pushed_by_eval;
+};
+/* IMEMO_FL_USER1 and _USER3 (FL_USER5, FL_USER7) of a cref, 2.6-3.4. */
+#define RBI_CREF_FL_PUSHED_BY_EVAL (1ull << (RBI_FL_USHIFT + 5))
+#define RBI_CREF_FL_SINGLETON (1ull << (RBI_FL_USHIFT + 7))
+bool rbi_vm_cref_read(struct rbi_target *t, struct rbi_vm *vm, uint64_t cref,
+		      struct rbi_cref *out);
 /* The address of rb_global_tbl's rb_id_table into *TABLE: by its symbol,
    else from the code of variable.c's exported functions that read it,
    checked by finding $stdout in it.  RBI_UNSUPPORTED if not found. */

@@ -13,7 +13,8 @@
 #   fibered-root  thread "fibered"'s root fiber, in Fiber#resume of ...
 #   inner         ... this one, blocked in Queue#pop: the thread's current fiber (its frames
 #                 are the thread's own backtrace in FILE; "expr" records of its frame 1,
-#                 Lab.wait_inner: the module Lab's instance variables)
+#                 Lab.wait_inner: the module Lab's instance variables and two of its
+#                 constants, by their bare names)
 #   fresh         made and never resumed: no frames
 #   done          resumed to its end: terminated, no frames
 #   sched-0, sched-1  (3.0+) thread "scheduled" runs a Fiber.set_scheduler scheduler of its
@@ -41,6 +42,10 @@ module Lab
   @lab_int = 5
   @lab_str = "lab ivar"
   @lab_sym = :lab_sym
+  # Constants only Lab's own code sees by their bare name (its lexical scope): p LEX_INT
+  # in Lab.wait_inner ("expr" truth), no constant at the top level.
+  LEX_INT = 42
+  LEX_STR = "lexical"
 
   def self.level1
     level2
@@ -65,7 +70,8 @@ module Lab
   end
 
   def self.wait_inner
-    RbiTruth.exprs(1, instance_variables.map { |iv| [iv, instance_variable_get(iv)] })
+    RbiTruth.exprs(1, instance_variables.map { |iv| [iv, instance_variable_get(iv)] } +
+                      [["LEX_INT", LEX_INT], ["LEX_STR", LEX_STR]])
     RbiTruth.parking!
     INNER.pop
   end

@@ -191,13 +191,18 @@ while read -r kind ver root cmd; do
 done < <(rubies_list)
 
 # p @ivar where self is a module: Lab.wait_inner (fibers.rb, thread "fibered") reads Lab's
-# own instance variables, live and from a core, on every Ruby.
+# own instance variables, and p LEX_INT Lab's constants through the frame's lexical scope
+# (not from the top level, where they are not), live and from a core, on every Ruby.
 while read -r kind ver root cmd; do
 	if ! ruby_start "$kind" "$root" "$cmd" fibers.rb; then
 		not_ok "$kind $ver: fibers.rb did not start"; continue
 	fi
 	wait_parked "$RB_PID" || diag "$kind $ver: fibers.rb: not every task sleeps"
 	p_records "$kind $ver live" expr --thread fibered -p "$RB_PID"
+	th=$("$RBINSPECT" --json -p "$RB_PID" threads | jq '.threads[] | select(.name == "fibered") | .number')
+	"$RBINSPECT" -p "$RB_PID" -ex "thread $th" -ex 'frame 1' -ex 'p ::LEX_INT' >/dev/null 2>"$RB_TMP/lex.err"
+	is "$?:$(grep -c 'no constant LEX_INT' "$RB_TMP/lex.err")" "2:1" \
+		"$kind $ver: p ::LEX_INT reads from the top level, where Lab's LEX_INT is not"
 	core=$(core_of "$RB_PID")
 	p_records "$kind $ver core" expr --thread fibered "$core"
 	rm -f "$core"
