@@ -57,7 +57,7 @@ crash_start() {
 	local kind=$1 root=$2 cmd=$3
 	if [ "$kind" = deb ]; then
 		programs_install "$root" "$CRASH_EXT"
-		RBI_CRASHEXT=/tmp/rbi-programs/crashext.so ruby_start "$kind" "$root" "$cmd" crash.rb
+		RBI_CRASHEXT="$RB_PROGS/crashext.so" ruby_start "$kind" "$root" "$cmd" crash.rb
 	else
 		RBI_CRASHEXT=$CRASH_EXT ruby_start "$kind" "$root" "$cmd" crash.rb
 	fi

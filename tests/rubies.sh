@@ -4,6 +4,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RBINSPECT=${RBINSPECT:-$here/build-test/repl/rbinspect}
 RB_TMP=$(mktemp -d /tmp/rbi-test.XXXXXX)
 RB_PIDS=()
+# Where a Debian Ruby's root holds testdata/programs (programs_install): one directory per
+# checkout, so that runs of different checkouts (a branch beside main) never read each
+# other's versions of a program.
+RB_PROGS=/tmp/rbi-programs-$(printf '%s' "$here" | cksum | cut -d' ' -f1)
 
 rubies_cleanup() {
 	local p
@@ -71,12 +75,12 @@ ruby_exe() {
 	else echo "$3"; fi
 }
 
-# programs_install ROOT [FILE...]: testdata/programs (and FILEs) into ROOT/tmp/rbi-programs.
-# Every test run on the machine shares that directory and Rubies of other runs may be
-# reading it: a file is only replaced when it differs, and then by a rename, so a reader
-# sees the old file or the new one, never one half written.
+# programs_install ROOT [FILE...]: testdata/programs (and FILEs) into ROOT$RB_PROGS.  Every
+# test run of this checkout shares that directory and Rubies of other runs may be reading
+# it: a file is only replaced when it differs, and then by a rename, so a reader sees the
+# old file or the new one, never one half written.
 programs_install() {
-	local dir=$1/tmp/rbi-programs rel src
+	local dir=$1$RB_PROGS rel src
 	while IFS= read -r rel; do
 		file_replace "$here/testdata/programs/$rel" "$dir/$rel"
 	done < <(cd "$here/testdata/programs" && find . -type f)
@@ -97,15 +101,15 @@ ruby_start() {
 	out=$RB_TMP/$name.$RANDOM.out
 	if [ "$kind" = deb ]; then
 		programs_install "$root"
-		local truth_in=/tmp/rbi-programs/$name.$$.$RANDOM.truth
+		local truth_in=$RB_PROGS/$name.$$.$RANDOM.truth
 		RB_TRUTH=$root$truth_in
 		if [ "$mode" = ns ]; then
 			RBI_TRUTH=$truth_in RBI_NS_PIDFILE=$out.pid \
 				"$here/tools/run-in-ns.sh" "$root" /usr/bin/ruby \
-				"/tmp/rbi-programs/$name.rb" >"$out" 2>&1 &
+				"$RB_PROGS/$name.rb" >"$out" 2>&1 &
 		else
 			RBI_TRUTH=$truth_in chroot "$root" /usr/bin/ruby \
-				"/tmp/rbi-programs/$name.rb" >"$out" 2>&1 &
+				"$RB_PROGS/$name.rb" >"$out" 2>&1 &
 		fi
 	else
 		RB_TRUTH=$RB_TMP/$name.$RANDOM.truth

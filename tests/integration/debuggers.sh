@@ -227,9 +227,9 @@ $root/lib/x86_64-linux-gnu $root/usr/lib/x86_64-linux-gnu $root/lib64")
 	if [ "$first" = 1 ] && [ "$kind" = deb ] && [ -n "$GDB_MIN" ]; then
 		programs_install "$root"
 		log=$RB_TMP/launched.log
-		RBI_TRUTH=/tmp/rbi-programs/launched.$$.truth "$GDB_MIN" -nx -batch -x "$SCRIPT" \
+		RBI_TRUTH="$RB_PROGS/launched.$$.truth" "$GDB_MIN" -nx -batch -x "$SCRIPT" \
 			-ex run -ex 'echo @@bt\n' -ex rb-bt -ex 'echo @@end\n' -ex kill \
-			--args chroot "$root" /usr/bin/ruby /tmp/rbi-programs/threads.rb >"$log" 2>&1 </dev/null &
+			--args chroot "$root" /usr/bin/ruby "$RB_PROGS/threads.rb" >"$log" 2>&1 </dev/null &
 		gpid=$!
 		for _ in $(seq 1 300); do grep -q '^READY' "$log" && break; sleep 0.1; done
 		lpid=$(awk '/^READY/ { print $2; exit }' "$log")
@@ -252,7 +252,7 @@ $root/lib/x86_64-linux-gnu $root/usr/lib/x86_64-linux-gnu $root/lib64")
 			dir=/tmp/rbi-nobody.$$
 			mkdir -p "$root$dir" && chmod 1777 "$root$dir"
 			RBI_TRUTH=$dir/truth chroot --userspec=65534:65534 "$root" /usr/bin/ruby \
-				/tmp/rbi-programs/threads.rb >"$RB_TMP/nobody.out" 2>&1 </dev/null &
+				"$RB_PROGS/threads.rb" >"$RB_TMP/nobody.out" 2>&1 </dev/null &
 			npid=$!
 			RB_PIDS+=("$npid")
 			for _ in $(seq 1 300); do grep -q '^READY' "$RB_TMP/nobody.out" && break; sleep 0.1; done

@@ -36,7 +36,7 @@ check_bt() {
 while read -r kind ver root cmd; do
 	if [ "$kind" = deb ]; then
 		programs_install "$root" "$here/tests/line-rule.rb"
-		rule=$(chroot "$root" /usr/bin/ruby /tmp/rbi-programs/line-rule.rb 2>&1)
+		rule=$(chroot "$root" /usr/bin/ruby "$RB_PROGS/line-rule.rb" 2>&1)
 	else
 		rule=$("$cmd" "$here/tests/line-rule.rb" 2>&1)
 	fi

@@ -582,7 +582,7 @@ while read -r kind ver root cmd; do
 
 	# ---- A program started by record: -- COMMAND -----------------------------------------------
 	if [ "$kind" = deb ]; then
-		set -- chroot "$root" /usr/bin/ruby /tmp/rbi-programs/hot.rb 2.5
+		set -- chroot "$root" /usr/bin/ruby "$RB_PROGS/hot.rb" 2.5
 	else
 		set -- "$cmd" "$here/testdata/programs/hot.rb" 2.5
 	fi
@@ -603,8 +603,8 @@ while read -r kind ver root cmd; do
 	# ends it, the profile written.  The deb chroot's programs are shared with other runs:
 	# a copy of its own.
 	if [ "$kind" = deb ]; then
-		cp "$here/testdata/programs/thread-churn.rb" "$root/tmp/rbi-programs/thread-churn.$$.rb"
-		set -- chroot "$root" /usr/bin/ruby "/tmp/rbi-programs/thread-churn.$$.rb" 1.5
+		cp "$here/testdata/programs/thread-churn.rb" "$root$RB_PROGS/thread-churn.$$.rb"
+		set -- chroot "$root" /usr/bin/ruby "$RB_PROGS/thread-churn.$$.rb" 1.5
 	else
 		set -- "$cmd" "$here/testdata/programs/thread-churn.rb" 1.5
 	fi
@@ -660,7 +660,7 @@ while read -r kind ver root cmd; do
 		fi
 		[ -n "$bad" ] && break
 	done
-	[ "$kind" = deb ] && rm -f "$root/tmp/rbi-programs/thread-churn.$$.rb"
+	[ "$kind" = deb ] && rm -f "$root$RB_PROGS/thread-churn.$$.rb"
 	[ -z "$bad" ] && [ "$try" -lt 3 ] && bad="$late tries found the process already ending"
 	if [ -z "$bad" ]; then
 		ok "$R: record --pause -p on a process that exits with threads coming and going: 3 tries ended by its end, profile written, the process ran to its end"
@@ -670,7 +670,7 @@ while read -r kind ver root cmd; do
 
 	# ---- A Ruby that execs another: followed across the exec ---------------------------------------
 	if [ "$kind" = deb ]; then
-		set -- chroot "$root" /usr/bin/ruby /tmp/rbi-programs/exec.rb 1.5
+		set -- chroot "$root" /usr/bin/ruby "$RB_PROGS/exec.rb" 1.5
 	else
 		set -- "$cmd" "$here/testdata/programs/exec.rb" 1.5
 	fi
@@ -693,7 +693,7 @@ while read -r kind ver root cmd; do
 		# exec.rb repeats its command line, read from /proc or (a chroot without it)
 		# as RbConfig.ruby: give it that path.
 		[ "$kind" = deb ] && set -- chroot "$root" "$(chroot "$root" /usr/bin/ruby -e 'print RbConfig.ruby')" \
-			/tmp/rbi-programs/exec.rb 1.5
+			"$RB_PROGS/exec.rb" 1.5
 		"$B" record --rate 200 --no-lines --format folded -o "$T/exec0.folded" \
 			--raw "$T/exec0.rbiprof" -q -- setarch -R "$@" first >/dev/null 2>"$T/err"
 		rc=$?
