@@ -861,6 +861,20 @@ int rbi_local_foreach(rbi_target *t, const struct rbi_frame *frame,
 int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 		     const char *name, uint64_t *value);
 
+/* Callback for each name rbi_frame_names() finds.  Returning non-zero
+   stops the walk and makes rbi_frame_names() return that value. */
+typedef int (*rbi_name_fn)(const char *name, void *arg);
+
+/* Call FN for the names rbi_frame_lookup() can read in FRAME that are of
+   KIND: '@' the instance variables of self (as rbi_frame_lookup reads
+   them), '$' the global variables (virtual ones included), 'A' the
+   constants the frame's code reads by their bare names (its lexical
+   scope's, then the ancestors', then Object's: a name may come more than
+   once).  For a debugger's completion.  Errors: RBI_INVAL for another
+   KIND, and rbi_frame_lookup's for reading those of that kind. */
+int rbi_frame_names(rbi_target *t, const struct rbi_frame *frame, char kind,
+		    rbi_name_fn fn, void *arg);
+
 /* VALUE[INDEX] of an Array, into *OUT: INDEX < 0 counts from the end, and
    past either end it is nil, as Array#[].  RBI_INVAL if VALUE is no
    Array. */

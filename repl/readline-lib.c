@@ -39,6 +39,7 @@ static const struct {
 	SYM(outstream, rl_outstream),
 	SYM(attempted_completion_function, rl_attempted_completion_function),
 	SYM(attempted_completion_over, rl_attempted_completion_over),
+	SYM(completer_word_break_characters, rl_completer_word_break_characters),
 	SYM(catch_signals, rl_catch_signals),
 	SYM(line_buffer, rl_line_buffer),
 	SYM(history_length, history_length),

@@ -30,6 +30,7 @@ struct readline_lib {
 	__typeof__(&rl_outstream) outstream;
 	__typeof__(&rl_attempted_completion_function) attempted_completion_function;
 	__typeof__(&rl_attempted_completion_over) attempted_completion_over;
+	__typeof__(&rl_completer_word_break_characters) completer_word_break_characters;
 	__typeof__(&rl_catch_signals) catch_signals;
 	__typeof__(&rl_line_buffer) line_buffer;
 	__typeof__(&history_length) history_length;

@@ -265,11 +265,19 @@ static void history_close(void)
 static struct session *comp_session;
 static char *comp_words[COMPLETE_MAX];
 static size_t comp_n;
+static const char *comp_text;   /* the word being completed */
 
+/* W, if it completes the word and is not offered yet: the list is kept to
+   what can match, so long lists (constants) are not cut short. */
 static void comp_add(const char *w)
 {
 	char *d;
 
+	if (comp_text && strncmp(w, comp_text, strlen(comp_text)))
+		return;
+	for (size_t i = 0; i < comp_n; i++)
+		if (!strcmp(comp_words[i], w))
+			return;
 	if (comp_n < COMPLETE_MAX && (d = strdup(w)))
 		comp_words[comp_n++] = d;
 }
@@ -299,13 +307,30 @@ static int comp_local(const struct rbi_local *l, void *arg)
 	return comp_n >= COMPLETE_MAX;
 }
 
-/* The selected frame's: "self" and its locals' names. */
+static int comp_name(const char *name, void *arg)
+{
+	(void)arg;
+	comp_add(name);
+	return comp_n >= COMPLETE_MAX;
+}
+
+/* The names p reads in the selected frame that the word can start: self
+   and its locals, or its self's @ivars, the $globals, the Constants its
+   code reads. */
 static int comp_frame_locals(const struct rbi_frame *f, void *arg)
 {
+	char c = comp_text ? comp_text[0] : '\0';
+
 	if (f->index != comp_session->frame)
 		return 0;
-	comp_add("self");
-	rbi_local_foreach(comp_session->target, f, 1, comp_local, NULL);
+	if (c == '@' || c == '$')
+		rbi_frame_names(comp_session->target, f, c, comp_name, NULL);
+	else if (c >= 'A' && c <= 'Z')
+		rbi_frame_names(comp_session->target, f, 'A', comp_name, NULL);
+	else {
+		comp_add("self");
+		rbi_local_foreach(comp_session->target, f, 1, comp_local, NULL);
+	}
 	return 1;
 }
 
@@ -411,6 +436,7 @@ static char **complete(const char *text, int start, int end)
 	comp_n = 0;
 	if (!(line = strndup(*rl->line_buffer, (size_t)start)))
 		return NULL;
+	comp_text = text;
 	n = split_words(line, words, REPL_ARGS_MAX);
 	if (n == 0) {
 		for (c = commands; c->name; c++)
@@ -419,6 +445,7 @@ static char **complete(const char *text, int start, int end)
 		interrupt_flag = 0;
 		comp_collect(c, n > 1 ? words[n - 1] : NULL);
 	}
+	comp_text = NULL;
 	free(line);
 	return rl->completion_matches(text, comp_generator);
 }
@@ -467,6 +494,8 @@ static void line_handler(char *line)
 	}
 }
 
+static char word_breaks[] = " \t\n\"\\'`><=;|&{(";
+
 static int repl_tty(struct session *s)
 {
 	line_session = s;
@@ -474,6 +503,9 @@ static int repl_tty(struct session *s)
 	*rl->readline_name = "rbinspect";
 	*rl->outstream = stdout;
 	*rl->attempted_completion_function = complete;
+	/* readline's default, but for '@' and '$': p completes @ivars and
+	   $globals as whole words. */
+	*rl->completer_word_break_characters = word_breaks;
 	*rl->catch_signals = 0;         /* SIGINT is ours (on_sigint) */
 	/* Output redirected: keep the prompt and echo on the terminal. */
 	if (!isatty(fileno(s->out)))

@@ -58,28 +58,29 @@ static int find_local(const struct rbi_local *l, void *arg)
 	return 0;
 }
 
-/* The instance variable NAME ("@x") of SELF into *VALUE. */
-static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const char *name,
-		       uint64_t *value)
+/* FN(NAME, VALUE, ARG) for each set instance variable of SELF (an Object,
+   a Class or a Module; hidden ones, whose names have no "@", left out),
+   until FN returns non-zero, which is returned.  WHAT starts messages. */
+typedef int (*ivar_fn)(const char *name, uint64_t value, void *arg);
+static int ivars_foreach(rbi_target *t, struct rbi_vm *vm, uint64_t self, const char *what,
+			 ivar_fn fn, void *arg)
 {
 	const struct rbi_layout *l = vm->layout;
 	uint8_t bytes[RVALUE_READ];
 	struct rbi_obj_bytes obj = { .addr = self, .bytes = bytes };
 	struct rbi_ivars iv = { 0 };
-	char names[NAMES_SHOWN], ivar[IVAR_NAME_MAX];
+	char ivar[IVAR_NAME_MAX];
 	uint64_t klass;
-	size_t used = 0;
 	unsigned type;
-	int rc, n;
+	int rc;
 
-	names[0] = '\0';
 	if (!rbi_vm_heap_p(vm, self) || rbi_vm_obj_flags(t, vm, self, &obj.flags))
 		return rbi_fail(RBI_UNSUPPORTED, "%s: self is no heap object: no instance "
-				"variables", name);
+				"variables", what);
 	type = obj.flags & RBI_T_MASK;
 	if (type != RBI_T_OBJECT && type != RBI_T_CLASS && type != RBI_T_MODULE)
 		return rbi_fail(RBI_UNSUPPORTED, "%s: instance variables are read of an Object, "
-				"a Class or a Module, and self is a %s", name,
+				"a Class or a Module, and self is a %s", what,
 				rbi_value_type_name(type) ? rbi_value_type_name(type) : "T_NONE");
 	if (l->rvalue_size == RBI_ABSENT || l->rvalue_size > sizeof(bytes))
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no RVALUE size");
@@ -95,34 +96,61 @@ static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const ch
 		rbi_ivars_free(&iv);
 		if (rc == RBI_UNSUPPORTED)
 			return rbi_fail_context(rc, "%s: instance variables cannot be read on "
-						"this Ruby: ", name);
-		return rbi_fail_context(rc, "%s: ", name);
+						"this Ruby: ", what);
+		return rbi_fail_context(rc, "%s: ", what);
 	}
-	rc = RBI_ITER_END;
-	for (uint64_t i = 0; i < iv.n && rc == RBI_ITER_END; i++) {
+	rc = 0;
+	for (uint64_t i = 0; i < iv.n && !rc; i++) {
 		if (!iv.ids[i] || iv.values[i] == vm->k.qundef)
 			continue;       /* unset */
 		if ((rc = rbi_vm_id_name(t, vm, iv.ids[i], ivar, sizeof(ivar), NULL)))
 			break;
-		if (!strcmp(ivar, name)) {
-			*value = iv.values[i];
-			rc = RBI_OK;
-			break;
-		}
-		rc = RBI_ITER_END;
-		/* Hidden ones (a class's __classpath__ up to 3.1) are no names
-		   to offer. */
-		if (ivar[0] == '@' && used < sizeof(names)) {
-			n = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "",
-				     ivar);
-			used += n > 0 ? (size_t)n : 0;
-		}
+		/* Hidden ones (a class's __classpath__ up to 3.1) are no names. */
+		if (ivar[0] == '@')
+			rc = fn(ivar, iv.values[i], arg);
 	}
 	rbi_ivars_free(&iv);
-	if (rc == RBI_ITER_END)
-		return rbi_fail(RBI_INVAL, "self has no instance variable %s (%s%s)", name,
-				used ? "it has: " : "it has none", names);
 	return rc;
+}
+
+struct ivar_find {
+	const char *name;
+	uint64_t value;
+	char names[NAMES_SHOWN];
+	size_t used;
+};
+
+static int ivar_match(const char *ivar, uint64_t value, void *arg)
+{
+	struct ivar_find *f = arg;
+	int n;
+
+	if (!strcmp(ivar, f->name)) {
+		f->value = value;
+		return 1;
+	}
+	if (f->used < sizeof(f->names)) {
+		n = snprintf(f->names + f->used, sizeof(f->names) - f->used, "%s%s",
+			     f->used ? ", " : "", ivar);
+		f->used += n > 0 ? (size_t)n : 0;
+	}
+	return 0;
+}
+
+/* The instance variable NAME ("@x") of SELF into *VALUE. */
+static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const char *name,
+		       uint64_t *value)
+{
+	struct ivar_find f = { .name = name };
+	int rc = ivars_foreach(t, vm, self, name, ivar_match, &f);
+
+	if (rc < 0)
+		return rc;
+	if (!rc)
+		return rbi_fail(RBI_INVAL, "self has no instance variable %s (%s%s)", name,
+				f.used ? "it has: " : "it has none", f.names);
+	*value = f.value;
+	return RBI_OK;
 }
 
 /* The constant path NAME as FRAME's code reads it: through its lexical
@@ -172,6 +200,64 @@ RBI_EXPORT int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 				f.names);
 	*value = f.value;
 	return RBI_OK;
+}
+
+/* Names for rbi_frame_names: each passed to the caller's FN. */
+struct name_walk {
+	struct rbi_target *t;
+	const struct rbi_vm *vm;
+	rbi_name_fn fn;
+	void *arg;
+};
+
+static int ivar_name(const char *ivar, uint64_t value, void *arg)
+{
+	const struct name_walk *w = arg;
+
+	(void)value;
+	return w->fn(ivar, w->arg);
+}
+
+/* An rb_id_table key's name (one that cannot be read is left out). */
+static int table_name(uint32_t serial, uint64_t value, void *arg)
+{
+	const struct name_walk *w = arg;
+	char name[IVAR_NAME_MAX];
+
+	(void)value;
+	if (rbi_vm_serial_name(w->t, w->vm, serial, name, sizeof(name), NULL))
+		return 0;
+	return w->fn(name, w->arg);
+}
+
+RBI_EXPORT int rbi_frame_names(rbi_target *t, const struct rbi_frame *frame, char kind,
+			       rbi_name_fn fn, void *arg)
+{
+	struct name_walk w = { .t = t, .fn = fn, .arg = arg };
+	struct rbi_vm *vm;
+	uint64_t tbl, cref = 0;
+	int rc;
+
+	if (!t || !frame || !fn)
+		return rbi_fail(RBI_INVAL, "no target, frame or callback");
+	if ((rc = rbi_vm_get(t, &vm)))
+		return rc;
+	w.vm = vm;
+	switch (kind) {
+	case '@':
+		return ivars_foreach(t, vm, frame->self, "@", ivar_name, &w);
+	case '$':
+		if ((rc = rbi_vm_global_table(t, vm, &tbl)))
+			return rc;
+		return rbi_vm_id_table_foreach(t, vm, tbl, table_name, &w);
+	case 'A':
+		if (frame->kind == RBI_FRAME_RUBY && frame->cfp &&
+		    (rc = rbi_vm_frame_cref(t, vm, frame->cfp, frame->iseq, &cref)))
+			return rc;
+		return rbi_vm_constant_names(t, vm, cref, frame->self, table_name, &w);
+	default:
+		return rbi_fail(RBI_INVAL, "names of kind '%c': '@', '$' or 'A'", kind);
+	}
 }
 
 RBI_EXPORT int rbi_value_at(rbi_target *t, uint64_t value, int64_t index, uint64_t *out)

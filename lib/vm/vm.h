@@ -321,6 +321,13 @@ bool rbi_vm_class_super(struct rbi_target *t, const struct rbi_vm *vm,
    without constant tables. */
 int rbi_vm_constant(struct rbi_target *t, struct rbi_vm *vm, const char *path,
 		    uint64_t cref, uint64_t self, uint64_t *value);
+/* FN(serial, entry, ARG) for each constant whose bare name code reads in a
+   frame whose lexical scope is CREF and whose self is SELF (the tables
+   rbi_vm_constant looks a path's first name up in, in its order: a name
+   may come more than once), until FN returns non-zero, which is
+   returned. */
+int rbi_vm_constant_names(struct rbi_target *t, struct rbi_vm *vm, uint64_t cref,
+			  uint64_t self, rbi_vm_id_table_fn fn, void *arg);
 
 /* What an environment's method-entry/cref slot V holds that a check looks
    for (a method entry, a cref), or 0; CAN_BE_SVAR for the method's own

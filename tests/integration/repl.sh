@@ -1,6 +1,7 @@
 # repl.sh: the interactive session driven through a real terminal (tmux
 # send-keys / capture-pane) on two Ruby versions (the oldest and newest
-# test Rubies): tab completion of commands, thread numbers and options,
+# test Rubies): tab completion of commands, thread numbers and options, of p's locals,
+# @ivars, $globals and constants,
 # history kept across two runs, Ctrl-C at the prompt and during a long
 # command, EOF, color on a terminal and NO_COLOR, and frame/locals on a
 # live target and on a core.
@@ -95,6 +96,14 @@ for line in "${picked[@]}"; do
 	keys "$s" Enter
 	expect "$l: p small" "$s" '^42$'
 	wait_prompt "$s"
+	# ... and self's @ivars, the $globals and the constants its code reads.
+	keys "$s" 'p @top_f' Tab
+	expect "$l: p completes an instance variable of self" "$s" '^\(rbinspect\) p @top_float$' 30
+	keys "$s" C-u 'p $stdo' Tab
+	expect "$l: p completes a global variable" "$s" '^\(rbinspect\) p \$stdout$' 30
+	keys "$s" C-u 'p Thin' Tab
+	expect "$l: p completes a constant" "$s" '^\(rbinspect\) p Thing$' 30
+	keys "$s" C-u
 	keys "$s" 'frame 1' Enter
 	expect "$l live: a block's own and enclosing locals" "$s" '^  locals of the enclosing scope:$'
 	wait_prompt "$s"
