@@ -3,10 +3,11 @@
  * method was running in, TOTAL the time it was on the stack, each also as
  * a share of the time sampled, since the start (or the last reset) or in
  * the last interval.  The library samples (rbi_profile_record with a
- * progress callback) and keeps the samples; this tabulates the range of
- * them shown.  On a terminal, keys (read at each refresh) sort by own or
- * total time, pause the display, reset, switch cumulative and interval,
- * and quit. */
+ * progress callback); at each refresh this tallies the interval's samples,
+ * adds them to the running totals and drops them, so a top left running
+ * for days keeps one interval of samples.  On a terminal, keys (read at
+ * each refresh) sort by own or total time, pause the display, reset,
+ * switch cumulative and interval, and quit. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +22,24 @@
 
 #define TOP_DEFAULT 20
 
+/* What a stretch of samples adds up to: by frame id, the time a frame ran
+   in (self) and was on the stack (total), and whether it was a stack's
+   root (a thread, with RBI_VIEW_THREADS). */
+struct tally {
+	uint64_t *self, *total;         /* ns */
+	uint8_t *root;
+	uint64_t samples, time_ns, gc_ns, gvl_samples, nthreads;
+};
+
 struct top {
 	struct session *s;
 	struct profile_opts o;
-	uint64_t *self, *total, *seen;  /* ns, ns, serial */
+	struct tally cum, last;         /* since the start or reset; the last interval */
+	struct tally *into;             /* the one being tallied */
+	uint64_t *seen;                 /* by frame id: the stack that last counted it */
 	const struct rbi_sample_frame **frame;
 	size_t cap;
-	uint64_t samples, time_ns, gc_ns, serial;
-	uint64_t gvl_samples, nthreads;
-	size_t mark;                    /* first sample of the last interval */
+	uint64_t serial;
 	uint64_t mark_ticks, start_ticks;       /* rbi_sample_stats.samples */
 	double mark_s, start_s;         /* CLOCK_MONOTONIC */
 	unsigned rounds;
@@ -45,45 +55,82 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* *V grown from OLD to CAP elements of SIZE bytes, the new ones zero. */
+static bool grow_array(void *v, size_t size, size_t old, size_t cap)
+{
+	char *a = realloc(*(void **)v, cap * size);
+
+	if (!a)
+		return false;
+	memset(a + old * size, 0, (cap - old) * size);
+	*(void **)v = a;
+	return true;
+}
+
 static bool grow(struct top *t, size_t id)
 {
 	size_t cap = t->cap ? t->cap : 256;
+	struct tally *ts[] = { &t->cum, &t->last };
 
 	if (id < t->cap)
 		return true;
 	while (cap <= id)
 		cap *= 2;
-	uint64_t *a = realloc(t->self, cap * sizeof(*a));
-	if (!a)
+	for (size_t i = 0; i < 2; i++)
+		if (!grow_array(&ts[i]->self, sizeof(uint64_t), t->cap, cap) ||
+		    !grow_array(&ts[i]->total, sizeof(uint64_t), t->cap, cap) ||
+		    !grow_array(&ts[i]->root, 1, t->cap, cap))
+			return false;
+	if (!grow_array(&t->seen, sizeof(*t->seen), t->cap, cap) ||
+	    !grow_array(&t->frame, sizeof(*t->frame), t->cap, cap))
 		return false;
-	t->self = a;
-	if (!(a = realloc(t->total, cap * sizeof(*a))))
-		return false;
-	t->total = a;
-	if (!(a = realloc(t->seen, cap * sizeof(*a))))
-		return false;
-	t->seen = a;
-	const struct rbi_sample_frame **f = realloc(t->frame, cap * sizeof(*f));
-	if (!f)
-		return false;
-	t->frame = f;
-	memset(t->self + t->cap, 0, (cap - t->cap) * sizeof(*t->self));
-	memset(t->total + t->cap, 0, (cap - t->cap) * sizeof(*t->total));
-	memset(t->seen + t->cap, 0, (cap - t->cap) * sizeof(*t->seen));
-	memset(t->frame + t->cap, 0, (cap - t->cap) * sizeof(*t->frame));
 	t->cap = cap;
 	return true;
+}
+
+static void tally_clear(struct tally *y, size_t cap)
+{
+	if (cap) {
+		memset(y->self, 0, cap * sizeof(*y->self));
+		memset(y->total, 0, cap * sizeof(*y->total));
+		memset(y->root, 0, cap);
+	}
+	y->samples = y->time_ns = y->gc_ns = y->gvl_samples = y->nthreads = 0;
+}
+
+/* The last interval's tally into the running one. */
+static void tally_add(struct tally *to, const struct tally *from, size_t cap)
+{
+	to->nthreads = 0;
+	for (size_t i = 0; i < cap; i++) {
+		to->self[i] += from->self[i];
+		to->total[i] += from->total[i];
+		to->root[i] |= from->root[i];
+		to->nthreads += to->root[i];
+	}
+	to->samples += from->samples;
+	to->time_ns += from->time_ns;
+	to->gc_ns += from->gc_ns;
+	to->gvl_samples += from->gvl_samples;
+}
+
+static void tally_free(struct tally *y)
+{
+	free(y->self);
+	free(y->total);
+	free(y->root);
 }
 
 static int tally(const struct rbi_sample_frame *const *frames, size_t n, uint64_t count,
 		 uint64_t weight_ns, void *arg)
 {
 	struct top *t = arg;
+	struct tally *y = t->into;
 
 	if (!n)
 		return 0;
-	t->samples += count;
-	t->time_ns += weight_ns;
+	y->samples += count;
+	y->time_ns += weight_ns;
 	t->serial++;
 	for (size_t i = 0; i < n; i++) {
 		const struct rbi_sample_frame *f = frames[i];
@@ -95,13 +142,13 @@ static int tally(const struct rbi_sample_frame *const *frames, size_t n, uint64_
 		t->frame[f->id] = f;
 		if (t->seen[f->id] != t->serial) {
 			t->seen[f->id] = t->serial;
-			t->total[f->id] += weight_ns;
+			y->total[f->id] += weight_ns;
 		}
 	}
-	t->self[frames[n - 1]->id] += weight_ns;
+	y->self[frames[n - 1]->id] += weight_ns;
 	/* The GC frame, or what it does above it. */
 	if (frames[n - 1]->kind == RBI_FRAME_GC)
-		t->gc_ns += weight_ns;
+		y->gc_ns += weight_ns;
 	return 0;
 }
 
@@ -110,16 +157,17 @@ static int count_gvl(const struct rbi_sample_frame *const *frames, size_t n, uin
 		     uint64_t weight_ns, void *arg)
 {
 	(void)frames, (void)n, (void)weight_ns;
-	((struct top *)arg)->gvl_samples += count;
+	((struct top *)arg)->into->gvl_samples += count;
 	return 0;
 }
 
-/* rbi_stack_fn counting the distinct roots of a view (with a root per
-   thread: the threads). */
+/* rbi_stack_fn marking the roots of a view (with a root per thread: the
+   threads). */
 static int count_roots(const struct rbi_sample_frame *const *frames, size_t n, uint64_t count,
 		       uint64_t weight_ns, void *arg)
 {
 	struct top *t = arg;
+	struct tally *y = t->into;
 
 	(void)count, (void)weight_ns;
 	if (!n)
@@ -128,20 +176,19 @@ static int count_roots(const struct rbi_sample_frame *const *frames, size_t n, u
 		t->oom = true;
 		return 1;
 	}
-	if (t->seen[frames[0]->id] != t->serial) {
-		t->seen[frames[0]->id] = t->serial;
-		t->nthreads++;
-	}
+	y->nthreads += !y->root[frames[0]->id];
+	y->root[frames[0]->id] = 1;
 	return 0;
 }
 
 static struct top *sort_top;
+static const struct tally *sort_tally;
 
 static int by_time(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const uint64_t *k1 = sort_top->by_total ? sort_top->total : sort_top->self;
-	const uint64_t *k2 = sort_top->by_total ? sort_top->self : sort_top->total;
+	const uint64_t *k1 = sort_top->by_total ? sort_tally->total : sort_tally->self;
+	const uint64_t *k2 = sort_top->by_total ? sort_tally->self : sort_tally->total;
 
 	if (k1[x] != k1[y])
 		return k1[x] > k1[y] ? -1 : 1;
@@ -190,8 +237,8 @@ static void show_method(FILE *out, const struct rbi_sample_frame *f, size_t widt
 	free(where);
 }
 
-static void show(struct top *t, rbi_profile *p, const struct rbi_sample_stats *st,
-		 uint64_t ticks, double seconds)
+static void show(struct top *t, const struct tally *y, rbi_profile *p,
+		 const struct rbi_sample_stats *st, uint64_t ticks, double seconds)
 {
 	FILE *out = t->s->out;
 	size_t rows = t->o.top ? t->o.top : TOP_DEFAULT, n = 0;
@@ -203,9 +250,10 @@ static void show(struct top *t, rbi_profile *p, const struct rbi_sample_stats *s
 	if (t->tty && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col > 40)
 		width = ws.ws_col - 32;
 	for (size_t i = 0; ids && i < t->cap; i++)
-		if (t->frame[i] && t->total[i])
+		if (t->frame[i] && y->total[i])
 			ids[n++] = (uint32_t)i;
 	sort_top = t;
+	sort_tally = y;
 	if (ids)
 		qsort(ids, n, sizeof(*ids), by_time);
 	if (t->tty)
@@ -213,10 +261,10 @@ static void show(struct top *t, rbi_profile *p, const struct rbi_sample_stats *s
 	else if (t->rounds > 1)
 		fputc('\n', out);
 	fprintf(out, "process %d, Ruby %s: %" PRIu64 " samples, %.2f s of %s time in %.1f s",
-		(int)t->o.pid, ruby ? ruby : "?", t->samples, (double)t->time_ns / 1e9,
+		(int)t->o.pid, ruby ? ruby : "?", y->samples, (double)y->time_ns / 1e9,
 		t->o.record_flags & RBI_SAMPLER_CPU ? "CPU" : "wall", seconds);
-	if (t->gc_ns && t->time_ns)
-		fprintf(out, ", GC %.1f%%", 100.0 * (double)t->gc_ns / (double)t->time_ns);
+	if (y->gc_ns && y->time_ns)
+		fprintf(out, ", GC %.1f%%", 100.0 * (double)y->gc_ns / (double)y->time_ns);
 	fprintf(out, " (%s, by %s time%s)\n", t->interval ? "last interval" : "cumulative",
 		t->by_total ? "total" : "own", t->paused ? ", paused" : "");
 	/* Threads seen, the GVL holder's share of the samples, the idle
@@ -224,22 +272,22 @@ static void show(struct top *t, rbi_profile *p, const struct rbi_sample_stats *s
 	   (since the start). */
 	fprintf(out, "threads %" PRIu64 ", GVL held %.1f%%, idle %.1f%%, %.0f samples/s; "
 		"torn %" PRIu64 ", errors %" PRIu64 ", late %" PRIu64 " (missed %" PRIu64 ")\n",
-		t->nthreads, t->samples ? 100.0 * (double)t->gvl_samples / (double)t->samples : 0.0,
+		y->nthreads, y->samples ? 100.0 * (double)y->gvl_samples / (double)y->samples : 0.0,
 		st->stacks + st->idle ? 100.0 * (double)st->idle / (double)(st->stacks + st->idle) : 0.0,
 		seconds > 0 ? (double)ticks / seconds : 0.0, st->torn, st->errors, st->late,
 		st->missed);
 	if (t->keys)
 		fputs("keys: s sort own/total, p pause, r reset, c cumulative/interval, q quit\n", out);
-	if (!t->samples || !t->time_ns) {
+	if (!y->samples || !y->time_ns) {
 		fputs("(no samples: every thread idle? --idle counts them too)\n", out);
 	} else {
 		fprintf(out, "%7s %7s %7s %7s  %s\n", "%SELF", "%TOTAL", "SELF s", "TOTAL s",
 			"METHOD");
 		for (size_t i = 0; i < n && i < rows; i++) {
 			fprintf(out, "%6.1f%% %6.1f%% %7.3f %7.3f  ",
-				100.0 * (double)t->self[ids[i]] / (double)t->time_ns,
-				100.0 * (double)t->total[ids[i]] / (double)t->time_ns,
-				(double)t->self[ids[i]] / 1e9, (double)t->total[ids[i]] / 1e9);
+				100.0 * (double)y->self[ids[i]] / (double)y->time_ns,
+				100.0 * (double)y->total[ids[i]] / (double)y->time_ns,
+				(double)y->self[ids[i]] / 1e9, (double)y->total[ids[i]] / 1e9);
 			show_method(out, t->frame[ids[i]], (size_t)width);
 		}
 	}
@@ -270,6 +318,7 @@ static int read_keys(struct top *t, rbi_profile *p, const struct rbi_sample_stat
 			break;
 		case 'r':
 			rbi_profile_clear_samples(p);
+			tally_clear(&t->cum, t->cap);
 			t->start_ticks = st->samples;
 			t->start_s = now;
 			rc = 1;
@@ -287,42 +336,36 @@ static int progress(rbi_profile *p, void *arg)
 	struct rbi_profile_view v = {
 		.size = sizeof(v), .flags = t->o.view_flags | RBI_VIEW_NO_LINES,
 	};
-	size_t end;
 	int k;
 
 	rbi_profile_stats(p, &st);
 	if ((k = read_keys(t, p, &st, now)) < 0)
 		return 1;
-	end = rbi_profile_sample_count(p);
 	t->rounds++;
+	if (k > 0)
+		goto mark;      /* reset: nothing to show until the next refresh */
+	/* The interval's samples, tallied, added up and dropped. */
+	tally_clear(&t->last, t->cap);
+	t->into = &t->last;
+	if (rbi_profile_foreach_stack(p, &v, tally, t) < 0 || t->oom)
+		return 1;
+	v.flags |= RBI_VIEW_GVL;
+	if (rbi_profile_foreach_stack(p, &v, count_gvl, t) < 0)
+		return 1;
+	v.flags = (v.flags & ~RBI_VIEW_GVL) | RBI_VIEW_THREADS;
+	if (rbi_profile_foreach_stack(p, &v, count_roots, t) < 0 || t->oom)
+		return 1;
+	rbi_profile_clear_samples(p);
+	tally_add(&t->cum, &t->last, t->cap);
 	/* Paused: the screen that says so stays. */
-	if (k > 0 || (t->paused && t->shown_paused))
+	if (t->paused && t->shown_paused)
 		goto mark;
-	v.first_sample = t->interval ? t->mark : 0;
-	v.end_sample = end;
-	t->samples = t->time_ns = t->gc_ns = t->gvl_samples = t->nthreads = 0;
-	if (t->cap) {
-		memset(t->self, 0, t->cap * sizeof(*t->self));
-		memset(t->total, 0, t->cap * sizeof(*t->total));
-	}
-	if (v.first_sample < end) {
-		if (rbi_profile_foreach_stack(p, &v, tally, t) < 0 || t->oom)
-			return 1;
-		v.flags |= RBI_VIEW_GVL;
-		if (rbi_profile_foreach_stack(p, &v, count_gvl, t) < 0)
-			return 1;
-		v.flags = (v.flags & ~RBI_VIEW_GVL) | RBI_VIEW_THREADS;
-		t->serial++;
-		if (rbi_profile_foreach_stack(p, &v, count_roots, t) < 0 || t->oom)
-			return 1;
-	}
 	if (t->interval)
-		show(t, p, &st, st.samples - t->mark_ticks, now - t->mark_s);
+		show(t, &t->last, p, &st, st.samples - t->mark_ticks, now - t->mark_s);
 	else
-		show(t, p, &st, st.samples - t->start_ticks, now - t->start_s);
+		show(t, &t->cum, p, &st, st.samples - t->start_ticks, now - t->start_s);
 	t->shown_paused = t->paused;
 mark:
-	t->mark = end;
 	t->mark_ticks = st.samples;
 	t->mark_s = now;
 	return 0;
@@ -394,8 +437,8 @@ int cmd_top(struct session *s, int argc, char **argv)
 	if (!rc && rbi_profile_sample_count(p) && !t.rounds)
 		progress(p, &t);
 	rbi_profile_free(p);
-	free(t.self);
-	free(t.total);
+	tally_free(&t.cum);
+	tally_free(&t.last);
 	free(t.seen);
 	free(t.frame);
 	return rc ? report_failure(rc) : EXIT_OK;
