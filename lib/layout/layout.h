@@ -192,6 +192,9 @@
 	X(heap_page, pinned_bits, "heap_page", "pinned_bits", OFF)                  \
 	X(heap_page, age_bits,   "heap_page", "age_bits", OFF)                      \
 	X(shape, capacity,       "rb_shape", "capacity", OFF)                       \
+	X(shape, edges,          "rb_shape", "edges", OFF)                          \
+	X(id_table, size,        "rb_id_table", "", SIZE)                           \
+	X(id_table, num,         "rb_id_table", "num", OFF)                         \
 	X(const_entry, value,    "rb_const_entry_struct", "value", OFF)             \
 	X(global_var, getter,    "rb_global_variable", "getter", OFF)
 

@@ -178,6 +178,9 @@ static const struct rbi_layout layout_2_6_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -359,6 +362,9 @@ static const struct rbi_layout layout_2_7_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -540,6 +546,9 @@ static const struct rbi_layout layout_2_7_4 = {
 	.heap_page_pinned_bits = 280,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = 24,
+	.id_table_num = 4,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
 };
@@ -721,6 +730,9 @@ static const struct rbi_layout layout_3_0_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -902,6 +914,9 @@ static const struct rbi_layout layout_3_0_1 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -1083,6 +1098,9 @@ static const struct rbi_layout layout_3_1_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -1264,6 +1282,9 @@ static const struct rbi_layout layout_3_1_2 = {
 	.heap_page_pinned_bits = 288,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = 24,
+	.id_table_num = 4,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
 };
@@ -1445,6 +1466,9 @@ static const struct rbi_layout layout_3_1_5 = {
 	.heap_page_pinned_bits = 288,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = 24,
+	.id_table_num = 4,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
 };
@@ -1626,6 +1650,9 @@ static const struct rbi_layout layout_3_2_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -1807,6 +1834,9 @@ static const struct rbi_layout layout_3_2_3 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -1988,6 +2018,9 @@ static const struct rbi_layout layout_3_2_4 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -2169,6 +2202,9 @@ static const struct rbi_layout layout_3_2_7 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -2350,6 +2386,9 @@ static const struct rbi_layout layout_3_3_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -2531,6 +2570,9 @@ static const struct rbi_layout layout_3_3_1 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -2712,6 +2754,9 @@ static const struct rbi_layout layout_3_3_7 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -2893,6 +2938,9 @@ static const struct rbi_layout layout_3_3_8 = {
 	.heap_page_pinned_bits = 1104,
 	.heap_page_age_bits = 1312,
 	.shape_capacity = 20,
+	.shape_edges = 0,
+	.id_table_size = 24,
+	.id_table_num = 4,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
 };
@@ -3074,6 +3122,9 @@ static const struct rbi_layout layout_3_4_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -3255,6 +3306,9 @@ static const struct rbi_layout layout_3_4_5 = {
 	.heap_page_pinned_bits = 1112,
 	.heap_page_age_bits = 1320,
 	.shape_capacity = 20,
+	.shape_edges = 0,
+	.id_table_size = 24,
+	.id_table_num = 4,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
 };
@@ -3436,6 +3490,9 @@ static const struct rbi_layout layout_4_0_0 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
@@ -3617,6 +3674,9 @@ static const struct rbi_layout layout_4_0_6 = {
 	.heap_page_pinned_bits = RBI_ABSENT,
 	.heap_page_age_bits = RBI_ABSENT,
 	.shape_capacity = RBI_ABSENT,
+	.shape_edges = RBI_ABSENT,
+	.id_table_size = RBI_ABSENT,
+	.id_table_num = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
 };
