@@ -195,6 +195,11 @@
 	X(shape, edges,          "rb_shape", "edges", OFF)                          \
 	X(id_table, size,        "rb_id_table", "", SIZE)                           \
 	X(id_table, num,         "rb_id_table", "num", OFF)                         \
+	X(shape_type, root,      "", "SHAPE_ROOT", CONST)                           \
+	X(shape_type, ivar,      "", "SHAPE_IVAR", CONST)                           \
+	X(shape_type, frozen,    "", "SHAPE_FROZEN", CONST)                         \
+	X(shape_type, t_object,  "", "SHAPE_T_OBJECT", CONST)                       \
+	X(shape_type, obj_too_complex, "", "SHAPE_OBJ_TOO_COMPLEX", CONST)          \
 	X(const_entry, value,    "rb_const_entry_struct", "value", OFF)             \
 	X(global_var, getter,    "rb_global_variable", "getter", OFF)
 
