@@ -1455,6 +1455,10 @@ int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
    NULL (rbi_heap_object is frozen, so these come apart). */
 void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
 			      uint64_t *real_class_name_cut);
+/* The shape id of used slot S of IT's walk (Ruby 3.3-3.4: dump_all's
+   "shape_id", every object has one) into *ID.  RBI_UNSUPPORTED for Rubies
+   without object shapes, and for 3.2 (see rbi_heap_shapes_foreach). */
+int rbi_heap_object_shape_id(rbi_heap_iter *it, const struct rbi_heap_slot *s, uint32_t *id);
 /* The GC's flags of an object, as dump_all's "flags" names them
    (rbi_heap_object_gc_flags). */
 #define RBI_GC_WB_PROTECTED 1u  /* "wb_protected": not write-barrier unprotected */
@@ -1518,6 +1522,42 @@ typedef int (*rbi_heap_root_fn)(const struct rbi_heap_root *root, void *arg);
    a running thread has moved past (the NOTE says so).  Returning non-zero
    from FN ends the walk with that value. */
 int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *arg);
+
+/* One object shape (Ruby 3.3-3.4, shape.c), with what ObjectSpace.dump_all's
+   SHAPE line says of it.  Borrowed: valid during the callback. */
+struct rbi_heap_shape {
+	uint64_t addr;          /* its rb_shape_t in the target */
+	uint32_t id;            /* its index in the shape list: an object's
+				   shape id (rbi_heap_object_shape_id) */
+	uint32_t parent_id;     /* 0xffffffff (INVALID_SHAPE_ID) for a root,
+				   and for 3.4's T_OBJECT shapes */
+	int root;               /* a SHAPE_ROOT (3.3 has one per slot size) */
+	const char *type_name;  /* "ROOT", "IVAR", "FROZEN", "T_OBJECT",
+				   "OBJ_TOO_COMPLEX"; "UNKNOWN" for another */
+	uint64_t depth;         /* shapes from it up to one without a parent,
+				   itself included (rb_shape_depth) */
+	const char *edge_name;  /* IVAR: the instance variable's name ("@a", or
+				   an internal one such as "mesg"); NULL for
+				   other types, or a name that cannot be read
+				   (EDGE_ERROR set) */
+	int edge_error;         /* RBI_OK, or why EDGE_NAME could not be read */
+	int edges_known;        /* zero: its edge table could not be read
+				   (EDGES and MEMSIZE unknown) */
+	uint64_t edges;         /* its child shapes */
+	uint64_t memsize;       /* rb_shape_memsize: the shape and its table
+				   of edges */
+};
+
+typedef int (*rbi_heap_shape_fn)(const struct rbi_heap_shape *shape, void *arg);
+
+/* Call FN for each object shape of T's Ruby, by id from 0, as dump_all
+   writes its SHAPE lines (the list is read once, at the call).  Rubies
+   before 3.2 have no shapes: RBI_OK without a call.  Errors:
+   RBI_UNSUPPORTED (Ruby 3.2, whose shapes live in the VM, or a layout
+   without the shape tree: read its DWARF), RBI_CORRUPT (no shape list
+   found), RBI_NOMEM, read errors.  Returning non-zero from FN ends the
+   walk with that value. */
+int rbi_heap_shapes_foreach(rbi_target *t, rbi_heap_shape_fn fn, void *arg);
 
 /* NULL-safe.  Frees the iterator and everything it holds. */
 void rbi_heap_iter_free(rbi_heap_iter *it);

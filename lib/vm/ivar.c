@@ -23,11 +23,6 @@
 #define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* ROBJECT_EMBED: the instance variables are in the slot (2.6-3.4). */
 #define ROBJECT_EMBED FL_USER(1)
-/* An object's shape id: the upper 32 bits of its flags (shape.h 3.3-3.4,
-   SHAPE_FLAG_SHIFT); enum shape_type (3.3-3.4). */
-#define SHAPE_FLAG_SHIFT 32
-#define SHAPE_IVAR 1
-#define SHAPE_OBJ_TOO_COMPLEX 4
 /* Instance variables read of one object: a corrupt count must not make us
    read gigabytes. */
 #define IVARS_MAX (1u << 24)
@@ -47,7 +42,7 @@ int rbi_vm_object_shape(struct rbi_target *t, const struct rbi_vm *vm,
 			const struct rbi_obj_bytes *obj, struct rbi_ivars *iv,
 			const uint8_t **shape)
 {
-	uint32_t id = (uint32_t)(obj->flags >> SHAPE_FLAG_SHIFT);
+	uint32_t id = (uint32_t)(obj->flags >> RBI_SHAPE_FLAG_SHIFT);
 
 	if (!iv->shapes_read) {
 		iv->shapes_read = true;
@@ -146,7 +141,7 @@ static int class_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no object shapes");
 	if ((rc = rbi_vm_object_shape(t, vm, obj, iv, &shape)))
 		return rc;
-	if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX)
+	if (shape[l->shape_type] == RBI_SHAPE_OBJ_TOO_COMPLEX)
 		return complex_ivars(t, l, p, iv);
 	return take_values(t, vm, obj, rbi_get_u32(shape, l->shape_next_iv_index), 0, p, iv);
 }
@@ -180,7 +175,7 @@ int rbi_vm_object_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 		if ((rc = rbi_vm_object_shape(t, vm, obj, iv, &shape)))
 			return rc;
 		/* ROBJECT_IV_HASH: as.heap.ivptr, ROBJECT_EMBED or not. */
-		if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX)
+		if (shape[l->shape_type] == RBI_SHAPE_OBJ_TOO_COMPLEX)
 			return complex_ivars(t, l, ivptr, iv);
 		n = rbi_get_u32(shape, l->shape_next_iv_index);
 		/* Without the slot's size (p reads the object alone) an
@@ -249,7 +244,7 @@ int rbi_vm_object_ivar_ids(struct rbi_target *t, const struct rbi_vm *vm,
 	for (uint32_t steps = 0; steps < iv->shapes.count; steps++) {
 		uint32_t next = rbi_get_u32(shape, l->shape_next_iv_index);
 
-		if (shape[l->shape_type] == SHAPE_IVAR && next >= 1 && next - 1 < iv->n)
+		if (shape[l->shape_type] == RBI_SHAPE_IVAR && next >= 1 && next - 1 < iv->n)
 			iv->ids[next - 1] = rbi_get_u64(shape, l->shape_edge_name);
 		if (next == 0)
 			return RBI_OK;  /* the root, or no ivar left above */

@@ -93,12 +93,21 @@ int rbi_vm_scan_data(struct rbi_target *t, const struct rbi_image *img,
 		     int (*fn)(struct rbi_target *t, void *arg, uint64_t addr, uint64_t word),
 		     void *arg, uint64_t *at);
 
-/* Object shapes (shape.c, 3.3-3.4): the shape list as read, COUNT shapes
-   of layout->shape_size bytes each. */
+/* Object shapes (shape.c, 3.3-3.4): an object's shape id is the upper 32
+   bits of its flags (shape.h SHAPE_FLAG_SHIFT); enum shape_type, the same
+   in 3.3 and 3.4 (DWARF of 3.3.8 and 3.4.5). */
+#define RBI_SHAPE_FLAG_SHIFT 32
+enum rbi_shape_type {
+	RBI_SHAPE_ROOT, RBI_SHAPE_IVAR, RBI_SHAPE_FROZEN, RBI_SHAPE_T_OBJECT,
+	RBI_SHAPE_OBJ_TOO_COMPLEX,
+};
+/* The shape list as read: COUNT shapes of layout->shape_size bytes each,
+   at ADDR in the target. */
 struct rbi_shapes {
 	uint8_t *list;
 	size_t cap;
 	uint32_t count;
+	uint64_t addr;
 };
 /* Read the target's shape list into OUT (its buffer reused).  Errors:
    RBI_UNSUPPORTED (no shapes in this layout, or the tree not found),
