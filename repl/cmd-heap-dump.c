@@ -5,10 +5,12 @@
  *
  * First the ROOT lines (rbi_heap_roots_foreach): global_tbl,
  * machine_context, vm (a part of dump_all's) and vm_stack (each thread's
- * VM stack, which dump_all reaches through Thread objects).
- * Written per object (rbi_heap_object_read; rbi_heap_object_gc_flags and
- * rbi_heap_object_memsize for "flags" and "memsize"): address, type, slot_size
- * (3.2+), class, frozen; a String's embedded, fstring, shared, bytesize,
+ * VM stack, which dump_all reaches through Thread objects).  Then, as
+ * dump_all of 3.3-3.4, a SHAPE line per object shape
+ * (rbi_heap_shapes_foreach; 3.2's shapes are not read: the summary says
+ * so).  Written per object (rbi_heap_object_read; rbi_heap_object_gc_flags
+ * and rbi_heap_object_memsize for "flags" and "memsize"): address, type,
+ * shape_id (3.3-3.4), slot_size (3.2+), class, frozen; a String's embedded, fstring, shared, bytesize,
  * encoding (of the three Ruby numbers alike), coderange and, with
  * --strings, value; an Array's length, shared, embedded; a class's or
  * module's name; an Object's ivars and a Hash's size and default; the
@@ -64,6 +66,10 @@ struct heap_dump {
 						    not known */
 	uint64_t no_memsize, no_flags;  /* objects written without them */
 	unsigned roots;         /* ROOT lines written */
+	uint64_t shapes;        /* SHAPE lines written */
+	uint64_t shapes_unnamed, shapes_no_edges;      /* written without
+					   edge_name, without edges and memsize */
+	char shapes_missing[256];       /* why there are none, for the summary */
 	char roots_missing[512];        /* what the roots leave out, for the
 					   summary */
 };
@@ -166,6 +172,11 @@ static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 	rbi_json_key(&j, "address"); rbi_json_addr(&j, s->addr);
 	rbi_json_key(&j, "type"); rbi_json_cstr(&j, o->type_name);
 	uint64_t klass = o->klass;
+	uint32_t shape_id;
+
+	if (rbi_heap_object_shape_id(d->w.it, s, &shape_id) == RBI_OK) {
+		rbi_json_key(&j, "shape_id"); rbi_json_int(&j, shape_id);
+	}
 
 	if (d->fmt.imemo_class && !strcmp(o->type_name, "IMEMO"))
 		klass = s->klass;
@@ -256,6 +267,38 @@ static int root_line(const struct rbi_heap_root *root, void *arg)
 	return 0;
 }
 
+/* A shape's line as dump_all writes it: parent_id unless a root,
+   edge_name for an IVAR. */
+static int shape_line(const struct rbi_heap_shape *shape, void *arg)
+{
+	struct heap_dump *d = arg;
+	struct rbi_json j;
+
+	rbi_json_init(&j, d->f);
+	rbi_json_object(&j);
+	rbi_json_key(&j, "address"); rbi_json_addr(&j, shape->addr);
+	rbi_json_key(&j, "type"); rbi_json_cstr(&j, "SHAPE");
+	rbi_json_key(&j, "id"); rbi_json_int(&j, shape->id);
+	if (!shape->root) {
+		rbi_json_key(&j, "parent_id"); rbi_json_int(&j, shape->parent_id);
+	}
+	rbi_json_key(&j, "depth"); rbi_json_int(&j, (int64_t)shape->depth);
+	rbi_json_key(&j, "shape_type"); rbi_json_cstr(&j, shape->type_name);
+	if (shape->edge_name) {
+		rbi_json_key(&j, "edge_name"); rbi_json_cstr(&j, shape->edge_name);
+	}
+	d->shapes_unnamed += shape->edge_error != RBI_OK;
+	if (shape->edges_known) {
+		rbi_json_key(&j, "edges"); rbi_json_int(&j, (int64_t)shape->edges);
+		rbi_json_key(&j, "memsize"); rbi_json_int(&j, (int64_t)shape->memsize);
+	} else {
+		d->shapes_no_edges++;
+	}
+	rbi_json_end_object(&j);
+	d->shapes++;
+	return 0;
+}
+
 static int dump(struct heap_dump *d)
 {
 	const struct rbi_heap_slot *s;
@@ -264,6 +307,11 @@ static int dump(struct heap_dump *d)
 
 	if ((rc = rbi_heap_roots_foreach(d->s->target, root_line, d)))
 		return rc;
+	rc = rbi_heap_shapes_foreach(d->s->target, shape_line, d);
+	if (rc == RBI_GONE || rc == RBI_NOMEM)
+		return rc;
+	if (rc)
+		snprintf(d->shapes_missing, sizeof(d->shapes_missing), "%s", rbi_errmsg());
 	while ((rc = rbi_heap_iter_next(d->w.it, &s)) == RBI_OK) {
 		if (stop_requested || interrupted())
 			return EXIT_INTERRUPTED;
@@ -323,8 +371,21 @@ static void summary(struct heap_dump *d)
 	rbi_heap_iter_stats(d->w.it, &st);
 	fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects written to ", d->objects);
 	rbi_out_text_cstr(stderr, strcmp(d->path, "-") ? d->path : "standard output");
-	fprintf(stderr, " (%s), %u ROOT lines\n", !d->s->live ? "core" : d->w.paused ? "paused" :
+	fprintf(stderr, " (%s), %u ROOT lines", !d->s->live ? "core" : d->w.paused ? "paused" :
 		"running", d->roots);
+	if (d->shapes)
+		fprintf(stderr, ", %" PRIu64 " SHAPE lines", d->shapes);
+	fputc('\n', stderr);
+	if (d->shapes_missing[0]) {
+		fputs("rbinspect: heap-dump: note: no SHAPE lines: ", stderr);
+		rbi_out_text_cstr(stderr, d->shapes_missing);
+		fputc('\n', stderr);
+	}
+	if (d->shapes_unnamed || d->shapes_no_edges)
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " SHAPE lines written "
+			"without edge_name (its ID has no name that could be read), %" PRIu64
+			" without edges and memsize (edge table unreadable)\n",
+			d->shapes_unnamed, d->shapes_no_edges);
 	if (d->roots_missing[0]) {
 		fputs("rbinspect: heap-dump: note: roots: ", stderr);
 		rbi_out_text_cstr(stderr, d->roots_missing);
