@@ -3,8 +3,8 @@
 (DUMP, gzip if it ends in .gz) against the target's own ObjectSpace.dump_all (TRUTH), both
 one JSON object per line.
 
-Every object dump_all wrote (its ROOT lines aside) must be in DUMP at its address with its
-type and class; Strings with their bytesize, embedded and fstring flags and, with --values,
+Every object dump_all wrote (its ROOT and SHAPE lines aside) must be in DUMP at its address
+with its type, class and shape_id (3.3+); Strings with their bytesize, embedded and fstring flags and, with --values,
 their value; Arrays with their length, shared and embedded flags and their references;
 classes and modules with their name, real class name and singleton flag; Objects with
 their ivars, embedded flag and references, Hashes with their size, default and
@@ -14,6 +14,12 @@ references (the dump says it cannot read them).  Objects only DUMP has were allo
 after the truth was written (by the dump itself, by printing READY): allowed.  At most
 0.1 % of the truth's objects may differ, and each kind of difference is listed (up to 5
 examples).
+
+SHAPE lines (3.3+): every shape the truth has must be in DUMP with the same id and the
+same fields, all of them; shapes DUMP has beyond them were made after the truth was
+written (counted), and a truth's shape that is their parent may have them as edges too
+(its "edges" the truth's plus those, its "memsize" no less).  No budget: a shape differs
+or not.
 
 ROOT lines: DUMP's global_tbl must hold what the truth's does, as a multiset (objects
 the truth does not have aside: allocated after it), its vm a part of the truth's (the
@@ -37,7 +43,7 @@ from collections import Counter, defaultdict
 
 def load(path):
     opener = gzip.open if path.endswith(".gz") else open
-    objs, roots = {}, {}
+    objs, roots, shapes = {}, {}, {}
     with opener(path, "rt", encoding="utf-8", errors="surrogateescape") as f:
         for n, line in enumerate(f, 1):
             line = line.strip()
@@ -47,14 +53,33 @@ def load(path):
                 o = json.loads(line)
             except ValueError as e:
                 sys.exit("%s:%d: not JSON: %s" % (path, n, e))
-            # The object shapes of 3.3+ (not heap objects): not dumped yet.
             if o.get("type") == "SHAPE":
+                shapes[o["id"]] = o
                 continue
             if o.get("type") == "ROOT":
                 roots.setdefault(o["root"], []).extend(o.get("references", []))
                 continue
             objs[o["address"]] = o
-    return objs, roots
+    return objs, roots, shapes
+
+
+def check_shapes(truth, ours, diffs):
+    new = {i: s for i, s in ours.items() if i not in truth}
+    new_children = Counter(s.get("parent_id") for s in new.values())
+    for i, t in truth.items():
+        o = ours.get(i)
+        if o is None:
+            diffs["SHAPE missing"].append("id %d (%s)" % (i, t.get("shape_type")))
+            continue
+        grown = new_children.get(i, 0)
+        for key in sorted(set(t) | set(o)):
+            if grown and key == "edges" and o.get(key) == t.get(key, 0) + grown:
+                continue
+            if grown and key == "memsize" and o.get(key, 0) >= t.get(key, 0):
+                continue
+            if t.get(key) != o.get(key):
+                diffs["SHAPE %s" % key].append("id %d: %r, dumped %r" % (i, t.get(key), o.get(key)))
+    return "shapes: truth %d, dump %d (%d made after the truth)" % (len(truth), len(ours), len(new))
 
 
 def reachable(objs, roots):
@@ -117,8 +142,9 @@ def main():
         del args[i:i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
-    (truth, troots), (ours, oroots) = load(args[0]), load(args[1])
+    (truth, troots, tshapes), (ours, oroots, oshapes) = load(args[0]), load(args[1])
     diffs = defaultdict(list)
+    shapes = check_shapes(tshapes, oshapes, diffs) if tshapes or oshapes else None
     reach = check_roots(truth, troots, ours, oroots, diffs) if want_roots else None
 
     def same(what, t, o, key, addr):
@@ -136,6 +162,7 @@ def main():
             gc_check(t, o, addr, diffs, rates)
         same("object", t, o, "type", addr)
         same("object", t, o, "class", addr)
+        same("object", t, o, "shape_id", addr)
         typ = t.get("type")
         if typ == "STRING":
             for key in ("bytesize", "embedded", "fstring", "shared"):
@@ -164,8 +191,10 @@ def main():
     for what, v in sorted(diffs.items()):
         print("%s: %d, e.g. %s" % (what, len(v), "; ".join(v[:5])), file=sys.stderr)
     root_diffs = sum(len(v) for k, v in diffs.items() if "root" in k or k.startswith(("global_tbl", "machine_context")))
-    print("%d objects in the truth, %d dumped, %d differences (at most %d allowed)%s" %
-          (len(truth), len(ours), total, limit, "; " + reach if reach else ""))
+    shape_diffs = sum(len(v) for k, v in diffs.items() if k.startswith("SHAPE"))
+    print("%d objects in the truth, %d dumped, %d differences (at most %d allowed)%s%s" %
+          (len(truth), len(ours), total - shape_diffs, limit, "; " + shapes if shapes else "",
+           "; " + reach if reach else ""))
     for typ in ("STRING", "ARRAY", "OBJECT"):
         left = rates.get("memsize left out of " + typ, [0])[0]
         n = rates.get("flags " + typ, [0, 0])[1]
@@ -174,7 +203,8 @@ def main():
     if rates:
         print("; ".join("%s %d/%d" % (k, v[0], v[1]) for k, v in sorted(rates.items())
                         if not k.startswith("memsize left")))
-    sys.exit(0 if total - root_diffs <= limit and not root_diffs and len(truth) > 1000 else 1)
+    sys.exit(0 if total - root_diffs - shape_diffs <= limit and not root_diffs and not shape_diffs
+             and len(truth) > 1000 else 1)
 
 
 main()

@@ -1,7 +1,7 @@
 # heap.rb — a heap to dump, and the target's own ObjectSpace.dump_all of it as the truth.
 # Arrays that hold objects (nested, repeated, a cycle, one sharing another's elements, a
 # large one), Objects with few and many instance variables (and, 3.3+, in a table: "too
-# complex" shapes), Hashes small (ar_table) and large (st_table) with objects for keys and
+# complex" shapes; the same variables set in other orders, and frozen: other shapes), Hashes small (ar_table) and large (st_table) with objects for keys and
 # values, some deleted, with a default proc and a default value, Structs small (in the
 # slot) and wide, a Data (3.2+), Strings with control, escape, bidirectional-control and
 # non-ASCII bytes, a long one, a binary one, named classes and modules and an anonymous
@@ -48,6 +48,13 @@ module RbiHeap
       4.times { |j| instance_variable_set("@v#{i}_#{j}", j.zero? ? item : j) }
     end
   end
+
+  # Its NAMES set in the order given: each order a path of shapes of its own.
+  class Ordered
+    def initialize(names, item)
+      names.each { |name| instance_variable_set(name, item) }
+    end
+  end
 end
 
 leaves = Array.new(50) { |i| RbiHeap::Leaf.new(i) }
@@ -63,7 +70,11 @@ strings = [
 anonymous = Class.new
 ivars = [RbiHeap::Ivars.new(0, nil), RbiHeap::Ivars.new(2, leaves[5]),
          RbiHeap::Ivars.new(12, leaves[6]),
-         *Array.new(12) { |i| RbiHeap::Varied.new(i, leaves[10 + i]) }]
+         *Array.new(12) { |i| RbiHeap::Varied.new(i, leaves[10 + i]) },
+         *[%i[@a @b @c], %i[@c @b @a], %i[@b @a], %i[@a @b]].map { |names|
+           RbiHeap::Ordered.new(names, leaves[33]) },
+         RbiHeap::Ordered.new(%i[@a @b], leaves[34]).freeze,
+         RbiHeap::Ordered.new(%i[@c], leaves[35]).freeze, Object.new.freeze]
 small_hash = { leaves[7] => "seven", "eight" => leaves[8], 9 => 9 }
 small_hash.delete(9)
 big_hash = {}

@@ -1,12 +1,13 @@
 # heap-dump.sh: `rbinspect heap-dump` on every test Ruby, live (--pause) and from a core,
 # against the target's own ObjectSpace.dump_all of the same heap (testdata/programs/heap.rb
 # writes it at a quiet moment, with GC off, then parks): every object it wrote at its
-# address with its type and class, Strings, Arrays, classes and modules with the fields
+# address with its type, class and (3.3+) shape_id, Strings, Arrays, classes and modules with the fields
 # dump_all gives them, Objects' ivars, Hashes' size and default, the references of Arrays,
 # Objects, Hashes and Structs where heap-dump can read them, and none where it says it
 # cannot, the ROOT lines (global_tbl as the target's, vm a part of its, a
-# machine_context), GC flags and memsize (their match rate per type printed; SHAPE lines
-# are not dumped yet: tests/heap-check.py --roots --gc).  Also: gzip output
+# machine_context), GC flags and memsize (their match rate per type printed), and on 3.3+
+# the SHAPE lines, every shape the truth has with all its fields (tests/heap-check.py
+# --roots --gc).  Also: gzip output
 # (FILE.gz), standard output, the process runs on untraced after --pause, and bad
 # arguments and unwritable files get one line.  `heap diff` of three dumps of
 # testdata/programs/leak.rb, which keeps 1000 objects of its own class a step: the new
@@ -72,11 +73,15 @@ while read -r kind ver root cmd; do
 		not_ok "$R live: -o FILE.gz is gzip"
 	fi
 	compare "$R live --pause" "$RB_TMP/live.json.gz"
+	case $ver in 2.*|3.[01].*) want= ;; *) want="FROZEN IVAR OBJ_TOO_COMPLEX ROOT T_OBJECT " ;; esac
+	is "$(grep -o '"shape_type":"[A-Z_]*"' "$RB_TRUTH" | cut -d'"' -f4 | sort -u | tr '\n' ' ')" "$want" \
+		"$R: the truth has shapes of every type to compare (heap.rb's Objects, frozen and too complex)"
 	"$RBINSPECT" --json heap diff "$RB_TRUTH" "$RB_TMP/live.json.gz" >"$RB_TMP/self.json" 2>&1
 	is "$(jq -r '[([.gone[].count] | add // 0), ([.new[].count] | add // 0) < 100] | @tsv' "$RB_TMP/self.json")" \
 		"$(printf '0\ttrue')" "$R: heap diff of the target's own dump_all and ours: none gone, a few new (printing READY)"
-	is "$(grep -c "objects written to .*live.json.gz (paused), 4 ROOT lines$" "$RB_TMP/err")" 1 \
-		"$R live: says how many objects and ROOT lines went where, and that the process was paused"
+	case $ver in 2.*|3.[01].*) shapes= ;; *) shapes=", [0-9]+ SHAPE lines" ;; esac
+	is "$(grep -Ec "objects written to .*live.json.gz \(paused\), 4 ROOT lines$shapes\$" "$RB_TMP/err")" 1 \
+		"$R live: says how many objects, ROOT and SHAPE lines went where, and that the process was paused"
 	wait_parked "$RB_PID"
 	is "$(task_states "$RB_PID") $(awk '/^TracerPid/ { print $2 }' "/proc/$RB_PID/status")" "S 0" \
 		"$R live: afterwards the process sleeps where it slept, untraced"

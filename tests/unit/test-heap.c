@@ -5,7 +5,8 @@
  * the counts the core's Ruby recorded; so do the tallies by class, slot by
  * slot (rbi_heap_object_class) and by batch (rbi_heap_iter_count_classes);
  * a walk that counts refuses to go on slot by slot or to count the other
- * way.  TAP output. */
+ * way; a Ruby before object shapes has none to list and no shape ids.
+ * TAP output. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -552,6 +553,31 @@ static void check_impossible_type(const char *core, rbi_target *plain)
 	unlink(copy);
 }
 
+static int count_shape(const struct rbi_heap_shape *shape, void *arg)
+{
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+/* Ruby 3.1 has no object shapes: none listed (no error: its dump_all has
+   no SHAPE lines either), and no object has a shape id. */
+static void check_no_shapes(rbi_target *t)
+{
+	unsigned shapes = 0;
+	const struct rbi_heap_slot *s;
+	rbi_heap_iter *it;
+	uint32_t id;
+
+	ok(rbi_heap_shapes_foreach(t, count_shape, &shapes) == RBI_OK && shapes == 0,
+	   "3.1: rbi_heap_shapes_foreach lists no shape, without error (%u)", shapes);
+	if (!check(rbi_heap_iter_init(t, 0, &it) == RBI_OK, "a heap walk"))
+		return;
+	ok(rbi_heap_iter_next(it, &s) == RBI_OK &&
+	   rbi_heap_object_shape_id(it, s, &id) == RBI_UNSUPPORTED,
+	   "3.1: rbi_heap_object_shape_id is RBI_UNSUPPORTED");
+	rbi_heap_iter_free(it);
+}
+
 int main(void)
 {
 	char *core = unpack_core();
@@ -569,6 +595,7 @@ int main(void)
 		check_dying(core, t);
 		check_names_after_death(core, t);
 		check_impossible_type(core, t);
+		check_no_shapes(t);
 		rbi_target_free(t);
 	}
 	unlink(core);
