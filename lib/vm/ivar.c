@@ -141,7 +141,7 @@ static int class_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no object shapes");
 	if ((rc = rbi_vm_object_shape(t, vm, obj, iv, &shape)))
 		return rc;
-	if (shape[l->shape_type] == RBI_SHAPE_OBJ_TOO_COMPLEX)
+	if (shape[l->shape_type] == l->shape_type_obj_too_complex)
 		return complex_ivars(t, l, p, iv);
 	return take_values(t, vm, obj, rbi_get_u32(shape, l->shape_next_iv_index), 0, p, iv);
 }
@@ -175,7 +175,7 @@ int rbi_vm_object_ivars(struct rbi_target *t, const struct rbi_vm *vm,
 		if ((rc = rbi_vm_object_shape(t, vm, obj, iv, &shape)))
 			return rc;
 		/* ROBJECT_IV_HASH: as.heap.ivptr, ROBJECT_EMBED or not. */
-		if (shape[l->shape_type] == RBI_SHAPE_OBJ_TOO_COMPLEX)
+		if (shape[l->shape_type] == l->shape_type_obj_too_complex)
 			return complex_ivars(t, l, ivptr, iv);
 		n = rbi_get_u32(shape, l->shape_next_iv_index);
 		/* Without the slot's size (p reads the object alone) an
@@ -244,7 +244,7 @@ int rbi_vm_object_ivar_ids(struct rbi_target *t, const struct rbi_vm *vm,
 	for (uint32_t steps = 0; steps < iv->shapes.count; steps++) {
 		uint32_t next = rbi_get_u32(shape, l->shape_next_iv_index);
 
-		if (shape[l->shape_type] == RBI_SHAPE_IVAR && next >= 1 && next - 1 < iv->n)
+		if (shape[l->shape_type] == l->shape_type_ivar && next >= 1 && next - 1 < iv->n)
 			iv->ids[next - 1] = rbi_get_u64(shape, l->shape_edge_name);
 		if (next == 0)
 			return RBI_OK;  /* the root, or no ivar left above */

@@ -71,7 +71,8 @@ int rbi_vm_shapes_read(struct rbi_target *t, const struct rbi_vm *vm, struct rbi
 	if (l->shape_tree_shape_list == RBI_ABSENT || l->shape_tree_next_shape_id == RBI_ABSENT ||
 	    l->shape_size == RBI_ABSENT || l->shape_next_iv_index == RBI_ABSENT ||
 	    l->shape_type == RBI_ABSENT || l->shape_next_iv_index + 4 > l->shape_size ||
-	    l->shape_type >= l->shape_size)
+	    l->shape_type >= l->shape_size || l->shape_type_ivar == RBI_ABSENT ||
+	    l->shape_type_obj_too_complex == RBI_ABSENT)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no object shapes");
 	if (!rbi_image_symbol(vm->image, "rb_shape_tree_ptr", &addr, &size, &tls) && !tls)
 		return shapes_at(t, l, addr, out);
@@ -112,10 +113,20 @@ RBI_EXPORT int rbi_heap_object_shape_id(rbi_heap_iter *it, const struct rbi_heap
 	return RBI_OK;
 }
 
-static const char *const shape_type_names[] = {
-	[RBI_SHAPE_ROOT] = "ROOT", [RBI_SHAPE_IVAR] = "IVAR", [RBI_SHAPE_FROZEN] = "FROZEN",
-	[RBI_SHAPE_T_OBJECT] = "T_OBJECT", [RBI_SHAPE_OBJ_TOO_COMPLEX] = "OBJ_TOO_COMPLEX",
-};
+/* dump_all's name of shape type TYPE: the enumerator of that value. */
+static const char *shape_type_name(const struct rbi_layout *l, uint8_t type)
+{
+	const struct { uint32_t value; const char *name; } names[] = {
+		{ l->shape_type_root, "ROOT" }, { l->shape_type_ivar, "IVAR" },
+		{ l->shape_type_frozen, "FROZEN" }, { l->shape_type_t_object, "T_OBJECT" },
+		{ l->shape_type_obj_too_complex, "OBJ_TOO_COMPLEX" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].value == type)
+			return names[i].name;
+	return "UNKNOWN";
+}
 
 struct shape_walk {
 	struct rbi_target *t;
@@ -184,13 +195,12 @@ static void shape_at(struct shape_walk *w, uint32_t id, struct rbi_heap_shape *s
 		.addr = w->shapes.addr + (uint64_t)id * l->shape_size,
 		.id = id,
 		.parent_id = parent_of(w, id),
-		.root = type == RBI_SHAPE_ROOT,
-		.type_name = type < sizeof(shape_type_names) / sizeof(shape_type_names[0]) ?
-			shape_type_names[type] : "UNKNOWN",
+		.root = type == l->shape_type_root,
+		.type_name = shape_type_name(l, type),
 		.depth = w->depths[id] = depth_of(w, id),
 	};
 	shape->edges_known = shape_edges(w, bytes, shape) == RBI_OK;
-	if (type != RBI_SHAPE_IVAR)
+	if (type != l->shape_type_ivar)
 		return;
 	shape->edge_error = rbi_vm_id_name(w->t, w->vm, rbi_get_u64(bytes, l->shape_edge_name),
 					   w->edge_name, sizeof(w->edge_name), NULL);
@@ -218,7 +228,8 @@ RBI_EXPORT int rbi_heap_shapes_foreach(rbi_target *t, rbi_heap_shape_fn fn, void
 	    l->shape_edge_name == RBI_ABSENT || l->shape_parent_id + 4 > l->shape_size ||
 	    l->shape_edges + 8 > l->shape_size || l->shape_edge_name + 8 > l->shape_size ||
 	    l->id_table_capa == RBI_ABSENT || l->id_table_num == RBI_ABSENT ||
-	    l->id_table_size == RBI_ABSENT || l->id_item_size == RBI_ABSENT)
+	    l->id_table_size == RBI_ABSENT || l->id_item_size == RBI_ABSENT ||
+	    l->shape_type_root == RBI_ABSENT)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout lacks the fields of its "
 				"object shapes (DWARF of this build gives them)");
 	w.vm = vm;

@@ -94,13 +94,9 @@ int rbi_vm_scan_data(struct rbi_target *t, const struct rbi_image *img,
 		     void *arg, uint64_t *at);
 
 /* Object shapes (shape.c, 3.3-3.4): an object's shape id is the upper 32
-   bits of its flags (shape.h SHAPE_FLAG_SHIFT); enum shape_type, the same
-   in 3.3 and 3.4 (DWARF of 3.3.8 and 3.4.5). */
+   bits of its flags (shape.h SHAPE_FLAG_SHIFT); a shape's type is one of
+   the layout's shape_type_* (enum shape_type). */
 #define RBI_SHAPE_FLAG_SHIFT 32
-enum rbi_shape_type {
-	RBI_SHAPE_ROOT, RBI_SHAPE_IVAR, RBI_SHAPE_FROZEN, RBI_SHAPE_T_OBJECT,
-	RBI_SHAPE_OBJ_TOO_COMPLEX,
-};
 /* The shape list as read: COUNT shapes of layout->shape_size bytes each,
    at ADDR in the target. */
 struct rbi_shapes {
