@@ -10,7 +10,7 @@
  * 3.2 keeps its shapes in the VM instead (vm->shape_list): its layouts have
  * no rb_shape_tree_t, and shapes are then unavailable.
  *
- * What dump_all's SHAPE lines say of a shape (objspace_dump.c shape_i,
+ * What dump_all's SHAPE lines say of a shape (ext/objspace/objspace_dump.c,
  * shape.c 3.3-3.4): its depth (rb_shape_depth: the shapes up to one whose
  * parent_id is INVALID_SHAPE_ID, itself included), its edges (children:
  * rb_shape.edges is NULL, a child shape tagged with SINGLE_CHILD_TAG, or
@@ -97,8 +97,8 @@ void rbi_shapes_free(struct rbi_shapes *s)
 	*s = (struct rbi_shapes){ 0 };
 }
 
-/* Whether this Ruby's object ids and shapes can be read: its layout has
-   the shape tree (3.3+; not 3.2's layouts). */
+/* Whether this Ruby's shapes and objects' shape ids can be read: its
+   layout has the shape tree (3.3+; not 3.2's layouts). */
 static bool shapes_in_layout(const struct rbi_layout *l)
 {
 	return l->shape_tree_shape_list != RBI_ABSENT;
