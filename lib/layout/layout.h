@@ -201,7 +201,17 @@
 	X(shape_type, t_object,  "", "SHAPE_T_OBJECT", CONST)                       \
 	X(shape_type, obj_too_complex, "", "SHAPE_OBJ_TOO_COMPLEX", CONST)          \
 	X(const_entry, value,    "rb_const_entry_struct", "value", OFF)             \
-	X(global_var, getter,    "rb_global_variable", "getter", OFF)
+	X(global_var, getter,    "rb_global_variable", "getter", OFF)               \
+	X(rrational, num,        "RRational", "num", OFF)                           \
+	X(rrational, den,        "RRational", "den", OFF)                           \
+	X(rcomplex, real,        "RComplex", "real", OFF)                           \
+	X(rcomplex, imag,        "RComplex", "imag", OFF)                           \
+	X(rregexp, src,          "RRegexp", "src", OFF)                             \
+	X(rmatch, str,           "RMatch", "str", OFF)                              \
+	X(rmatch, regexp,        "RMatch", "regexp", OFF)                           \
+	X(st_table, size,        "st_table", "", SIZE)                              \
+	X(st_table, entry_power, "st_table", "entry_power", OFF)                    \
+	X(st_table, bins,        "st_table", "bins", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

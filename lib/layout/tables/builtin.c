@@ -188,6 +188,16 @@ static const struct rbi_layout layout_2_6_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -377,6 +387,16 @@ static const struct rbi_layout layout_2_7_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -566,6 +586,16 @@ static const struct rbi_layout layout_2_7_4 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
+	.rrational_num = 16,
+	.rrational_den = 24,
+	.rcomplex_real = 16,
+	.rcomplex_imag = 24,
+	.rregexp_src = 24,
+	.rmatch_str = 16,
+	.rmatch_regexp = 32,
+	.st_table_size = 56,
+	.st_table_entry_power = 0,
+	.st_table_bins = 24,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -755,6 +785,16 @@ static const struct rbi_layout layout_3_0_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -944,6 +984,16 @@ static const struct rbi_layout layout_3_0_1 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -1133,6 +1183,16 @@ static const struct rbi_layout layout_3_1_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1322,6 +1382,16 @@ static const struct rbi_layout layout_3_1_2 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
+	.rrational_num = 16,
+	.rrational_den = 24,
+	.rcomplex_real = 16,
+	.rcomplex_imag = 24,
+	.rregexp_src = 24,
+	.rmatch_str = 16,
+	.rmatch_regexp = 32,
+	.st_table_size = 56,
+	.st_table_entry_power = 0,
+	.st_table_bins = 24,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1511,6 +1581,16 @@ static const struct rbi_layout layout_3_1_5 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
+	.rrational_num = 16,
+	.rrational_den = 24,
+	.rcomplex_real = 16,
+	.rcomplex_imag = 24,
+	.rregexp_src = 24,
+	.rmatch_str = 16,
+	.rmatch_regexp = 32,
+	.st_table_size = 56,
+	.st_table_entry_power = 0,
+	.st_table_bins = 24,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -1700,6 +1780,16 @@ static const struct rbi_layout layout_3_2_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -1889,6 +1979,16 @@ static const struct rbi_layout layout_3_2_3 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -2078,6 +2178,16 @@ static const struct rbi_layout layout_3_2_4 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -2267,6 +2377,16 @@ static const struct rbi_layout layout_3_2_7 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -2456,6 +2576,16 @@ static const struct rbi_layout layout_3_3_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -2645,6 +2775,16 @@ static const struct rbi_layout layout_3_3_1 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -2834,6 +2974,16 @@ static const struct rbi_layout layout_3_3_7 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -3023,6 +3173,16 @@ static const struct rbi_layout layout_3_3_8 = {
 	.shape_type_obj_too_complex = 4,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
+	.rrational_num = 16,
+	.rrational_den = 24,
+	.rcomplex_real = 16,
+	.rcomplex_imag = 24,
+	.rregexp_src = 24,
+	.rmatch_str = 16,
+	.rmatch_regexp = 24,
+	.st_table_size = 56,
+	.st_table_entry_power = 0,
+	.st_table_bins = 24,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -3212,6 +3372,16 @@ static const struct rbi_layout layout_3_4_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -3401,6 +3571,16 @@ static const struct rbi_layout layout_3_4_5 = {
 	.shape_type_obj_too_complex = 4,
 	.const_entry_value = 8,
 	.global_var_getter = 16,
+	.rrational_num = 16,
+	.rrational_den = 24,
+	.rcomplex_real = 16,
+	.rcomplex_imag = 24,
+	.rregexp_src = 24,
+	.rmatch_str = 16,
+	.rmatch_regexp = 24,
+	.st_table_size = 56,
+	.st_table_entry_power = 0,
+	.st_table_bins = 24,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -3590,6 +3770,16 @@ static const struct rbi_layout layout_4_0_0 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -3779,6 +3969,16 @@ static const struct rbi_layout layout_4_0_6 = {
 	.shape_type_obj_too_complex = RBI_ABSENT,
 	.const_entry_value = RBI_ABSENT,
 	.global_var_getter = RBI_ABSENT,
+	.rrational_num = RBI_ABSENT,
+	.rrational_den = RBI_ABSENT,
+	.rcomplex_real = RBI_ABSENT,
+	.rcomplex_imag = RBI_ABSENT,
+	.rregexp_src = RBI_ABSENT,
+	.rmatch_str = RBI_ABSENT,
+	.rmatch_regexp = RBI_ABSENT,
+	.st_table_size = RBI_ABSENT,
+	.st_table_entry_power = RBI_ABSENT,
+	.st_table_bins = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
