@@ -1428,8 +1428,12 @@ struct rbi_heap_object {
 	const char *real_class_name;    /* the permanent name of REAL_CLASS
 				   when that is another class; else NULL */
 	int refs_known;         /* non-zero: REFS are all of the object's
-				   references (ARRAY; OBJECT and HASH where
-				   IVARS and ENTRIES are read); zero: not read */
+				   references (ARRAY, STRING, FLOAT, BIGNUM,
+				   SYMBOL; OBJECT and HASH where IVARS and
+				   ENTRIES are read; STRUCT, RATIONAL, COMPLEX,
+				   REGEXP, MATCH where the layout has them);
+				   zero: not read (other types, and objects
+				   with generic instance variables) */
 	const uint64_t *refs;   /* the heap objects it references, as dump_all
 				   lists them: in marking order, repeats kept,
 				   its class left out */
@@ -1477,9 +1481,10 @@ int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 
 /* ObjectSpace.memsize_of of the object in slot S (dump_all's "memsize")
    into *OUT: its slot and what it owns outside it, for Strings (in
-   ASCII-8BIT, UTF-8 and US-ASCII), Arrays, Objects and Hashes without an
-   st_table.  RBI_UNSUPPORTED for other objects (other types, a Hash's
-   st_table, generic instance variables...) rather than a part of it. */
+   ASCII-8BIT, UTF-8 and US-ASCII), Arrays, Objects, Hashes, Structs,
+   Floats, Symbols, Rationals and Complexes.  RBI_UNSUPPORTED for other
+   objects (other types, generic instance variables...) rather than a part
+   of it. */
 int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			    uint64_t *out);
 

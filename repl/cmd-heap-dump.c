@@ -14,9 +14,11 @@
  * encoding (of the three Ruby numbers alike), coderange and, with
  * --strings, value; an Array's length, shared, embedded; a class's or
  * module's name; an Object's ivars and a Hash's size and default; the
- * references of Arrays, Objects, Hashes and Structs.  Where this Ruby's
- * layout lacks what the last three are read with (3.2's object shapes; a
- * Ruby without a table from DWARF), the summary says so. */
+ * references of Arrays, Objects, Hashes, Structs, Strings, Floats,
+ * Bignums, Symbols, Rationals, Complexes, Regexps and MatchData.  Where
+ * this Ruby's layout lacks what Objects', Hashes' and Structs' are read
+ * with (3.2's object shapes; a Ruby without a table from DWARF), the
+ * summary says so. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -399,8 +401,8 @@ static void summary(struct heap_dump *d)
 			d->hashes_unread, d->structs_unread);
 	if (d->no_memsize || d->no_flags)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects written without "
-			"memsize (computed for Strings, Arrays, Objects and Hashes without an "
-			"st_table), %" PRIu64 " without GC flags (this Ruby's layout lacks its "
+			"memsize (computed for Strings, Arrays, Objects, Hashes, Structs, "
+			"Floats, Symbols, Rationals and Complexes), %" PRIu64 " without GC flags (this Ruby's layout lacks its "
 			"heap pages' bitmaps)\n", d->no_memsize, d->no_flags);
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64

@@ -14,9 +14,11 @@
  * that is plain data: a String's heap buffer (capacity and its
  * terminator, in the encodings whose terminator is one byte), an Array's
  * heap buffer, an Object's instance variables outside its slot, a Hash's
- * ar_table outside its slot (up to 3.2).  Others, and an object with
- * generic instance variables (FL_EXIVAR: a table elsewhere), say
- * RBI_UNSUPPORTED rather than give a part. */
+ * ar_table outside its slot (up to 3.2) or its st_table (st_memsize, less
+ * the header where that is in the slot: 3.3+), a Struct's members outside
+ * its slot; Floats, Symbols, Rationals and Complexes own nothing.  Others,
+ * and an object with generic instance variables (FL_EXIVAR: a table
+ * elsewhere), say RBI_UNSUPPORTED rather than give a part. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -160,8 +162,76 @@ RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap
 	return RBI_OK;
 }
 
+/* What a Struct owns outside its slot (rb_obj_memsize_of, T_STRUCT): its
+   members at as.heap.ptr unless the flags' RSTRUCT_EMBED_LEN_MASK bits
+   count them in the slot. */
+static int struct_owned(const struct rbi_layout *l, const struct rbi_heap_slot *s,
+			uint64_t *owned)
+{
+	uint64_t mask = l->rstruct_embed_len_mask;
+
+	*owned = 0;
+	if (mask == RBI_ABSENT || !mask || l->rstruct_heap_len == RBI_ABSENT ||
+	    l->rstruct_heap_ptr == RBI_ABSENT || l->rstruct_heap_len + 8 > s->size ||
+	    l->rstruct_heap_ptr + 8 > s->size)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no RStruct");
+	if (!(s->flags & mask) && rbi_get_u64(s->bytes, l->rstruct_heap_ptr))
+		*owned = 8 * rbi_get_u64(s->bytes, l->rstruct_heap_len);
+	return RBI_OK;
+}
+
+/* What a Hash owns outside its slot: its ar_table where that is
+   malloc'ed (up to 3.2), or its st_table. */
+static int hash_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint8_t buf[RBI_HASH_TABLE_MAX];
+	const uint8_t *table;
+	int rc;
+
+	*owned = 0;
+	if (!(s->flags & RHASH_ST_TABLE_FLAG)) {
+		if (l->rhash_table == RBI_ABSENT)
+			return RBI_OK;  /* 3.3+: the ar_table is in the slot */
+		if (l->ar_table_size == RBI_ABSENT || l->rhash_table + 8 > s->size)
+			return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no ar_table");
+		if (rbi_get_u64(s->bytes, l->rhash_table))
+			*owned = l->ar_table_size;
+		return RBI_OK;
+	}
+	if ((rc = rbi_heap_hash_table(it, s, buf, &table)))
+		return rc;
+	if (!table)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no st_table");
+	if ((rc = rbi_vm_st_memsize(l, table, owned)))
+		return rc;
+	if (l->rhash_table == RBI_ABSENT)
+		*owned -= l->st_table_size;     /* the header is in the slot */
+	return RBI_OK;
+}
+
+/* What an Object of too complex a shape owns: the st_table of its
+   instance variables, at as.heap.ivptr (ROBJECT_IV_HASH). */
+static int too_complex_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			     uint64_t *owned)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint8_t hdr[RBI_HASH_TABLE_MAX];
+	int rc;
+
+	if (l->robject_ivptr == RBI_ABSENT || l->robject_ivptr + 8 > s->size ||
+	    !rbi_vm_st_layout(l) || RBI_ST_HEADER_SIZE(l) > sizeof(hdr))
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no st_table");
+	if ((rc = rbi_read(rbi_heap_iter_target(it), rbi_get_u64(s->bytes, l->robject_ivptr),
+			   hdr, RBI_ST_HEADER_SIZE(l))))
+		return rbi_fail_context(rc, "reading the ivar table of 0x%" PRIx64 ": ",
+					s->addr);
+	return rbi_vm_st_memsize(l, hdr, owned);
+}
+
 /* What an Object owns outside its slot (rb_obj_memsize_of, T_OBJECT):
-   ROBJECT_NUMIV words up to 3.1, its shape's capacity from 3.3. */
+   ROBJECT_NUMIV words up to 3.1, its shape's capacity from 3.3, the
+   st_table of its instance variables when its shape is too complex. */
 static int object_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
@@ -183,8 +253,7 @@ static int object_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if (!shape)
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's object shapes were not found");
 	if (shape[l->shape_type] == SHAPE_OBJ_TOO_COMPLEX)
-		return rbi_fail(RBI_UNSUPPORTED, "an Object of too complex a shape (its "
-				"instance variables are an st_table)");
+		return too_complex_owned(it, s, owned);
 	if (!(s->flags & EMBED))
 		*owned = 8ull * rbi_get_u32(shape, l->shape_capacity);
 	return RBI_OK;
@@ -226,14 +295,14 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 			return rc;
 		break;
 	case RBI_T_HASH:
-		if (s->flags & RHASH_ST_TABLE_FLAG)
-			return rbi_fail(RBI_UNSUPPORTED, "a Hash's st_table");
-		if (l->rhash_table == RBI_ABSENT)
-			break;  /* 3.3+: the ar_table is in the slot */
-		if (l->ar_table_size == RBI_ABSENT || l->rhash_table + 8 > s->size)
-			return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no ar_table");
-		if (rbi_get_u64(s->bytes, l->rhash_table))
-			owned = l->ar_table_size;
+		if ((rc = hash_owned(it, s, &owned)))
+			return rc;
+		break;
+	case RBI_T_STRUCT:
+		if ((rc = struct_owned(l, s, &owned)))
+			return rc;
+		break;
+	case RBI_T_FLOAT: case RBI_T_SYMBOL: case RBI_T_RATIONAL: case RBI_T_COMPLEX:
 		break;
 	default:
 		return rbi_fail(RBI_UNSUPPORTED, "memsize of a %s", rbi_value_type_name(s->type));

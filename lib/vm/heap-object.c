@@ -6,11 +6,14 @@
  * References are those dump_all lists (rb_objspace_reachable_objects_from:
  * what the GC marks from the object, its class left out, in marking
  * order, repeats kept), for the types whose marking is plain data: an
- * Array marks its elements, or the root it shares them with; an Object
- * its instance variables; a Hash its keys and values, then its default; a
- * Struct its members.
- * Other types say their references are unknown rather than give part of
- * them.
+ * Array marks its elements, or the root it shares them with; a String
+ * the root it shares its bytes with; an Object its instance variables; a
+ * Hash its keys and values, then its default; a Struct its members; and
+ * the types heap-refs.c reads (Floats, Bignums, Symbols, Rationals,
+ * Complexes, Regexps, MatchData).
+ * Other types, and any object with generic instance variables (the GC
+ * marks those first, from a table elsewhere), say their references are
+ * unknown rather than give part of them.
  *
  * The object's slot bytes come from the walk; only a String's value, a
  * heap Array's elements, an Object's instance variables and a Struct's
@@ -21,6 +24,8 @@
 
 #include "vm/heap-object.h"
 
+/* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
+#define FL_EXIVAR (1ull << 10)
 #define FL_FREEZE (1ull << 11)
 #define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* RSTRING_FSTR: an interned String (FL_USER17 in 2.6-3.4). */
@@ -70,6 +75,31 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	*sc = (struct heap_object_scratch){ 0 };
 }
 
+static int add_ref(struct heap_object_scratch *sc, struct rbi_heap_object *out, uint64_t v)
+{
+	if (!RBI_GROW(sc->refs, sc->refs_cap, out->nrefs + 1, 64))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	sc->refs[out->nrefs++] = v;
+	return RBI_OK;
+}
+
+int rbi_heap_add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      struct rbi_heap_object *out, const void *p, uint64_t n)
+{
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
+	int rc;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)p + 8 * i, sizeof(v));
+		if (rbi_vm_heap_p(vm, v) && v != s->klass &&
+		    (rc = add_ref(rbi_heap_iter_scratch(it), out, v)))
+			return rc;
+	}
+	return RBI_OK;
+}
+
 /* Only 7-bit Strings show their value (dump_append_string_content); a
    String whose coderange is not yet known is scanned, as Ruby does. */
 static bool ascii_only(const char *p, size_t n)
@@ -78,6 +108,26 @@ static bool ascii_only(const char *p, size_t n)
 		if ((unsigned char)p[i] & 0x80)
 			return false;
 	return true;
+}
+
+/* A shared String marks the String it shares its bytes with
+   (as.heap.aux.shared, where an owner keeps its capacity); others mark
+   nothing but their class. */
+static int string_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       const struct rbi_contents *c, struct rbi_heap_object *out)
+{
+	uint32_t shared = rbi_heap_iter_vm(it)->layout->rstring_heap_capa;
+	int rc;
+
+	if (c->shared) {
+		if (shared == RBI_ABSENT || (uint64_t)shared + 8 > s->size)
+			return RBI_OK;
+		if ((rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + shared, 1)))
+			return rc;
+	}
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
 }
 
 static int string_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
@@ -99,6 +149,8 @@ static int string_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	out->coderange = coderanges[cr];
 	out->encoding = enc < 3 ? fixed_encodings[enc] : NULL;
 	out->encoding_index = (int)enc;
+	if ((rc = string_refs(it, s, &c, out)))
+		return rc;
 	if (c.shared)
 		return RBI_OK;  /* dump_all shows neither length nor value */
 	out->length = (int64_t)c.len;
@@ -116,33 +168,6 @@ static int string_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	out->value = sc->value;
 	out->value_len = n;
 	out->value_cut = n < c.len;
-	return RBI_OK;
-}
-
-static int add_ref(struct heap_object_scratch *sc, struct rbi_heap_object *out, uint64_t v)
-{
-	if (!RBI_GROW(sc->refs, sc->refs_cap, out->nrefs + 1, 64))
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	sc->refs[out->nrefs++] = v;
-	return RBI_OK;
-}
-
-/* The heap objects among the N words at P (the slot's bytes, or a buffer
-   read) as references, the object's class left out as dump_all does. */
-static int add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
-		    struct rbi_heap_object *out, const void *p, uint64_t n)
-{
-	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
-	int rc;
-
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t v;
-
-		memcpy(&v, (const uint8_t *)p + 8 * i, sizeof(v));
-		if (rbi_vm_heap_p(vm, v) && v != s->klass &&
-		    (rc = add_ref(rbi_heap_iter_scratch(it), out, v)))
-			return rc;
-	}
 	return RBI_OK;
 }
 
@@ -184,17 +209,17 @@ static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		/* as.heap.aux.shared_root, where a capacity would be. */
 		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > s->size)
 			return RBI_OK;
-		if ((rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->rarray_heap_capa, 1)))
+		if ((rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + l->rarray_heap_capa, 1)))
 			return rc;
 		out->refs = sc->refs;
 		out->refs_known = true;
 		return RBI_OK;
 	}
 	if (c.embedded) {
-		if ((rc = add_refs(it, s, out, (const uint8_t *)s->bytes + (c.ptr - s->addr), c.len)))
+		if ((rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + (c.ptr - s->addr), c.len)))
 			return rc;
 	} else if ((rc = read_words(it, s, "Array", c.ptr, c.len, &elems)) ||
-		   (rc = add_refs(it, s, out, elems, c.len))) {
+		   (rc = rbi_heap_add_refs(it, s, out, elems, c.len))) {
 		return rc;
 	}
 	out->refs = sc->refs;
@@ -213,7 +238,7 @@ static int ar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if (l->ar_table_pairs + bound * AR_PAIR_SIZE > table_size)
 		return rbi_fail(RBI_CORRUPT, "Hash 0x%" PRIx64 " claims %" PRIu64
 				" pairs", s->addr, bound);
-	return add_refs(it, s, out, table + l->ar_table_pairs, 2 * bound);
+	return rbi_heap_add_refs(it, s, out, table + l->ar_table_pairs, 2 * bound);
 }
 
 /* The live entries of the st_table whose header is HDR: their keys (if
@@ -233,8 +258,8 @@ static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	for (uint64_t i = 0; i < e->count; i++) {
 		if (!rbi_vm_st_entry(l, e, i, &key, &record))
 			continue;
-		if ((keys && (rc = add_refs(it, s, out, &key, 1))) ||
-		    (rc = add_refs(it, s, out, &record, 1)))
+		if ((keys && (rc = rbi_heap_add_refs(it, s, out, &key, 1))) ||
+		    (rc = rbi_heap_add_refs(it, s, out, &record, 1)))
 			return rc;
 	}
 	return RBI_OK;
@@ -263,12 +288,12 @@ static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 		if (n > (s->size - l->rstruct_ary) / 8)
 			return rbi_fail(RBI_CORRUPT, "Struct 0x%" PRIx64 " claims %" PRIu64
 					" members in its slot", s->addr, n);
-		rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->rstruct_ary, n);
+		rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + l->rstruct_ary, n);
 	} else {
 		n = rbi_get_u64(s->bytes, l->rstruct_heap_len);
 		if (!(rc = read_words(it, s, "Struct", rbi_get_u64(s->bytes, l->rstruct_heap_ptr),
 				      n, &words)))
-			rc = add_refs(it, s, out, words, n);
+			rc = rbi_heap_add_refs(it, s, out, words, n);
 	}
 	if (rc)
 		return rc;
@@ -316,7 +341,7 @@ static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	rc = rbi_vm_object_ivars(rbi_heap_iter_target(it), rbi_heap_iter_vm(it), &obj, &sc->ivars);
 	if (rc == RBI_UNSUPPORTED)
 		return RBI_OK;
-	if (rc || (rc = add_refs(it, s, out, sc->ivars.values, sc->ivars.n)))
+	if (rc || (rc = rbi_heap_add_refs(it, s, out, sc->ivars.values, sc->ivars.n)))
 		return rc;
 	out->ivars = (int64_t)sc->ivars.n;
 	out->embedded = sc->ivars.embedded;
@@ -325,42 +350,53 @@ static int object_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	return RBI_OK;
 }
 
+int rbi_heap_hash_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			uint8_t buf[RBI_HASH_TABLE_MAX], const uint8_t **table)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint32_t table_size = s->flags & RHASH_ST_TABLE_FLAG ? RBI_ST_HEADER_SIZE(l)
+							     : l->ar_table_size;
+	int rc;
+
+	*table = NULL;
+	if (l->rhash_size == RBI_ABSENT || l->ar_table_size == RBI_ABSENT ||
+	    !rbi_vm_st_layout(l) || table_size > RBI_HASH_TABLE_MAX)
+		return RBI_OK;
+	if (l->rhash_table == RBI_ABSENT) {
+		if (l->rhash_size + table_size <= s->size)  /* else not this layout */
+			*table = (const uint8_t *)s->bytes + l->rhash_size;
+		return RBI_OK;
+	}
+	if (l->rhash_table + 8 > s->size)
+		return RBI_OK;
+	if ((rc = read_table(it, s, rbi_get_u64(s->bytes, l->rhash_table), buf, table_size)))
+		return rc;
+	*table = buf;
+	return RBI_OK;
+}
+
 /* A Hash's size and what the GC marks of it (gc.c mark_hash): the keys
-   and values of its ar_table or st_table, then ifnone.  The table is
-   as.ar / as.st where RHash has them (up to 3.2), else in the slot right
-   after struct RHash (3.3+). */
+   and values of its ar_table or st_table, then ifnone. */
 static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
-	bool st = (s->flags & RHASH_ST_TABLE_FLAG) != 0;
-	uint32_t table_size = st ? RBI_ST_HEADER_SIZE(l) : l->ar_table_size;
-	uint8_t buf[256];
+	uint8_t buf[RBI_HASH_TABLE_MAX];
 	const uint8_t *table;
 	uint64_t ifnone;
 	int rc;
 
-	if (l->rhash_size == RBI_ABSENT || l->rhash_ifnone == RBI_ABSENT ||
-	    l->ar_table_size == RBI_ABSENT || l->ar_table_pairs == RBI_ABSENT ||
-	    !rbi_vm_st_layout(l) || table_size > sizeof(buf) || l->rhash_ifnone + 8 > s->size)
+	if (l->rhash_ifnone == RBI_ABSENT || l->ar_table_pairs == RBI_ABSENT ||
+	    l->rhash_ifnone + 8 > s->size)
 		return RBI_OK;
-	if (l->rhash_table == RBI_ABSENT) {
-		if (l->rhash_size + table_size > s->size)
-			return RBI_OK;  /* no room for it: not this layout */
-		table = (const uint8_t *)s->bytes + l->rhash_size;
-	} else {
-		if (l->rhash_table + 8 > s->size)
-			return RBI_OK;
-		if ((rc = read_table(it, s, rbi_get_u64(s->bytes, l->rhash_table), buf, table_size)))
-			return rc;
-		table = buf;
-	}
-	if (st)
+	if ((rc = rbi_heap_hash_table(it, s, buf, &table)) || !table)
+		return rc;
+	if (s->flags & RHASH_ST_TABLE_FLAG)
 		rc = st_refs(it, s, out, table, true, &out->entries);
-	else if (!(rc = ar_refs(it, s, out, table, table_size)))
+	else if (!(rc = ar_refs(it, s, out, table, l->ar_table_size)))
 		out->entries = (s->flags >> RHASH_AR_SIZE_SHIFT) & RHASH_AR_FIELD_MASK;
 	ifnone = rbi_get_u64(s->bytes, l->rhash_ifnone);
-	if (rc || (rc = add_refs(it, s, out, (const uint8_t *)s->bytes + l->rhash_ifnone, 1)))
+	if (rc || (rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + l->rhash_ifnone, 1)))
 		return rc;
 	if (s->flags & RHASH_PROC_DEFAULT)
 		out->default_proc = ifnone;
@@ -416,21 +452,10 @@ RBI_EXPORT void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
 	*real_class_name_cut = sc ? sc->real_name_cut : 0;
 }
 
-RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
-				    size_t value_max, struct rbi_heap_object *out)
+/* The type's own fields and references. */
+static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 size_t value_max, struct rbi_heap_object *out)
 {
-	*out = (struct rbi_heap_object){
-		.type_name = dump_type_name(s->type),
-		.klass = s->type == RBI_T_IMEMO || s->type == RBI_T_NODE ? 0 : s->klass,
-		.frozen = (s->flags & FL_FREEZE) != 0,
-		.length = -1,
-		.encoding_index = -1,
-		.ivars = -1,
-		.entries = -1,
-	};
-	rbi_heap_iter_scratch(it)->name_cut = rbi_heap_iter_scratch(it)->real_name_cut = 0;
-	if (!s->flags)
-		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
 	switch (s->type) {
 	case RBI_T_STRING:
 		return string_object(it, s, value_max, out);
@@ -445,6 +470,32 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 	case RBI_T_CLASS: case RBI_T_MODULE:
 		return class_object(it, s, out);
 	default:
-		return RBI_OK;
+		return rbi_heap_slot_refs(it, s, out);
 	}
+}
+
+RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+				    size_t value_max, struct rbi_heap_object *out)
+{
+	int rc;
+
+	*out = (struct rbi_heap_object){
+		.type_name = dump_type_name(s->type),
+		.klass = s->type == RBI_T_IMEMO || s->type == RBI_T_NODE ? 0 : s->klass,
+		.frozen = (s->flags & FL_FREEZE) != 0,
+		.length = -1,
+		.encoding_index = -1,
+		.ivars = -1,
+		.entries = -1,
+	};
+	rbi_heap_iter_scratch(it)->name_cut = rbi_heap_iter_scratch(it)->real_name_cut = 0;
+	if (!s->flags)
+		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
+	if ((rc = object_fields(it, s, value_max, out)))
+		return rc;
+	if (s->flags & FL_EXIVAR) {
+		out->refs_known = false;        /* generic ivars come first */
+		out->nrefs = 0;
+	}
+	return RBI_OK;
 }

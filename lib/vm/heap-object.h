@@ -37,6 +37,26 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc);
 int rbi_heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		      const uint8_t **shape);
 
+/* The heap objects among the N words at P (the slot's bytes, or a buffer
+   read) as references of S, its class left out as dump_all does. */
+int rbi_heap_add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      struct rbi_heap_object *out, const void *p, uint64_t n);
+
+/* The table of the Hash in slot S (its ar_table or, with
+   RHASH_ST_TABLE_FLAG, its st_table's header: RBI_ST_HEADER_SIZE bytes):
+   as.ar / as.st where RHash has them (up to 3.2), read into BUF, else in
+   the slot right after struct RHash (3.3+).  *TABLE: NULL when the layout
+   lacks what it takes. */
+#define RBI_HASH_TABLE_MAX 256
+int rbi_heap_hash_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			uint8_t buf[RBI_HASH_TABLE_MAX], const uint8_t **table);
+
+/* heap-refs.c: the references of the types marked by words of their slot
+   (Float, Bignum, Symbol, Rational, Complex, Regexp, MatchData); others,
+   and a layout without those words, are left unknown. */
+int rbi_heap_slot_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out);
+
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);
 struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it);

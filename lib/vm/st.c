@@ -9,6 +9,8 @@
 
 /* An st_table entry deleted: its hash is RESERVED_HASH_VAL (st.c). */
 #define ST_DELETED_HASH (~(uint64_t)0)
+/* 2^40 entries of 24 bytes would be 24 TiB: a torn header. */
+#define ST_POWER_MAX 40
 
 /* A word at layout offset OFF lies in SIZE bytes (OFF may be absent). */
 static bool word_in(uint32_t off, uint64_t size)
@@ -59,4 +61,30 @@ bool rbi_vm_st_entry(const struct rbi_layout *l, const struct rbi_st_entries *e,
 	*key = rbi_get_u64(ent, l->st_entry_key);
 	*record = rbi_get_u64(ent, l->st_entry_record);
 	return true;
+}
+
+/* st.c's features[p].bins_words for 64-bit st_index_t, the same 2.6-3.4:
+   2^(p+1) bins of 1, 2, 4 or 8 bytes (size_ind 0-3 from p = 8, 16, 32),
+   rounded up to words, none for the one-entry table. */
+static uint64_t bins_words(unsigned p)
+{
+	unsigned size_ind = p < 8 ? 0 : p < 16 ? 1 : p < 32 ? 2 : 3;
+
+	return p ? (((uint64_t)2 << p << size_ind) + 7) / 8 : 0;
+}
+
+int rbi_vm_st_memsize(const struct rbi_layout *l, const uint8_t *hdr, uint64_t *out)
+{
+	unsigned p;
+
+	if (l->st_table_size == RBI_ABSENT || l->st_entry_size == RBI_ABSENT ||
+	    l->st_table_entry_power >= RBI_ST_HEADER_SIZE(l) || !word_in(l->st_table_bins,
+	    RBI_ST_HEADER_SIZE(l)))
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout lacks st_table's size");
+	p = hdr[l->st_table_entry_power];
+	if (p > ST_POWER_MAX)
+		return rbi_fail(RBI_CORRUPT, "an st_table of 2^%u entries", p);
+	*out = l->st_table_size + ((uint64_t)l->st_entry_size << p) +
+	       (rbi_get_u64(hdr, l->st_table_bins) ? 8 * bins_words(p) : 0);
+	return RBI_OK;
 }

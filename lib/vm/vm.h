@@ -127,6 +127,10 @@ struct rbi_st_entries {
    RBI_CORRUPT.  Free OUT->words. */
 int rbi_vm_st_entries(struct rbi_target *t, const struct rbi_layout *l, const uint8_t *hdr,
 		      uint64_t max, struct rbi_st_entries *out);
+/* st_memsize of the table whose header (RBI_ST_HEADER_SIZE bytes) is HDR:
+   the table, its entries (all 2^entry_power allocated) and its bins.
+   RBI_UNSUPPORTED when the layout lacks what it takes. */
+int rbi_vm_st_memsize(const struct rbi_layout *l, const uint8_t *hdr, uint64_t *out);
 /* Entry I of E: false if deleted, else its key and record. */
 bool rbi_vm_st_entry(const struct rbi_layout *l, const struct rbi_st_entries *e, uint64_t i,
 		     uint64_t *key, uint64_t *record);
@@ -197,8 +201,10 @@ int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
    2.6-4.0). */
 enum {
 	RBI_T_NONE = 0x00, RBI_T_OBJECT = 0x01, RBI_T_CLASS = 0x02, RBI_T_MODULE = 0x03,
-	RBI_T_STRING = 0x05, RBI_T_ARRAY = 0x07, RBI_T_HASH = 0x08, RBI_T_STRUCT = 0x09,
-	RBI_T_DATA = 0x0c, RBI_T_IMEMO = 0x1a, RBI_T_NODE = 0x1b, RBI_T_ICLASS = 0x1c,
+	RBI_T_FLOAT = 0x04, RBI_T_STRING = 0x05, RBI_T_REGEXP = 0x06, RBI_T_ARRAY = 0x07,
+	RBI_T_HASH = 0x08, RBI_T_STRUCT = 0x09, RBI_T_BIGNUM = 0x0a, RBI_T_DATA = 0x0c,
+	RBI_T_MATCH = 0x0d, RBI_T_COMPLEX = 0x0e, RBI_T_RATIONAL = 0x0f,
+	RBI_T_SYMBOL = 0x14, RBI_T_IMEMO = 0x1a, RBI_T_NODE = 0x1b, RBI_T_ICLASS = 0x1c,
 	RBI_T_ZOMBIE = 0x1d, RBI_T_MOVED = 0x1e, RBI_T_MASK = 0x1f,
 };
 enum {

@@ -5,7 +5,8 @@
 # values, some deleted, with a default proc and a default value, Structs small (in the
 # slot) and wide, a Data (3.2+), Strings with control, escape, bidirectional-control and
 # non-ASCII bytes, a long one, a binary one, named classes and modules and an anonymous
-# one.  After a full GC (and with GC off, so nothing dumped is freed) it writes
+# one; Strings sharing another's bytes, dynamic Symbols, Bignums, heap Floats, Rationals,
+# Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries.  After a full GC (and with GC off, so nothing dumped is freed) it writes
 # ObjectSpace.dump_all to ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it
 # allocates afterwards is only what printing READY takes.  Ruby 2.7 to 3.4, no gems.
 #
@@ -83,8 +84,24 @@ big_hash.delete(big_hash.keys[3])
 hashes = [small_hash, big_hash, Hash.new { |h, k| k }, Hash.new(leaves[9]), {}]
 structs = [RbiHeap::Pair.new(leaves[22], 1), RbiHeap::Wide.new(*leaves[23, 9])]
 structs << Data.define(:item).new(item: leaves[32]) if defined?(Data.define)
+# The types marked by fixed words of their slot, each holding heap objects: Strings sharing
+# another's bytes, dynamic Symbols, Rationals and Complexes of Bignums, heap Floats,
+# Regexps and their MatchData, a File; and an st_table Hash of 1000 entries.
+long = "y" * 1000
+numbers = [2**100, Rational(2**70, 3), Rational(2**80, 2**75 + 1), Complex(2**71, 2**72),
+           Complex(2**73, 0.5), 2.0**1000, -1.0e-310]
+regexps = Array.new(5) { |i| Regexp.new("a(b+)c#{i}") }
+plain = {
+  strings: [long[1..], long[500..], "#{long}z"[3..]],
+  symbols: Array.new(5) { |i| :"rbi_dynamic_#{i}" },
+  numbers: numbers,
+  regexps: regexps,
+  matches: regexps.each_with_index.map { |re, i| "xabbc#{i}x".match(re) },
+  file: File.open(__FILE__),
+  wide: Array.new(1000) { |i| [i, leaves[i % 50]] }.to_h,
+}
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
-             RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named]
+             RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain]
 
 bulk = Integer(ENV.fetch("RBI_HEAP_OBJECTS", "0"))
 $rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{j}" } }
