@@ -211,7 +211,22 @@
 	X(rmatch, regexp,        "RMatch", "regexp", OFF)                           \
 	X(st_table, size,        "st_table", "", SIZE)                              \
 	X(st_table, entry_power, "st_table", "entry_power", OFF)                    \
-	X(st_table, bins,        "st_table", "bins", OFF)
+	X(st_table, bins,        "st_table", "bins", OFF)                           \
+	X(rfile, fptr,           "RFile", "fptr", OFF)                              \
+	X(io, size,              "rb_io_t", "", SIZE)                               \
+	X(io, self,              "rb_io_t", "self", OFF)                            \
+	X(io, pathv,             "rb_io_t", "pathv", OFF)                           \
+	X(io, tied_io_for_writing, "rb_io_t", "tied_io_for_writing", OFF)           \
+	X(io, writeconv_asciicompat, "rb_io_t", "writeconv_asciicompat", OFF)       \
+	X(io, writeconv_pre_ecopts, "rb_io_t", "writeconv_pre_ecopts", OFF)         \
+	X(io, encs_ecopts,       "rb_io_t", "encs.ecopts", OFF)                     \
+	X(io, write_lock,        "rb_io_t", "write_lock", OFF)                      \
+	X(io, timeout,           "rb_io_t", "timeout", OFF)                         \
+	X(io, rbuf_capa,         "rb_io_t", "rbuf.capa", OFF)                       \
+	X(io, wbuf_capa,         "rb_io_t", "wbuf.capa", OFF)                       \
+	X(io, cbuf_capa,         "rb_io_t", "cbuf.capa", OFF)                       \
+	X(io, readconv,          "rb_io_t", "readconv", OFF)                        \
+	X(io, writeconv,         "rb_io_t", "writeconv", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
