@@ -1431,7 +1431,8 @@ struct rbi_heap_object {
 				   references (ARRAY, STRING, FLOAT, BIGNUM,
 				   SYMBOL; OBJECT and HASH where IVARS and
 				   ENTRIES are read; STRUCT, RATIONAL, COMPLEX,
-				   REGEXP, MATCH where the layout has them);
+				   REGEXP, MATCH, FILE where the layout has
+				   them);
 				   zero: not read (other types, and objects
 				   with generic instance variables) */
 	const uint64_t *refs;   /* the heap objects it references, as dump_all
@@ -1482,9 +1483,9 @@ int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 /* ObjectSpace.memsize_of of the object in slot S (dump_all's "memsize")
    into *OUT: its slot and what it owns outside it, for Strings (in
    ASCII-8BIT, UTF-8 and US-ASCII), Arrays, Objects, Hashes, Structs,
-   Floats, Symbols, Rationals and Complexes.  RBI_UNSUPPORTED for other
-   objects (other types, generic instance variables...) rather than a part
-   of it. */
+   Floats, Symbols, Rationals, Complexes and Files.  RBI_UNSUPPORTED for
+   other objects (other types, generic instance variables, a File that
+   converts encodings...) rather than a part of it. */
 int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			    uint64_t *out);
 

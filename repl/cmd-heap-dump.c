@@ -15,7 +15,7 @@
  * --strings, value; an Array's length, shared, embedded; a class's or
  * module's name; an Object's ivars and a Hash's size and default; the
  * references of Arrays, Objects, Hashes, Structs, Strings, Floats,
- * Bignums, Symbols, Rationals, Complexes, Regexps and MatchData.  Where
+ * Bignums, Symbols, Rationals, Complexes, Regexps, MatchData and Files.  Where
  * this Ruby's layout lacks what Objects', Hashes' and Structs' are read
  * with (3.2's object shapes; a Ruby without a table from DWARF), the
  * summary says so. */
@@ -402,8 +402,9 @@ static void summary(struct heap_dump *d)
 	if (d->no_memsize || d->no_flags)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects written without "
 			"memsize (computed for Strings, Arrays, Objects, Hashes, Structs, "
-			"Floats, Symbols, Rationals and Complexes), %" PRIu64 " without GC flags (this Ruby's layout lacks its "
-			"heap pages' bitmaps)\n", d->no_memsize, d->no_flags);
+			"Floats, Symbols, Rationals, Complexes and Files), %" PRIu64 " without "
+			"GC flags (this Ruby's layout lacks its heap pages' bitmaps)\n",
+			d->no_memsize, d->no_flags);
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
 			" objects changed while read were left out%s\n",

@@ -57,14 +57,14 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # heap_unread KIND VERSION: the types whose references and counts rbinspect heap-dump
 # cannot read on that Ruby, comma-separated (tests/heap-check.py --unread).  Without
 # DWARF, the built-in tables have RObject, RHash, RStruct, RRational, RComplex, RRegexp,
-# RMatch and the shapes for the families of the DWARF builds only (2.7, 3.1, 3.3, 3.4:
+# RMatch, rb_io_t and the shapes for the families of the DWARF builds only (2.7, 3.1, 3.3, 3.4:
 # lib/layout/tables/dwarf); with DWARF, 3.2's Objects (its shapes live in the VM, not
 # read).
 heap_unread() {
 	if ruby_dwarf "$1"; then
 		case $2 in 3.2.*) echo OBJECT ;; esac
 	else
-		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) ;; *) echo OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH ;; esac
+		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) ;; *) echo OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH,FILE ;; esac
 	fi
 }
 

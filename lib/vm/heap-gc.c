@@ -16,9 +16,10 @@
  * heap buffer, an Object's instance variables outside its slot, a Hash's
  * ar_table outside its slot (up to 3.2) or its st_table (st_memsize, less
  * the header where that is in the slot: 3.3+), a Struct's members outside
- * its slot; Floats, Symbols, Rationals and Complexes own nothing.  Others,
- * and an object with generic instance variables (FL_EXIVAR: a table
- * elsewhere), say RBI_UNSUPPORTED rather than give a part. */
+ * its slot, a File's rb_io_t and buffers (unless it converts encodings);
+ * Floats, Symbols, Rationals and Complexes own nothing.  Others, and an
+ * object with generic instance variables (FL_EXIVAR: a table elsewhere),
+ * say RBI_UNSUPPORTED rather than give a part. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -180,6 +181,34 @@ static int struct_owned(const struct rbi_layout *l, const struct rbi_heap_slot *
 	return RBI_OK;
 }
 
+/* What a File owns outside its slot (rb_io_memsize): its rb_io_t and
+   the capacity of its three buffers, unless it converts encodings (an
+   rb_econv_t, not read); nothing once closed. */
+static int file_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	const uint32_t capa[] = { l->io_rbuf_capa, l->io_wbuf_capa, l->io_cbuf_capa };
+	uint8_t buf[RBI_IO_MAX];
+	const uint8_t *io;
+	int rc;
+
+	*owned = 0;
+	for (size_t i = 0; i < sizeof(capa) / sizeof(capa[0]); i++)
+		if (capa[i] == RBI_ABSENT || (uint64_t)capa[i] + 4 > l->io_size)
+			return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no rb_io_t");
+	if (l->io_readconv == RBI_ABSENT || l->io_writeconv == RBI_ABSENT ||
+	    (uint64_t)l->io_readconv + 8 > l->io_size || (uint64_t)l->io_writeconv + 8 > l->io_size)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no rb_io_t");
+	if ((rc = rbi_heap_file_io(it, s, buf, &io)) || !io)
+		return rc;
+	if (rbi_get_u64(io, l->io_readconv) || rbi_get_u64(io, l->io_writeconv))
+		return rbi_fail(RBI_UNSUPPORTED, "a File that converts encodings");
+	*owned = l->io_size;
+	for (size_t i = 0; i < sizeof(capa) / sizeof(capa[0]); i++)
+		*owned += rbi_get_u32(io, capa[i]);
+	return RBI_OK;
+}
+
 /* What a Hash owns outside its slot: its ar_table where that is
    malloc'ed (up to 3.2), or its st_table. */
 static int hash_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned)
@@ -300,6 +329,10 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 		break;
 	case RBI_T_STRUCT:
 		if ((rc = struct_owned(l, s, &owned)))
+			return rc;
+		break;
+	case RBI_T_FILE:
+		if ((rc = file_owned(it, s, &owned)))
 			return rc;
 		break;
 	case RBI_T_FLOAT: case RBI_T_SYMBOL: case RBI_T_RATIONAL: case RBI_T_COMPLEX:

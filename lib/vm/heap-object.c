@@ -10,7 +10,7 @@
  * the root it shares its bytes with; an Object its instance variables; a
  * Hash its keys and values, then its default; a Struct its members; and
  * the types heap-refs.c reads (Floats, Bignums, Symbols, Rationals,
- * Complexes, Regexps, MatchData).
+ * Complexes, Regexps, MatchData, Files).
  * Other types, and any object with generic instance variables (the GC
  * marks those first, from a table elsewhere), say their references are
  * unknown rather than give part of them.

@@ -52,10 +52,17 @@ int rbi_heap_hash_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			uint8_t buf[RBI_HASH_TABLE_MAX], const uint8_t **table);
 
 /* heap-refs.c: the references of the types marked by words of their slot
-   (Float, Bignum, Symbol, Rational, Complex, Regexp, MatchData); others,
-   and a layout without those words, are left unknown. */
+   (Float, Bignum, Symbol, Rational, Complex, Regexp, MatchData) or of a
+   File's rb_io_t; others, and a layout without those words, are left
+   unknown. */
 int rbi_heap_slot_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out);
+/* The rb_io_t of the File in slot S read into BUF, *IO pointing at it;
+   NULL when the File is closed (fptr 0).  RBI_UNSUPPORTED when the
+   layout lacks it. */
+#define RBI_IO_MAX 512
+int rbi_heap_file_io(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		     uint8_t buf[RBI_IO_MAX], const uint8_t **io);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);

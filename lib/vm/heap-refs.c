@@ -7,10 +7,19 @@
  *   T_COMPLEX                    real, imag
  *   T_REGEXP                     src
  *   T_MATCH                      regexp, then str (when set)
+ *   T_FILE                       its rb_io_t's (fptr, unless closed) self,
+ *                                pathv, tied_io_for_writing,
+ *                                writeconv_asciicompat, writeconv_pre_ecopts,
+ *                                encs.ecopts, write_lock, timeout
  * in that order, each only if it is a heap object and not the object's
  * class (objspace_dump.c reachable_object_i leaves the class out wherever
  * it appears).  A layout without one of these words leaves the object's
- * references unknown. */
+ * references unknown.  rb_io_t's self is marked from 3.0, its timeout
+ * from 3.2: the Rubies that have these members (2.7 has neither, 3.1 no
+ * timeout), so a layout that lacks them, the rest of rb_io_t found,
+ * marks the others only. */
+#include <inttypes.h>
+
 #include "vm/heap-object.h"
 
 /* The words each type marks, as layout offsets, in marking order. */
@@ -44,6 +53,54 @@ static int marked_words(const struct rbi_layout *l, unsigned type, uint32_t offs
 	}
 }
 
+int rbi_heap_file_io(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		     uint8_t buf[RBI_IO_MAX], const uint8_t **io)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint64_t fptr;
+	int rc;
+
+	*io = NULL;
+	if (l->rfile_fptr == RBI_ABSENT || l->rfile_fptr + 8 > s->size ||
+	    l->io_size == RBI_ABSENT || l->io_size > RBI_IO_MAX)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no rb_io_t");
+	if (!(fptr = rbi_get_u64(s->bytes, l->rfile_fptr)))
+		return RBI_OK;
+	if ((rc = rbi_read(rbi_heap_iter_target(it), fptr, buf, l->io_size)))
+		return rbi_fail_context(rc, "reading the rb_io_t of 0x%" PRIx64 ": ", s->addr);
+	*io = buf;
+	return RBI_OK;
+}
+
+/* A File's references: those of its rb_io_t (above) in rb_io_mark's
+   order, none when closed. */
+static int file_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		     struct rbi_heap_object *out)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	const uint32_t marked[] = { l->io_self, l->io_pathv, l->io_tied_io_for_writing,
+				    l->io_writeconv_asciicompat, l->io_writeconv_pre_ecopts,
+				    l->io_encs_ecopts, l->io_write_lock, l->io_timeout };
+	const size_t n = sizeof(marked) / sizeof(marked[0]);
+	uint8_t buf[RBI_IO_MAX];
+	const uint8_t *io;
+	int rc;
+
+	/* All but the first and the last are in every Ruby's rb_io_t. */
+	for (size_t i = 0; i < n; i++)
+		if (marked[i] == RBI_ABSENT ? i > 0 && i + 1 < n : (uint64_t)marked[i] + 8 > l->io_size)
+			return RBI_OK;  /* not this layout's: unknown */
+	if ((rc = rbi_heap_file_io(it, s, buf, &io)))
+		return rc == RBI_UNSUPPORTED ? RBI_OK : rc;
+	for (size_t i = 0; io && i < n; i++)
+		if (marked[i] != RBI_ABSENT &&
+		    (rc = rbi_heap_add_refs(it, s, out, io + marked[i], 1)))
+			return rc;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
 int rbi_heap_slot_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
@@ -52,6 +109,8 @@ int rbi_heap_slot_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	size_t n;
 	int rc;
 
+	if (s->type == RBI_T_FILE)
+		return file_refs(it, s, out);
 	if (marked_words(l, s->type, offs, &n))
 		return RBI_OK;
 	for (size_t i = 0; i < n; i++)
