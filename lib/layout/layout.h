@@ -226,7 +226,29 @@
 	X(io, wbuf_capa,         "rb_io_t", "wbuf.capa", OFF)                       \
 	X(io, cbuf_capa,         "rb_io_t", "cbuf.capa", OFF)                       \
 	X(io, readconv,          "rb_io_t", "readconv", OFF)                        \
-	X(io, writeconv,         "rb_io_t", "writeconv", OFF)
+	X(io, writeconv,         "rb_io_t", "writeconv", OFF)                       \
+	X(rbignum, heap_len,     "RBignum", "as.heap.len", OFF)                     \
+	X(rbignum, heap_digits,  "RBignum", "as.heap.digits", OFF)                  \
+	X(rregexp, ptr,          "RRegexp", "ptr", OFF)                             \
+	X(regex, size,           "re_pattern_buffer", "", SIZE)                     \
+	X(regex, p,              "re_pattern_buffer", "p", OFF)                     \
+	X(regex, alloc,          "re_pattern_buffer", "alloc", OFF)                 \
+	X(regex, exact,          "re_pattern_buffer", "exact", OFF)                 \
+	X(regex, exact_end,      "re_pattern_buffer", "exact_end", OFF)             \
+	X(regex, int_map,        "re_pattern_buffer", "int_map", OFF)               \
+	X(regex, int_map_backward, "re_pattern_buffer", "int_map_backward", OFF)    \
+	X(regex, repeat_range,   "re_pattern_buffer", "repeat_range", OFF)          \
+	X(regex, repeat_range_alloc, "re_pattern_buffer", "repeat_range_alloc", OFF) \
+	X(regex, chain,          "re_pattern_buffer", "chain", OFF)                 \
+	X(rmatch, size,          "RMatch", "", SIZE)                                \
+	X(rmatch, rmatch,        "RMatch", "rmatch", OFF)                           \
+	X(match_data, size,      "rmatch", "", SIZE)                                \
+	X(match_data, regs_allocated, "rmatch", "regs.allocated", OFF)              \
+	X(match_data, char_offset_num_allocated, "rmatch", "char_offset_num_allocated", OFF) \
+	X(matchext, regs_allocated, "rb_matchext_t", "regs.allocated", OFF)         \
+	X(matchext, char_offset_num_allocated, "rb_matchext_t", "char_offset_num_allocated", OFF) \
+	X(re_registers, size,    "re_registers", "", SIZE)                          \
+	X(rmatch_offset, size,   "rmatch_offset", "", SIZE)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
