@@ -52,7 +52,7 @@ REFERENCED = ("OBJECT", "HASH", "STRUCT", "STRING", "FLOAT", "BIGNUM", "SYMBOL",
               "RATIONAL", "COMPLEX", "REGEXP", "MATCH", "FILE")
 # The types whose memsize DUMP gives, but for a few objects (see above).
 MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL",
-                 "RATIONAL", "COMPLEX", "FILE")
+                 "RATIONAL", "COMPLEX", "FILE", "BIGNUM", "REGEXP", "MATCH")
 
 
 def load(path):

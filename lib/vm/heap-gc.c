@@ -17,7 +17,8 @@
  * ar_table outside its slot (up to 3.2) or its st_table (st_memsize, less
  * the header where that is in the slot: 3.3+), a Struct's members outside
  * its slot, a File's rb_io_t and buffers (unless it converts encodings);
- * Floats, Symbols, Rationals and Complexes own nothing.  Others, and an
+ * Floats, Symbols, Rationals and Complexes own nothing; heap-memsize.c
+ * counts Bignums', Regexps' and MatchData's.  Others, and an
  * object with generic instance variables (FL_EXIVAR: a table elsewhere),
  * say RBI_UNSUPPORTED rather than give a part. */
 #include <inttypes.h>
@@ -338,7 +339,9 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 	case RBI_T_FLOAT: case RBI_T_SYMBOL: case RBI_T_RATIONAL: case RBI_T_COMPLEX:
 		break;
 	default:
-		return rbi_fail(RBI_UNSUPPORTED, "memsize of a %s", rbi_value_type_name(s->type));
+		if ((rc = rbi_heap_owned(it, s, &owned)))
+			return rc;
+		break;
 	}
 	if (owned > CAPA_MAX)
 		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " claims %" PRIu64 " bytes", s->addr,

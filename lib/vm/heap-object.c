@@ -209,14 +209,16 @@ static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		/* as.heap.aux.shared_root, where a capacity would be. */
 		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > s->size)
 			return RBI_OK;
-		if ((rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + l->rarray_heap_capa, 1)))
+		if ((rc = rbi_heap_add_refs(it, s, out,
+					     (const uint8_t *)s->bytes + l->rarray_heap_capa, 1)))
 			return rc;
 		out->refs = sc->refs;
 		out->refs_known = true;
 		return RBI_OK;
 	}
 	if (c.embedded) {
-		if ((rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + (c.ptr - s->addr), c.len)))
+		if ((rc = rbi_heap_add_refs(it, s, out,
+					     (const uint8_t *)s->bytes + (c.ptr - s->addr), c.len)))
 			return rc;
 	} else if ((rc = read_words(it, s, "Array", c.ptr, c.len, &elems)) ||
 		   (rc = rbi_heap_add_refs(it, s, out, elems, c.len))) {
@@ -396,7 +398,8 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	else if (!(rc = ar_refs(it, s, out, table, l->ar_table_size)))
 		out->entries = (s->flags >> RHASH_AR_SIZE_SHIFT) & RHASH_AR_FIELD_MASK;
 	ifnone = rbi_get_u64(s->bytes, l->rhash_ifnone);
-	if (rc || (rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + l->rhash_ifnone, 1)))
+	if (rc || (rc = rbi_heap_add_refs(it, s, out,
+					  (const uint8_t *)s->bytes + l->rhash_ifnone, 1)))
 		return rc;
 	if (s->flags & RHASH_PROC_DEFAULT)
 		out->default_proc = ifnone;

@@ -64,6 +64,11 @@ int rbi_heap_slot_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 int rbi_heap_file_io(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		     uint8_t buf[RBI_IO_MAX], const uint8_t **io);
 
+/* heap-memsize.c: what a Bignum, Regexp or MatchData in slot S owns
+   outside it (rb_obj_memsize_of less the slot) into *OWNED;
+   RBI_UNSUPPORTED for other types and layouts that lack it. */
+int rbi_heap_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned);
+
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);
 struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it);

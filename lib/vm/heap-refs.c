@@ -87,9 +87,12 @@ static int file_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	int rc;
 
 	/* All but the first and the last are in every Ruby's rb_io_t. */
-	for (size_t i = 0; i < n; i++)
-		if (marked[i] == RBI_ABSENT ? i > 0 && i + 1 < n : (uint64_t)marked[i] + 8 > l->io_size)
+	for (size_t i = 0; i < n; i++) {
+		bool optional = i == 0 || i + 1 == n;
+
+		if (marked[i] == RBI_ABSENT ? !optional : (uint64_t)marked[i] + 8 > l->io_size)
 			return RBI_OK;  /* not this layout's: unknown */
+	}
 	if ((rc = rbi_heap_file_io(it, s, buf, &io)))
 		return rc == RBI_UNSUPPORTED ? RBI_OK : rc;
 	for (size_t i = 0; io && i < n; i++)

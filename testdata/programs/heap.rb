@@ -85,10 +85,11 @@ hashes = [small_hash, big_hash, Hash.new { |h, k| k }, Hash.new(leaves[9]), {}]
 structs = [RbiHeap::Pair.new(leaves[22], 1), RbiHeap::Wide.new(*leaves[23, 9])]
 structs << Data.define(:item).new(item: leaves[32]) if defined?(Data.define)
 # The types marked by fixed words of their slot, each holding heap objects: Strings sharing
-# another's bytes, dynamic Symbols, Rationals and Complexes of Bignums, heap Floats,
-# Regexps and their MatchData, a File; and an st_table Hash of 1000 entries.
+# another's bytes, dynamic Symbols, Bignums (in their slot and not), Rationals and
+# Complexes of Bignums, heap Floats, Regexps and their MatchData, a File; and an st_table
+# Hash of 1000 entries.
 long = "y" * 1000
-numbers = [2**100, Rational(2**70, 3), Rational(2**80, 2**75 + 1), Complex(2**71, 2**72),
+numbers = [2**100, 2**1000, Rational(2**70, 3), Rational(2**80, 2**75 + 1), Complex(2**71, 2**72),
            Complex(2**73, 0.5), 2.0**1000, -1.0e-310]
 regexps = Array.new(5) { |i| Regexp.new("a(b+)c#{i}") }
 plain = {
