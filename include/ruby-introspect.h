@@ -1483,7 +1483,8 @@ int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 /* ObjectSpace.memsize_of of the object in slot S (dump_all's "memsize")
    into *OUT: its slot and what it owns outside it, for Strings (in
    ASCII-8BIT, UTF-8 and US-ASCII), Arrays, Objects, Hashes, Structs,
-   Floats, Symbols, Rationals, Complexes and Files.  RBI_UNSUPPORTED for
+   Floats, Bignums, Symbols, Rationals, Complexes, Regexps, MatchData and
+   Files.  RBI_UNSUPPORTED for
    other objects (other types, generic instance variables, a File that
    converts encodings...) rather than a part of it. */
 int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_slot *s,

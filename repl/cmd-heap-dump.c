@@ -402,7 +402,7 @@ static void summary(struct heap_dump *d)
 	if (d->no_memsize || d->no_flags)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects written without "
 			"memsize (computed for Strings, Arrays, Objects, Hashes, Structs, "
-			"Floats, Symbols, Rationals, Complexes and Files), %" PRIu64 " without "
+			"numbers, Symbols, Regexps, MatchData and Files), %" PRIu64 " without "
 			"GC flags (this Ruby's layout lacks its heap pages' bitmaps)\n",
 			d->no_memsize, d->no_flags);
 	if (st.moved || d->unreadable)
