@@ -72,8 +72,8 @@ int rbi_heap_file_io(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
-/* A File's references: those of its rb_io_t (above) in rb_io_mark's
-   order, none when closed. */
+/* A File's references: those the GC marks of its rb_io_t (above), in
+   its order; none when closed. */
 static int file_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		     struct rbi_heap_object *out)
 {
@@ -120,8 +120,7 @@ int rbi_heap_slot_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		if (offs[i] == RBI_ABSENT || (uint64_t)offs[i] + 8 > s->size)
 			return RBI_OK;  /* not this layout's: unknown */
 	for (size_t i = 0; i < n; i++)
-		if ((rc = rbi_heap_add_refs(it, s, out,
-						   (const uint8_t *)s->bytes + offs[i], 1)))
+		if ((rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + offs[i], 1)))
 			return rc;
 	out->refs = rbi_heap_iter_scratch(it)->refs;
 	out->refs_known = true;

@@ -27,7 +27,7 @@ compare() {
 	local out
 	if out=$(python3 "$check_py" --values --roots --gc --unread "$(heap_unread "$kind" "$ver")" \
 		--need "$heap_rb_refs" "$RB_TRUTH" "$2" 2>&1); then
-		ok "$1: every object dump_all wrote, as it wrote it ($(head -n 1 <<<"$out"))"
+		ok "$1: every object dump_all wrote, as it wrote it ($(grep -m 1 'objects in the truth' <<<"$out"))"
 		diag "$1: GC flags and memsize that match dump_all's: $(tail -n 1 <<<"$out")"
 	else
 		not_ok "$1: objects differ from the target's own dump_all"; diag "$out"
