@@ -6,6 +6,7 @@
  * slot (rbi_heap_object_class) and by batch (rbi_heap_iter_count_classes);
  * a walk that counts refuses to go on slot by slot or to count the other
  * way; a Ruby before object shapes has none to list and no shape ids.
+ * st_memsize as st.c's table of features has it, without a core.
  * TAP output. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -578,11 +579,45 @@ static void check_no_shapes(rbi_target *t)
 	rbi_heap_iter_free(it);
 }
 
+/* rbi_vm_st_memsize against rows of st.c's features[] (64-bit, the same
+   2.6-3.4): { entry_power, bins_words }, the table's header 56 bytes and
+   an entry 24 (3.4.5's layout). */
+static void check_st_memsize(void)
+{
+	static const struct { unsigned power; uint64_t bins_words; } rows[] = {
+		{ 0, 0x0 }, { 1, 0x1 }, { 2, 0x1 }, { 3, 0x2 }, { 7, 0x20 }, { 8, 0x80 },
+		{ 15, 0x4000 }, { 16, 0x10000 }, { 31, 0x80000000 }, { 32, 0x200000000 },
+	};
+	const struct rbi_layout *l = rbi_layout_table(3, 4, 5);
+	uint8_t hdr[256] = { 0 };
+	uint64_t got, bins = 0x1000;
+	int rc;
+
+	if (!check(l && RBI_ST_HEADER_SIZE(l) <= sizeof(hdr) && l->st_table_size == 56 &&
+		   l->st_entry_size == 24, "3.4.5's st_table layout"))
+		return;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		hdr[l->st_table_entry_power] = (uint8_t)rows[i].power;
+		memcpy(hdr + l->st_table_bins, &bins, sizeof(bins));
+		rc = rbi_vm_st_memsize(l, hdr, &got);
+		ok(rc == RBI_OK && got == 56 + (24ull << rows[i].power) + 8 * rows[i].bins_words,
+		   "st_memsize of 2^%u entries with bins: %llu", rows[i].power,
+		   (unsigned long long)got);
+	}
+	memset(hdr + l->st_table_bins, 0, 8);
+	hdr[l->st_table_entry_power] = 3;
+	ok(rbi_vm_st_memsize(l, hdr, &got) == RBI_OK && got == 56 + 24 * 8,
+	   "st_memsize without bins: the table and its entries");
+	hdr[l->st_table_entry_power] = 63;
+	ok(rbi_vm_st_memsize(l, hdr, &got) == RBI_CORRUPT, "2^63 entries: RBI_CORRUPT");
+}
+
 int main(void)
 {
 	char *core = unpack_core();
 	rbi_target *t;
 
+	check_st_memsize();
 	if (!core) {
 		skip("xz cannot unpack testdata/cores/ruby-3.1-threads.core.xz", "the heap API");
 		return tap_plan();
