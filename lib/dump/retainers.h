@@ -1,8 +1,8 @@
 /* retainers.h: who keeps an object alive (retainers.c): the shortest
  * reference paths from a heap dump's roots to one of its objects, in an
  * ObjectSpace.dump_all file (the target's own: references of every type and
- * the ROOT lines; rbinspect heap-dump's: Array references only, no ROOT
- * lines yet).  Not installed. */
+ * the ROOT lines; rbinspect heap-dump's: the references of the types it
+ * reads, and partial ROOT lines).  Not installed. */
 #ifndef RBI_DUMP_RETAINERS_H
 #define RBI_DUMP_RETAINERS_H
 
