@@ -12,7 +12,6 @@
 #include "layout/layout.h"
 
 /* Distinct struct names in the field list; more than enough room. */
-#define STRUCTS_MAX 64
 /* Nesting of anonymous members and member paths in Ruby's structs is
    shallow; a deeper chain means a cycle in broken DWARF. */
 #define DEPTH_MAX 8
@@ -217,7 +216,8 @@ static void scan_cu(Dwarf_Die *cu, struct found *want, size_t nwant)
 	} while (dwarf_siblingof(&d, &d) == 0);
 }
 
-/* The structs and the enumerators the field list names. */
+/* The structs and the enumerators the field list names (at most one a
+   field: WANT has room for rbi_layout_field_count). */
 static size_t wanted_structs(struct found *want)
 {
 	size_t n = 0;
@@ -229,7 +229,7 @@ static size_t wanted_structs(struct found *want)
 
 		for (j = 0; j < n && (strcmp(want[j].name, s) || want[j].enumerator != e); j++)
 			;
-		if (j == n && n < STRUCTS_MAX)
+		if (j == n)
 			want[n++] = (struct found){ .name = s, .enumerator = e };
 	}
 	return n;
@@ -257,10 +257,17 @@ static bool all_found(const struct found *want, size_t n)
 
 int rbi_layout_from_dwarf(Dwarf *dw, struct rbi_layout *out)
 {
-	struct found want[STRUCTS_MAX];
-	size_t nwant = wanted_structs(want);
+	/* As many as the fields name: a fixed bound would drop the structs
+	   past it without a word when the field list grows. */
+	struct found *want = calloc(rbi_layout_field_count, sizeof(*want));
+	size_t nwant;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
+	int rc = RBI_OK;
+
+	if (!want)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	nwant = wanted_structs(want);
 
 	while (!all_found(want, nwant) &&
 	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
@@ -290,7 +297,8 @@ int rbi_layout_from_dwarf(Dwarf *dw, struct rbi_layout *out)
 	}
 	if (out->vm_size == RBI_ABSENT || out->thread_size == RBI_ABSENT ||
 	    out->cfp_size == RBI_ABSENT || out->ec_size == RBI_ABSENT)
-		return rbi_fail(RBI_NO_LAYOUT, "DWARF does not describe Ruby's VM "
-				"structs (rb_vm_struct, rb_thread_struct)");
-	return RBI_OK;
+		rc = rbi_fail(RBI_NO_LAYOUT, "DWARF does not describe Ruby's VM "
+			      "structs (rb_vm_struct, rb_thread_struct)");
+	free(want);
+	return rc;
 }
