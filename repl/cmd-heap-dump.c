@@ -395,9 +395,10 @@ static void summary(struct heap_dump *d)
 	}
 	if (d->objects_unread || d->hashes_unread || d->structs_unread)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " Objects, %" PRIu64
-			" Hashes and %" PRIu64 " Structs written without references and "
-			"counts: this Ruby's layout lacks them (DWARF of this build gives "
-			"it) or its object shapes were not found\n", d->objects_unread,
+			" Hashes and %" PRIu64 " Structs written without references: they "
+			"have generic instance variables (which dump_all lists first, from "
+			"a table not read), or this Ruby's layout lacks them (DWARF of this "
+			"build gives it) or its object shapes were not found\n", d->objects_unread,
 			d->hashes_unread, d->structs_unread);
 	if (d->no_memsize || d->no_flags)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects written without "
