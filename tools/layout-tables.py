@@ -74,6 +74,10 @@ ABSENT = None
 #     core/rtypeddata.h 2.6-3.4, ruby.h before; DWARF of 2.7.4, 3.1.2, 3.3.8,
 #     3.4.5).  4.0 reworks it.  rb_fiber_struct (cont.c) is taken from the
 #     dumps only: its members move between every release.
+#   rb_env_t { flags, iseq, ep, env, env_size }, rb_proc_t { block, ... },
+#     struct rb_block { as { captured { self, ep, code }, symbol, proc },
+#     type }: unchanged 2.7-3.4 (vm_core.h of 2.7.4, 3.1.2, 3.3.8, 3.4.5
+#     read, and their DWARF; 3.0 and 3.2 sit between identical neighbours).
 #   rb_iseq_constant_body.builtin_attrs: new in 3.3 (before it, a bool
 #     builtin_inline_p), 260 in 3.3 and 3.4 (DWARF of 3.3.8 and 3.4.5, which
 #     share the body up to it); its C_TRACE bit is 3.4's.  4.0 unknown.
@@ -96,6 +100,16 @@ DEFAULTS = {
     ("RTypedData", "typed_flag"): ("2.6", "3.4", 24),
     ("RTypedData", "data"): ("2.6", "3.4", 32),
     ("rb_iseq_constant_body", "builtin_attrs"): ("3.3", "3.4", 260),
+    ("rb_env_t", "iseq"): ("2.7", "3.4", 8),
+    ("rb_env_t", "ep"): ("2.7", "3.4", 16),
+    ("rb_env_t", "env"): ("2.7", "3.4", 24),
+    ("rb_env_t", "env_size"): ("2.7", "3.4", 32),
+    ("rb_proc_t", "block"): ("2.7", "3.4", 0),
+    ("rb_block", "as"): ("2.7", "3.4", 0),
+    ("rb_block", "type"): ("2.7", "3.4", 24),
+    ("rb_block", "as.captured.self"): ("2.7", "3.4", 0),
+    ("rb_block", "as.captured.ep"): ("2.7", "3.4", 8),
+    ("rb_block", "as.captured.code"): ("2.7", "3.4", 16),
 }
 
 

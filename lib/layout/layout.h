@@ -248,7 +248,17 @@
 	X(matchext, regs_allocated, "rb_matchext_t", "regs.allocated", OFF)         \
 	X(matchext, char_offset_num_allocated, "rb_matchext_t", "char_offset_num_allocated", OFF) \
 	X(re_registers, size,    "re_registers", "", SIZE)                          \
-	X(rmatch_offset, size,   "rmatch_offset", "", SIZE)
+	X(rmatch_offset, size,   "rmatch_offset", "", SIZE)                         \
+	X(env, iseq,             "rb_env_t", "iseq", OFF)                           \
+	X(env, ep,               "rb_env_t", "ep", OFF)                             \
+	X(env, env,              "rb_env_t", "env", OFF)                            \
+	X(env, env_size,         "rb_env_t", "env_size", OFF)                       \
+	X(proc, block,           "rb_proc_t", "block", OFF)                         \
+	X(block, as,             "rb_block", "as", OFF)                             \
+	X(block, type,           "rb_block", "type", OFF)                           \
+	X(block, captured_self,  "rb_block", "as.captured.self", OFF)               \
+	X(block, captured_ep,    "rb_block", "as.captured.ep", OFF)                 \
+	X(block, captured_code,  "rb_block", "as.captured.code", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -235,6 +235,16 @@ static const struct rbi_layout layout_2_6_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = RBI_ABSENT,
+	.env_ep = RBI_ABSENT,
+	.env_env = RBI_ABSENT,
+	.env_env_size = RBI_ABSENT,
+	.proc_block = RBI_ABSENT,
+	.block_as = RBI_ABSENT,
+	.block_type = RBI_ABSENT,
+	.block_captured_self = RBI_ABSENT,
+	.block_captured_ep = RBI_ABSENT,
+	.block_captured_code = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -471,6 +481,16 @@ static const struct rbi_layout layout_2_7_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -707,6 +727,16 @@ static const struct rbi_layout layout_2_7_4 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = 24,
 	.rmatch_offset_size = 16,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -943,6 +973,16 @@ static const struct rbi_layout layout_3_0_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -1179,6 +1219,16 @@ static const struct rbi_layout layout_3_0_1 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -1415,6 +1465,16 @@ static const struct rbi_layout layout_3_1_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1651,6 +1711,16 @@ static const struct rbi_layout layout_3_1_2 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = 24,
 	.rmatch_offset_size = 16,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1887,6 +1957,16 @@ static const struct rbi_layout layout_3_1_5 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = 24,
 	.rmatch_offset_size = 16,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -2123,6 +2203,16 @@ static const struct rbi_layout layout_3_2_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -2359,6 +2449,16 @@ static const struct rbi_layout layout_3_2_3 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -2595,6 +2695,16 @@ static const struct rbi_layout layout_3_2_4 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -2831,6 +2941,16 @@ static const struct rbi_layout layout_3_2_7 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -3067,6 +3187,16 @@ static const struct rbi_layout layout_3_3_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -3303,6 +3433,16 @@ static const struct rbi_layout layout_3_3_1 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -3539,6 +3679,16 @@ static const struct rbi_layout layout_3_3_7 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -3775,6 +3925,16 @@ static const struct rbi_layout layout_3_3_8 = {
 	.matchext_char_offset_num_allocated = 32,
 	.re_registers_size = 24,
 	.rmatch_offset_size = 16,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -4011,6 +4171,16 @@ static const struct rbi_layout layout_3_4_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -4247,6 +4417,16 @@ static const struct rbi_layout layout_3_4_5 = {
 	.matchext_char_offset_num_allocated = 32,
 	.re_registers_size = 24,
 	.rmatch_offset_size = 16,
+	.env_iseq = 8,
+	.env_ep = 16,
+	.env_env = 24,
+	.env_env_size = 32,
+	.proc_block = 0,
+	.block_as = 0,
+	.block_type = 24,
+	.block_captured_self = 0,
+	.block_captured_ep = 8,
+	.block_captured_code = 16,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -4483,6 +4663,16 @@ static const struct rbi_layout layout_4_0_0 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = RBI_ABSENT,
+	.env_ep = RBI_ABSENT,
+	.env_env = RBI_ABSENT,
+	.env_env_size = RBI_ABSENT,
+	.proc_block = RBI_ABSENT,
+	.block_as = RBI_ABSENT,
+	.block_type = RBI_ABSENT,
+	.block_captured_self = RBI_ABSENT,
+	.block_captured_ep = RBI_ABSENT,
+	.block_captured_code = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -4719,6 +4909,16 @@ static const struct rbi_layout layout_4_0_6 = {
 	.matchext_char_offset_num_allocated = RBI_ABSENT,
 	.re_registers_size = RBI_ABSENT,
 	.rmatch_offset_size = RBI_ABSENT,
+	.env_iseq = RBI_ABSENT,
+	.env_ep = RBI_ABSENT,
+	.env_env = RBI_ABSENT,
+	.env_env_size = RBI_ABSENT,
+	.proc_block = RBI_ABSENT,
+	.block_as = RBI_ABSENT,
+	.block_type = RBI_ABSENT,
+	.block_captured_self = RBI_ABSENT,
+	.block_captured_ep = RBI_ABSENT,
+	.block_captured_code = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
