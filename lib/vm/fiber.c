@@ -265,12 +265,11 @@ static int add_chain(struct fsearch *s, const struct fthread *th)
 static bool fiber_type(struct fsearch *s, uint64_t type)
 {
 	char name[8];
-	uint64_t v, str;
+	uint64_t v;
 
 	if (rbi_map_get(&s->types, type, 0, 1, &v))
 		return v == TYPE_FIBER;
-	v = !(type & 7) && !rbi_read_u64(s->t, type, &str) &&
-	    !rbi_read_cstr(s->t, str, name, sizeof(name)) && !strcmp(name, "fiber") ?
+	v = !rbi_vm_data_type_name(s->t, type, name, sizeof(name)) && !strcmp(name, "fiber") ?
 	    TYPE_FIBER : TYPE_OTHER;
 	rbi_map_put(&s->types, type, 0, 1, v);
 	return v == TYPE_FIBER;
@@ -279,18 +278,13 @@ static bool fiber_type(struct fsearch *s, uint64_t type)
 /* A heap slot that is a Fiber object: its fiber, if not seen yet. */
 static int add_object(struct fsearch *s, const struct rbi_heap_slot *slot)
 {
-	const struct rbi_layout *l = s->l;
-	const uint8_t *b = slot->bytes;
-	uint64_t typed_flag, fiber;
+	uint64_t type, fiber;
 	struct rbi_fiber f;
+	bool embedded;
 
-	if (slot->type != RBI_T_DATA || slot->size < l->rtypeddata_data + 8)
+	if (!rbi_vm_typed_data(s->l, slot, &type, &fiber, &embedded) || embedded ||
+	    !fiber_type(s, type))
 		return RBI_OK;
-	typed_flag = word_at(b, l->rtypeddata_typed_flag);
-	/* 1: typed; 3.3 adds 2 for data embedded in the slot. */
-	if (!(typed_flag & 1) || typed_flag > 3 || !fiber_type(s, word_at(b, l->rtypeddata_type)))
-		return RBI_OK;
-	fiber = word_at(b, l->rtypeddata_data);
 	if (seen(s, fiber) || !read_fiber(s, fiber, &f) || f.self != slot->addr)
 		return RBI_OK;
 	return add(s, &f);

@@ -8,17 +8,21 @@
  * order, repeats kept), for the types whose marking is plain data: an
  * Array marks its elements, or the root it shares them with; a String
  * the root it shares its bytes with; an Object its instance variables; a
- * Hash its keys and values, then its default; a Struct its members; and
- * the types heap-refs.c reads (Floats, Bignums, Symbols, Rationals,
- * Complexes, Regexps, MatchData, Files).
+ * Hash its keys and values, then its default; a Struct its members; the
+ * types heap-refs.c reads (Floats, Bignums, Symbols, Rationals, Complexes,
+ * Regexps, MatchData, Files); a Proc (a T_DATA of proc.c's type) its
+ * block's captured self, code and environment; an environment (IMEMO env)
+ * its values, the one before it and its iseq: a closure's hold on its
+ * locals.
  * Other types, and any object with generic instance variables (the GC
  * marks those first, from a table elsewhere), say their references are
  * unknown rather than give part of them.
  *
  * The object's slot bytes come from the walk; only a String's value, a
  * heap Array's elements, an Object's instance variables and a Struct's
- * members outside its slot and a Hash's table outside its slot are read
- * from the target, each bounded. */
+ * members outside its slot, a Hash's table outside its slot, a Proc's
+ * block and an environment's values and frame words are read from the
+ * target, each bounded. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -48,6 +52,17 @@
 #define RHASH_AR_FIELD_MASK 0xfu
 /* An ar_table's pair: { key, value }. */
 #define AR_PAIR_SIZE 16
+/* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
+#define FL_EXIVAR (1ull << 10)
+/* vm_core.h 2.6-3.4: VM_ENV_DATA_INDEX_SPECVAL and _ENV (ep[-1], ep[1]);
+   VM_ENV_FLAG_LOCAL, the flags' bit of an environment with no previous
+   one; enum rb_block_type. */
+#define EP_SPECVAL (-1)
+#define EP_ENV 1
+#define ENV_FLAG_LOCAL 0x2u
+enum { BLOCK_TYPE_ISEQ, BLOCK_TYPE_IFUNC, BLOCK_TYPE_SYMBOL, BLOCK_TYPE_PROC };
+/* T_DATA types whose references we read (data_kind). */
+enum { DATA_OTHER = 1, DATA_PROC };
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -72,6 +87,7 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->bits);
 	free(sc->st.words);
 	rbi_ivars_free(&sc->ivars);
+	rbi_map_free(&sc->data_kinds);
 	*sc = (struct heap_object_scratch){ 0 };
 }
 
@@ -83,17 +99,27 @@ static int add_ref(struct heap_object_scratch *sc, struct rbi_heap_object *out, 
 	return RBI_OK;
 }
 
+/* What dump_all takes for S's class and leaves out of its references
+   (objspace_dump.c, dump_object): RBasic.klass, which for an IMEMO is its
+   own first field (an environment's iseq), up to 3.1; 3.2 leaves nothing
+   out of an IMEMO's. */
+static uint64_t omitted_class(const struct rbi_vm *vm, const struct rbi_heap_slot *s)
+{
+	return s->type == RBI_T_IMEMO && rbi_vm_ge(vm, 3, 2) ? 0 : s->klass;
+}
+
 int rbi_heap_add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		      struct rbi_heap_object *out, const void *p, uint64_t n)
 {
 	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
+	uint64_t klass = omitted_class(vm, s);
 	int rc;
 
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t v;
 
 		memcpy(&v, (const uint8_t *)p + 8 * i, sizeof(v));
-		if (rbi_vm_heap_p(vm, v) && v != s->klass &&
+		if (rbi_vm_heap_p(vm, v) && v != klass &&
 		    (rc = add_ref(rbi_heap_iter_scratch(it), out, v)))
 			return rc;
 	}
@@ -408,6 +434,160 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
+/* The environment of the frame whose ep is EP (ep[VM_ENV_DATA_INDEX_ENV],
+   vm_core.h 2.6-3.4) into *ENV. */
+static int ep_env(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t ep,
+		  uint64_t *env)
+{
+	int rc;
+
+	if (ep & 7)
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has a misaligned ep 0x%" PRIx64,
+				s->addr, ep);
+	if ((rc = rbi_read_u64(rbi_heap_iter_target(it), ep + 8 * EP_ENV, env)))
+		return rbi_fail_context(rc, "reading the environment of 0x%" PRIx64 ": ", s->addr);
+	return RBI_OK;
+}
+
+/* The environment before the one whose ep is EP (rb_vm_env_prev_env):
+   none (0) when its flags say it is local, else the environment of the
+   ep its specval points at (GC_GUARDED_PTR_REF). */
+static int prev_env(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t ep,
+		    uint64_t *prev)
+{
+	uint64_t w[2];  /* ep[-1], ep[0]: specval, flags */
+	int rc;
+
+	*prev = 0;
+	if (ep & 7)
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has a misaligned ep 0x%" PRIx64,
+				s->addr, ep);
+	if ((rc = rbi_read(rbi_heap_iter_target(it), ep + 8 * EP_SPECVAL, w, sizeof(w))))
+		return rbi_fail_context(rc, "reading the frame of 0x%" PRIx64 ": ", s->addr);
+	if (w[1] & ENV_FLAG_LOCAL)
+		return RBI_OK;
+	return ep_env(it, s, w[0] & ~(uint64_t)3, prev);
+}
+
+/* An environment's references, as the GC marks an imemo_env (gc.c
+   gc_mark_imemo; imemo.c in 3.4): its values (env->env, env_size of them,
+   the frame's own words among them, so the environment itself), then its
+   previous environment and its iseq (3.4: the iseq, then the previous
+   environment).  One just allocated (no ep yet) marks nothing. */
+static int env_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      struct rbi_heap_object *out)
+{
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
+	const struct rbi_layout *l = vm->layout;
+	const uint64_t *values;
+	uint64_t ep, prev, iseq, ends[2];
+	int rc;
+
+	if (l->env_iseq == RBI_ABSENT || l->env_ep == RBI_ABSENT || l->env_env == RBI_ABSENT ||
+	    l->env_env_size == RBI_ABSENT || l->env_iseq + 8 > s->size ||
+	    l->env_ep + 8 > s->size || l->env_env + 8 > s->size || l->env_env_size + 4 > s->size)
+		return RBI_OK;
+	ep = rbi_get_u64(s->bytes, l->env_ep);
+	if (ep) {
+		uint32_t n = rbi_get_u32(s->bytes, l->env_env_size);
+
+		if ((rc = read_words(it, s, "environment", rbi_get_u64(s->bytes, l->env_env), n,
+				     &values)) ||
+		    (rc = rbi_heap_add_refs(it, s, out, values, n)) || (rc = prev_env(it, s, ep, &prev)))
+			return rc;
+		iseq = rbi_get_u64(s->bytes, l->env_iseq);
+		ends[0] = rbi_vm_ge(vm, 3, 4) ? iseq : prev;
+		ends[1] = rbi_vm_ge(vm, 3, 4) ? prev : iseq;
+		if ((rc = rbi_heap_add_refs(it, s, out, ends, 2)))
+			return rc;
+	}
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+/* What a Proc's block marks (proc.c block_mark, block_mark_and_move in
+   3.3+): a block of code (an iseq or an ifunc) its captured self, its code
+   and the environment of its ep; a Symbol's block the Symbol, a Proc's
+   the Proc.  PROC: the rb_proc_t. */
+static int proc_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		     struct rbi_heap_object *out, uint64_t proc)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint8_t b[64];
+	uint64_t words[3];
+	uint32_t type;
+	int rc;
+
+	if (l->proc_block == RBI_ABSENT || l->block_as == RBI_ABSENT ||
+	    l->block_type == RBI_ABSENT || l->block_captured_self == RBI_ABSENT ||
+	    l->block_captured_ep == RBI_ABSENT || l->block_captured_code == RBI_ABSENT ||
+	    l->block_as + 8 > sizeof(b) || l->block_type + 4 > sizeof(b) ||
+	    l->block_captured_self + 8 > sizeof(b) || l->block_captured_ep + 8 > sizeof(b) ||
+	    l->block_captured_code + 8 > sizeof(b))
+		return RBI_OK;
+	if ((rc = rbi_read(rbi_heap_iter_target(it), proc + l->proc_block, b, sizeof(b))))
+		return rbi_fail_context(rc, "reading the block of 0x%" PRIx64 ": ", s->addr);
+	switch ((type = rbi_get_u32(b, l->block_type))) {
+	case BLOCK_TYPE_ISEQ: case BLOCK_TYPE_IFUNC:
+		words[0] = rbi_get_u64(b, l->block_captured_self);
+		words[1] = rbi_get_u64(b, l->block_captured_code);
+		words[2] = 0;
+		if (rbi_get_u64(b, l->block_captured_ep) &&
+		    (rc = ep_env(it, s, rbi_get_u64(b, l->block_captured_ep), &words[2])))
+			return rc;
+		rc = rbi_heap_add_refs(it, s, out, words, 3);
+		break;
+	case BLOCK_TYPE_SYMBOL: case BLOCK_TYPE_PROC:
+		rc = rbi_heap_add_refs(it, s, out, b + l->block_as, 1);
+		break;
+	default:
+		return rbi_fail(RBI_CORRUPT, "Proc 0x%" PRIx64 " has a block of type %" PRIu32,
+				s->addr, type);
+	}
+	if (rc)
+		return rc;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+/* What the data type TYPE (an rb_data_type_t) is to us, by its
+   wrap_struct_name, remembered per walk. */
+static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
+{
+	struct rbi_map *kinds = &rbi_heap_iter_scratch(it)->data_kinds;
+	char name[8];
+	uint64_t kind;
+
+	if (rbi_map_get(kinds, type, 0, 1, &kind))
+		return (unsigned)kind;
+	kind = !rbi_vm_data_type_name(rbi_heap_iter_target(it), type, name, sizeof(name)) &&
+	       !strcmp(name, "proc") ? DATA_PROC : DATA_OTHER;
+	/* Not remembered when out of memory: asked again next time. */
+	rbi_map_put(kinds, type, 0, 1, kind);
+	return (unsigned)kind;
+}
+
+/* A T_DATA's references where its type's mark function is known: a Proc
+   (proc.c's proc_data_type, "proc").  One with generic instance variables
+   (marked before its data) stays unknown. */
+static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out)
+{
+	uint64_t type, data;
+	bool embedded;
+
+	if (!rbi_vm_typed_data(rbi_heap_iter_vm(it)->layout, s, &type, &data, &embedded) ||
+	    embedded || (s->flags & FL_EXIVAR) || data_kind(it, type) != DATA_PROC)
+		return RBI_OK;
+	if (!data) {
+		out->refs_known = true;  /* no data: nothing marked */
+		return RBI_OK;
+	}
+	return proc_refs(it, s, out, data);
+}
+
 /* The permanent name of class or module K into BUF, or NULL ("#<Class:
    0x...>": anonymous, and every class on 3.2; unreadable: the same);
    *CUT: the bytes of it left out. */
@@ -472,6 +652,10 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 		return struct_object(it, s, out);
 	case RBI_T_CLASS: case RBI_T_MODULE:
 		return class_object(it, s, out);
+	case RBI_T_IMEMO:
+		return RBI_IMEMO_TYPE(s->flags) == RBI_IMEMO_ENV ? env_object(it, s, out) : RBI_OK;
+	case RBI_T_DATA:
+		return data_object(it, s, out);
 	default:
 		return rbi_heap_slot_refs(it, s, out);
 	}

@@ -3,6 +3,7 @@
 #ifndef RBI_HEAP_OBJECT_H
 #define RBI_HEAP_OBJECT_H
 
+#include "util/table.h"
 #include "vm/vm.h"
 
 struct heap_page;
@@ -20,6 +21,7 @@ struct heap_object_scratch {
 	size_t value_cap;
 	struct rbi_st_entries st;       /* a Hash's table as read */
 	struct rbi_ivars ivars;         /* an Object's, shapes read once */
+	struct rbi_map data_kinds;      /* rb_data_type_t -> DATA_* (heap-object.c) */
 	char name[HEAP_OBJECT_NAME_MAX];
 	char real_name[HEAP_OBJECT_NAME_MAX];
 	uint64_t name_cut, real_name_cut;       /* bytes of each left out */

@@ -41,6 +41,37 @@ uint64_t rbi_vm_location(struct rbi_target *t, const struct rbi_vm *vm, uint64_t
 	return to;
 }
 
+bool rbi_vm_typed_data(const struct rbi_layout *l, const struct rbi_heap_slot *s,
+		       uint64_t *type, uint64_t *data, bool *embedded)
+{
+	uint64_t typed_flag;
+
+	if (s->type != RBI_T_DATA || l->rtypeddata_type == RBI_ABSENT ||
+	    l->rtypeddata_typed_flag == RBI_ABSENT || l->rtypeddata_data == RBI_ABSENT ||
+	    s->size < l->rtypeddata_type + 8 || s->size < l->rtypeddata_typed_flag + 8 ||
+	    s->size < l->rtypeddata_data + 8)
+		return false;
+	typed_flag = rbi_get_u64(s->bytes, l->rtypeddata_typed_flag);
+	if (!(typed_flag & 1) || typed_flag > 3)
+		return false;
+	*type = rbi_get_u64(s->bytes, l->rtypeddata_type);
+	*data = rbi_get_u64(s->bytes, l->rtypeddata_data);
+	*embedded = (typed_flag & 2) != 0;
+	return true;
+}
+
+int rbi_vm_data_type_name(struct rbi_target *t, uint64_t type, char *buf, size_t cap)
+{
+	uint64_t name;
+	int rc;
+
+	if (!type || (type & 7))
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " is no rb_data_type_t", type);
+	if ((rc = rbi_read_u64(t, type, &name)))
+		return rc;
+	return rbi_read_cstr(t, name, buf, cap);
+}
+
 static int typed_flags(struct rbi_target *t, const struct rbi_vm *vm,
 		       uint64_t v, unsigned type, const char *what,
 		       uint64_t *flags)

@@ -209,7 +209,7 @@ enum {
 	RBI_T_ZOMBIE = 0x1d, RBI_T_MOVED = 0x1e, RBI_T_MASK = 0x1f,
 };
 enum {
-	RBI_IMEMO_CREF = 1, RBI_IMEMO_SVAR = 2, RBI_IMEMO_IFUNC = 4,
+	RBI_IMEMO_ENV = 0, RBI_IMEMO_CREF = 1, RBI_IMEMO_SVAR = 2, RBI_IMEMO_IFUNC = 4,
 	RBI_IMEMO_MENT = 6, RBI_IMEMO_ISEQ = 7,
 };
 #define RBI_FL_USHIFT 12
@@ -229,6 +229,16 @@ int rbi_vm_obj_flags(struct rbi_target *t, const struct rbi_vm *vm,
    (T_MOVED: GC.compact under way, the references to it not updated yet),
    its new address, as rb_gc_location.  V when that cannot be told. */
 uint64_t rbi_vm_location(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v);
+/* The rb_data_type_t (*TYPE) and data pointer (*DATA) of slot S if it is
+   a typed T_DATA (RTypedData's typed_flag 1, or 3 for data embedded in
+   the slot, 3.3+: *EMBEDDED, and *DATA is then no pointer); false for
+   any other slot, or a layout without RTypedData. */
+bool rbi_vm_typed_data(const struct rbi_layout *l, const struct rbi_heap_slot *s,
+		       uint64_t *type, uint64_t *data, bool *embedded);
+/* The wrap_struct_name of rb_data_type_t TYPE ("proc", "fiber"...) into
+   BUF, NUL-terminated; RBI_CORRUPT if longer than CAP-1 bytes, a read
+   error if TYPE cannot be read. */
+int rbi_vm_data_type_name(struct rbi_target *t, uint64_t type, char *buf, size_t cap);
 /* Longest string we copy out of the target. */
 #define RBI_STRING_MAX (1u << 20)
 /* The bytes of String V into BUF (CAP >= 1; NUL-terminated, cut to CAP-1
