@@ -78,6 +78,9 @@ ABSENT = None
 #     struct rb_block { as { captured { self, ep, code }, symbol, proc },
 #     type }: unchanged 2.7-3.4 (vm_core.h of 2.7.4, 3.1.2, 3.3.8, 3.4.5
 #     read, and their DWARF; 3.0 and 3.2 sit between identical neighbours).
+#     rb_binding_t { block, pathobj, first_lineno } the same.
+#   struct METHOD (proc.c) { recv, klass, iclass, me } in 2.7 and 3.1 (3.0
+#     between them); 3.3 and 3.4 put owner before me (3.2 unread: absent).
 #   rb_iseq_constant_body.builtin_attrs: new in 3.3 (before it, a bool
 #     builtin_inline_p), 260 in 3.3 and 3.4 (DWARF of 3.3.8 and 3.4.5, which
 #     share the body up to it); its C_TRACE bit is 3.4's.  4.0 unknown.
@@ -110,6 +113,13 @@ DEFAULTS = {
     ("rb_block", "as.captured.self"): ("2.7", "3.4", 0),
     ("rb_block", "as.captured.ep"): ("2.7", "3.4", 8),
     ("rb_block", "as.captured.code"): ("2.7", "3.4", 16),
+    ("rb_binding_t", "block"): ("2.7", "3.4", 0),
+    ("rb_binding_t", "pathobj"): ("2.7", "3.4", 32),
+    ("METHOD", "recv"): [("2.7", "3.1", 0), ("3.3", "3.4", 0)],
+    ("METHOD", "klass"): [("2.7", "3.1", 8), ("3.3", "3.4", 8)],
+    ("METHOD", "iclass"): [("2.7", "3.1", 16), ("3.3", "3.4", 16)],
+    ("METHOD", "owner"): ("3.3", "3.4", 24),
+    ("METHOD", "me"): [("2.7", "3.1", 24), ("3.3", "3.4", 32)],
 }
 
 

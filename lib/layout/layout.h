@@ -258,7 +258,14 @@
 	X(block, type,           "rb_block", "type", OFF)                           \
 	X(block, captured_self,  "rb_block", "as.captured.self", OFF)               \
 	X(block, captured_ep,    "rb_block", "as.captured.ep", OFF)                 \
-	X(block, captured_code,  "rb_block", "as.captured.code", OFF)
+	X(block, captured_code,  "rb_block", "as.captured.code", OFF)               \
+	X(binding, block,        "rb_binding_t", "block", OFF)                      \
+	X(binding, pathobj,      "rb_binding_t", "pathobj", OFF)                    \
+	X(method, recv,          "METHOD", "recv", OFF)                             \
+	X(method, klass,         "METHOD", "klass", OFF)                            \
+	X(method, iclass,        "METHOD", "iclass", OFF)                           \
+	X(method, owner,         "METHOD", "owner", OFF)                            \
+	X(method, me,            "METHOD", "me", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -245,6 +245,13 @@ static const struct rbi_layout layout_2_6_0 = {
 	.block_captured_self = RBI_ABSENT,
 	.block_captured_ep = RBI_ABSENT,
 	.block_captured_code = RBI_ABSENT,
+	.binding_block = RBI_ABSENT,
+	.binding_pathobj = RBI_ABSENT,
+	.method_recv = RBI_ABSENT,
+	.method_klass = RBI_ABSENT,
+	.method_iclass = RBI_ABSENT,
+	.method_owner = RBI_ABSENT,
+	.method_me = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -491,6 +498,13 @@ static const struct rbi_layout layout_2_7_0 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = RBI_ABSENT,
+	.method_me = 24,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -737,6 +751,13 @@ static const struct rbi_layout layout_2_7_4 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = RBI_ABSENT,
+	.method_me = 24,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -983,6 +1004,13 @@ static const struct rbi_layout layout_3_0_0 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = RBI_ABSENT,
+	.method_me = 24,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -1229,6 +1257,13 @@ static const struct rbi_layout layout_3_0_1 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = RBI_ABSENT,
+	.method_me = 24,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -1475,6 +1510,13 @@ static const struct rbi_layout layout_3_1_0 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = RBI_ABSENT,
+	.method_me = 24,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1721,6 +1763,13 @@ static const struct rbi_layout layout_3_1_2 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = RBI_ABSENT,
+	.method_me = 24,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -1967,6 +2016,13 @@ static const struct rbi_layout layout_3_1_5 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = RBI_ABSENT,
+	.method_me = 24,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -2213,6 +2269,13 @@ static const struct rbi_layout layout_3_2_0 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = RBI_ABSENT,
+	.method_klass = RBI_ABSENT,
+	.method_iclass = RBI_ABSENT,
+	.method_owner = RBI_ABSENT,
+	.method_me = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -2459,6 +2522,13 @@ static const struct rbi_layout layout_3_2_3 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = RBI_ABSENT,
+	.method_klass = RBI_ABSENT,
+	.method_iclass = RBI_ABSENT,
+	.method_owner = RBI_ABSENT,
+	.method_me = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -2705,6 +2775,13 @@ static const struct rbi_layout layout_3_2_4 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = RBI_ABSENT,
+	.method_klass = RBI_ABSENT,
+	.method_iclass = RBI_ABSENT,
+	.method_owner = RBI_ABSENT,
+	.method_me = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -2951,6 +3028,13 @@ static const struct rbi_layout layout_3_2_7 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = RBI_ABSENT,
+	.method_klass = RBI_ABSENT,
+	.method_iclass = RBI_ABSENT,
+	.method_owner = RBI_ABSENT,
+	.method_me = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -3197,6 +3281,13 @@ static const struct rbi_layout layout_3_3_0 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = 24,
+	.method_me = 32,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -3443,6 +3534,13 @@ static const struct rbi_layout layout_3_3_1 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = 24,
+	.method_me = 32,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -3689,6 +3787,13 @@ static const struct rbi_layout layout_3_3_7 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = 24,
+	.method_me = 32,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -3935,6 +4040,13 @@ static const struct rbi_layout layout_3_3_8 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = 24,
+	.method_me = 32,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -4181,6 +4293,13 @@ static const struct rbi_layout layout_3_4_0 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = 24,
+	.method_me = 32,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -4427,6 +4546,13 @@ static const struct rbi_layout layout_3_4_5 = {
 	.block_captured_self = 0,
 	.block_captured_ep = 8,
 	.block_captured_code = 16,
+	.binding_block = 0,
+	.binding_pathobj = 32,
+	.method_recv = 0,
+	.method_klass = 8,
+	.method_iclass = 16,
+	.method_owner = 24,
+	.method_me = 32,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -4673,6 +4799,13 @@ static const struct rbi_layout layout_4_0_0 = {
 	.block_captured_self = RBI_ABSENT,
 	.block_captured_ep = RBI_ABSENT,
 	.block_captured_code = RBI_ABSENT,
+	.binding_block = RBI_ABSENT,
+	.binding_pathobj = RBI_ABSENT,
+	.method_recv = RBI_ABSENT,
+	.method_klass = RBI_ABSENT,
+	.method_iclass = RBI_ABSENT,
+	.method_owner = RBI_ABSENT,
+	.method_me = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -4919,6 +5052,13 @@ static const struct rbi_layout layout_4_0_6 = {
 	.block_captured_self = RBI_ABSENT,
 	.block_captured_ep = RBI_ABSENT,
 	.block_captured_code = RBI_ABSENT,
+	.binding_block = RBI_ABSENT,
+	.binding_pathobj = RBI_ABSENT,
+	.method_recv = RBI_ABSENT,
+	.method_klass = RBI_ABSENT,
+	.method_iclass = RBI_ABSENT,
+	.method_owner = RBI_ABSENT,
+	.method_me = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
