@@ -16,8 +16,12 @@ references (the dump says it cannot read them).  An object DUMP writes without
 references (one with generic instance variables: unknown) is outside the 0.1 % budget
 but within 1 % of its type.  The share of each type's references that match is printed
 ("references MATCH 5/5"); each type given to --need must have objects with references
-in the truth that DUMP gives the same (the program made them: no vacuous pass).  Objects
-only DUMP has were allocated after the truth was written (by the dump itself, by printing
+in the truth that DUMP gives the same (the program made them: no vacuous pass).  Procs,
+Bindings and Methods (DATA whose "struct" is "proc", "binding", "method") and environments
+(IMEMO whose "imemo_type" is "env") with their references (a closure's hold on what it
+captured; how many match is printed per kind, and how many of those in the same order:
+"references env 120/120 (120 in order)"); every other DATA and IMEMO must have none in
+DUMP (never a part given as all).  Objects only DUMP has were allocated after the truth was written (by the dump itself, by printing
 READY): allowed, and references to them left out of the comparison.  At most
 0.1 % of the truth's objects may differ, and each kind of difference is listed (up to 5
 examples).
@@ -34,7 +38,7 @@ VM's fields it reads); its machine_context (read while the
 program sleeps, not while it dumps) only has to be there and point at objects of DUMP.
 The objects reachable from each file's roots through its own references are counted and
 printed, with how many of those the truth reaches DUMP reaches too (DUMP lacks the
-references of classes, T_DATA and IMEMOs: a share, not an equality).
+references of classes and of most T_DATA and IMEMOs: a share, not an equality).
 
 With --gc: each object's "flags" as the truth's, and its "memsize" where DUMP has one
 as the truth's, in the 0.1 % budget; DUMP must have a memsize for 99 % of the truth's
@@ -53,6 +57,8 @@ REFERENCED = ("OBJECT", "HASH", "STRUCT", "STRING", "FLOAT", "BIGNUM", "SYMBOL",
 # The types whose memsize DUMP gives, but for a few objects (see above).
 MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL",
                  "RATIONAL", "COMPLEX", "FILE", "BIGNUM", "REGEXP", "MATCH")
+# The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
+READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method"}), "IMEMO": ("imemo_type", {"env"})}
 
 
 def load(path):
@@ -175,6 +181,7 @@ def main():
     rates = defaultdict(lambda: [0, 0])    # "memsize TYPE" / "flags TYPE": [same, compared]
     with_refs = Counter()       # per type: objects with references in the truth, the same
     left_out = Counter()        # per type: objects written without their references
+    kinds = defaultdict(lambda: [0, 0, 0])  # "env", "proc": references [same, compared, in order]
     for addr, t in truth.items():
         o = ours.get(addr)
         if o is None:
@@ -220,6 +227,21 @@ def main():
                 left_out[typ] += kind == "left out"
                 diffs["%s references %s" % (typ, kind)].append("%s: %r, dumped %r" % (
                     addr, t.get("references"), o.get("references")))
+        if typ in READ_KINDS:
+            key, read = READ_KINDS[typ]
+            kind = t.get(key)
+            if kind in read:
+                k = kinds[kind]
+                k[1] += 1
+                if Counter(t.get("references", [])) == Counter(o.get("references", [])):
+                    k[0] += 1
+                    k[2] += t.get("references") == o.get("references")
+                else:
+                    diffs["%s %s references" % (typ, kind)].append("%s: %r, dumped %r" % (
+                        addr, t.get("references"), o.get("references")))
+            elif "references" in o:
+                diffs["%s %s references (unread)" % (typ, kind)].append(
+                    "%s: dumped %r" % (addr, o["references"]))
 
     # Failures whatever the budget: the roots, the shapes, and what would make the
     # comparison vacuous.
@@ -253,6 +275,8 @@ def main():
           "written without their references)%s%s" %
           (len(truth), len(ours), total, limit, left_out_ok, "; " + shapes if shapes else "",
            "; " + reach if reach else ""))
+    print("references " + "; ".join("%s %d/%d (%d in order)" % (k, v[0], v[1], v[2])
+                                    for k, v in sorted(kinds.items())))
     if rates:
         print("; ".join("%s %d/%d" % (k, v[0], v[1]) for k, v in sorted(rates.items())
                         if not k.startswith("memsize left")))

@@ -11,18 +11,19 @@
  * Hash its keys and values, then its default; a Struct its members; the
  * types heap-refs.c reads (Floats, Bignums, Symbols, Rationals, Complexes,
  * Regexps, MatchData, Files); a Proc (a T_DATA of proc.c's type) its
- * block's captured self, code and environment; an environment (IMEMO env)
- * its values, the one before it and its iseq: a closure's hold on its
- * locals.
+ * block's captured self, code and environment, a Binding the same and its
+ * path, a Method its receiver, classes and method entry; an environment
+ * (IMEMO env) its values, the one before it and its iseq: a closure's hold
+ * on its locals.
  * Other types, and any object with generic instance variables (the GC
  * marks those first, from a table elsewhere), say their references are
  * unknown rather than give part of them.
  *
  * The object's slot bytes come from the walk; only a String's value, a
  * heap Array's elements, an Object's instance variables and a Struct's
- * members outside its slot, a Hash's table outside its slot, a Proc's
- * block and an environment's values and frame words are read from the
- * target, each bounded. */
+ * members outside its slot, a Hash's table outside its slot, the struct
+ * of a Proc, Binding or Method outside its slot and an environment's
+ * values and frame words are read from the target, each bounded. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -62,7 +63,7 @@
 #define ENV_FLAG_LOCAL 0x2u
 enum { BLOCK_TYPE_ISEQ, BLOCK_TYPE_IFUNC, BLOCK_TYPE_SYMBOL, BLOCK_TYPE_PROC };
 /* T_DATA types whose references we read (data_kind). */
-enum { DATA_OTHER = 1, DATA_PROC };
+enum { DATA_OTHER = 1, DATA_PROC, DATA_BINDING, DATA_METHOD };
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -506,86 +507,186 @@ static int env_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
-/* What a Proc's block marks (proc.c block_mark, block_mark_and_move in
-   3.3+): a block of code (an iseq or an ifunc) its captured self, its code
-   and the environment of its ep; a Symbol's block the Symbol, a Proc's
-   the Proc.  PROC: the rb_proc_t. */
-static int proc_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
-		     struct rbi_heap_object *out, uint64_t proc)
+/* The most bytes of a T_DATA's struct read: rb_proc_t, rb_binding_t and
+   struct METHOD are 40 or 48 bytes. */
+#define DATA_BYTES_MAX 128u
+
+/* The bytes of the words at OFFS[N] (RBI_ABSENT: left out) past BASE: as
+   far as the last one reaches. */
+static uint64_t words_end(uint64_t base, const uint32_t *offs, size_t n)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] != RBI_ABSENT && base + offs[i] + 8 > end)
+			end = base + offs[i] + 8;
+	return end;
+}
+
+/* How far a struct whose rb_block is at OFF is read (0: a layout without
+   the block). */
+static uint64_t block_end(const struct rbi_layout *l, uint32_t off)
+{
+	const uint32_t words[] = { l->block_as, l->block_captured_self, l->block_captured_ep,
+				   l->block_captured_code, l->block_type };
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(words); i++)
+		if (words[i] == RBI_ABSENT)
+			return 0;
+	return off == RBI_ABSENT ? 0 : words_end(off, words, RBI_ARRAY_SIZE(words));
+}
+
+/* What block_mark marks (proc.c; block_mark_and_move in 3.3+) of the
+   rb_block at B: a block of code (an iseq or an ifunc) its captured self,
+   its code and the environment of its ep; a Symbol's block the Symbol, a
+   Proc's the Proc. */
+static int block_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      struct rbi_heap_object *out, const uint8_t *b)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
-	uint8_t b[64];
-	uint64_t words[3];
+	uint64_t words[3], ep;
 	uint32_t type;
 	int rc;
 
-	if (l->proc_block == RBI_ABSENT || l->block_as == RBI_ABSENT ||
-	    l->block_type == RBI_ABSENT || l->block_captured_self == RBI_ABSENT ||
-	    l->block_captured_ep == RBI_ABSENT || l->block_captured_code == RBI_ABSENT ||
-	    l->block_as + 8 > sizeof(b) || l->block_type + 4 > sizeof(b) ||
-	    l->block_captured_self + 8 > sizeof(b) || l->block_captured_ep + 8 > sizeof(b) ||
-	    l->block_captured_code + 8 > sizeof(b))
-		return RBI_OK;
-	if ((rc = rbi_read(rbi_heap_iter_target(it), proc + l->proc_block, b, sizeof(b))))
-		return rbi_fail_context(rc, "reading the block of 0x%" PRIx64 ": ", s->addr);
 	switch ((type = rbi_get_u32(b, l->block_type))) {
 	case BLOCK_TYPE_ISEQ: case BLOCK_TYPE_IFUNC:
 		words[0] = rbi_get_u64(b, l->block_captured_self);
 		words[1] = rbi_get_u64(b, l->block_captured_code);
 		words[2] = 0;
-		if (rbi_get_u64(b, l->block_captured_ep) &&
-		    (rc = ep_env(it, s, rbi_get_u64(b, l->block_captured_ep), &words[2])))
+		ep = rbi_get_u64(b, l->block_captured_ep);
+		if (ep && (rc = ep_env(it, s, ep, &words[2])))
 			return rc;
-		rc = rbi_heap_add_refs(it, s, out, words, 3);
-		break;
+		return rbi_heap_add_refs(it, s, out, words, 3);
 	case BLOCK_TYPE_SYMBOL: case BLOCK_TYPE_PROC:
-		rc = rbi_heap_add_refs(it, s, out, b + l->block_as, 1);
-		break;
+		return rbi_heap_add_refs(it, s, out, b + l->block_as, 1);
 	default:
-		return rbi_fail(RBI_CORRUPT, "Proc 0x%" PRIx64 " has a block of type %" PRIu32,
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has a block of type %" PRIu32,
 				s->addr, type);
 	}
-	if (rc)
-		return rc;
-	out->refs = rbi_heap_iter_scratch(it)->refs;
-	out->refs_known = true;
+}
+
+/* What a Method marks (proc.c bm_mark; bm_mark_and_move in 3.3+): its
+   receiver, class, iclass, owner (3.2+: where the layout has it) and
+   method entry, of the struct METHOD at B. */
+static int method_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out, const uint8_t *b)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	const uint32_t members[] = { l->method_recv, l->method_klass, l->method_iclass,
+				     l->method_owner, l->method_me };
+	int rc;
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(members); i++)
+		if (members[i] != RBI_ABSENT && (rc = rbi_heap_add_refs(it, s, out, b + members[i], 1)))
+			return rc;
 	return RBI_OK;
 }
 
+/* How many bytes of KIND's struct its references are read from; 0 when
+   the layout lacks them (or the struct is no known kind). */
+static uint64_t data_size(const struct rbi_layout *l, unsigned kind)
+{
+	const uint32_t method[] = { l->method_recv, l->method_klass, l->method_iclass,
+				    l->method_owner, l->method_me };
+	uint64_t end;
+
+	switch (kind) {
+	case DATA_PROC:
+		end = block_end(l, l->proc_block);
+		break;
+	case DATA_BINDING:
+		end = l->binding_pathobj == RBI_ABSENT ? 0 : block_end(l, l->binding_block);
+		if (end && l->binding_pathobj + 8ull > end)
+			end = l->binding_pathobj + 8ull;
+		break;
+	case DATA_METHOD:
+		/* owner is new in 3.2: the others say whether the struct is known. */
+		end = l->method_recv == RBI_ABSENT || l->method_klass == RBI_ABSENT ||
+		      l->method_iclass == RBI_ABSENT || l->method_me == RBI_ABSENT ? 0 :
+		      words_end(0, method, RBI_ARRAY_SIZE(method));
+		break;
+	default:
+		end = 0;
+	}
+	return end <= DATA_BYTES_MAX ? end : 0;
+}
+
 /* What the data type TYPE (an rb_data_type_t) is to us, by its
-   wrap_struct_name, remembered per walk. */
+   wrap_struct_name (proc.c's "proc", "binding" and "method"), remembered
+   per walk. */
 static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 {
+	static const char *const names[] = { [DATA_PROC] = "proc", [DATA_BINDING] = "binding",
+					     [DATA_METHOD] = "method" };
 	struct rbi_map *kinds = &rbi_heap_iter_scratch(it)->data_kinds;
-	char name[8];
+	char name[16];  /* longer names are other types' */
 	uint64_t kind;
 
 	if (rbi_map_get(kinds, type, 0, 1, &kind))
 		return (unsigned)kind;
-	kind = !rbi_vm_data_type_name(rbi_heap_iter_target(it), type, name, sizeof(name)) &&
-	       !strcmp(name, "proc") ? DATA_PROC : DATA_OTHER;
+	kind = DATA_OTHER;
+	if (!rbi_vm_data_type_name(rbi_heap_iter_target(it), type, name, sizeof(name)))
+		for (unsigned k = DATA_PROC; k < RBI_ARRAY_SIZE(names); k++)
+			if (!strcmp(name, names[k]))
+				kind = k;
 	/* Not remembered when out of memory: asked again next time. */
 	rbi_map_put(kinds, type, 0, 1, kind);
 	return (unsigned)kind;
 }
 
-/* A T_DATA's references where its type's mark function is known: a Proc
-   (proc.c's proc_data_type, "proc").  One with generic instance variables
-   (marked before its data) stays unknown. */
+/* The first SIZE bytes of S's struct into B: in the slot where
+   RTypedData's data pointer would be when EMBEDDED (3.3+), else at DATA in
+   the target. */
+static int data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t data,
+		       bool embedded, uint8_t *b, uint64_t size)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	int rc;
+
+	if (embedded) {
+		if (l->rtypeddata_data + size > s->size)
+			return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " is too small for its data",
+					s->addr);
+		memcpy(b, (const uint8_t *)s->bytes + l->rtypeddata_data, size);
+	} else if ((rc = rbi_read(rbi_heap_iter_target(it), data, b, size))) {
+		return rbi_fail_context(rc, "reading the data of 0x%" PRIx64 ": ", s->addr);
+	}
+	return RBI_OK;
+}
+
+/* A T_DATA's references where its type's mark function is known: a Proc,
+   a Binding (its block, then its path) or a Method.  One with generic
+   instance variables (marked before its data) stays unknown. */
 static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
-	uint64_t type, data;
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint8_t b[DATA_BYTES_MAX];
+	uint64_t type, data, size;
+	unsigned kind;
 	bool embedded;
+	int rc;
 
-	if (!rbi_vm_typed_data(rbi_heap_iter_vm(it)->layout, s, &type, &data, &embedded) ||
-	    embedded || (s->flags & FL_EXIVAR) || data_kind(it, type) != DATA_PROC)
+	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded) || (s->flags & FL_EXIVAR) ||
+	    !(size = data_size(l, (kind = data_kind(it, type)))))
 		return RBI_OK;
-	if (!data) {
+	if (!embedded && !data) {
 		out->refs_known = true;  /* no data: nothing marked */
 		return RBI_OK;
 	}
-	return proc_refs(it, s, out, data);
+	if ((rc = data_struct(it, s, data, embedded, b, size)))
+		return rc;
+	if (kind == DATA_METHOD)
+		rc = method_refs(it, s, out, b);
+	else if (kind == DATA_PROC)
+		rc = block_refs(it, s, out, b + l->proc_block);
+	else if (!(rc = block_refs(it, s, out, b + l->binding_block)))
+		rc = rbi_heap_add_refs(it, s, out, b + l->binding_pathobj, 1);
+	if (rc)
+		return rc;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
 }
 
 /* The permanent name of class or module K into BUF, or NULL ("#<Class:

@@ -6,7 +6,10 @@
 # slot) and wide, a Data (3.2+), Strings with control, escape, bidirectional-control and
 # non-ASCII bytes, a long one, a binary one, named classes and modules and an anonymous
 # one; Strings sharing another's bytes, dynamic Symbols, Bignums, heap Floats, Rationals,
-# Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries.  After a full GC (and with GC off, so nothing dumped is freed) it writes
+# Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries; closures (Procs and
+# lambdas of blocks, nested blocks, a method's block taken as a Proc, a Method's and a
+# Symbol's Procs, a Binding, Methods bound and unbound; a Captured object reachable only
+# through the environment of a Proc held in a global).  After a full GC (and with GC off, so nothing dumped is freed) it writes
 # ObjectSpace.dump_all to ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it
 # allocates afterwards is only what printing READY takes.  Ruby 2.7 to 3.4, no gems.
 #
@@ -37,6 +40,30 @@ module RbiHeap
     def initialize(n, item)
       n.times { |i| instance_variable_set("@v#{i}", i.even? ? item : i) }
     end
+  end
+
+  # Held only by a closure's environment.
+  class Captured; end
+
+  # A method's block, kept as a Proc.
+  def self.keep(&block)
+    block
+  end
+
+  # Closures over a local and an argument, as blocks of three depths: their Procs and
+  # environments (each block's pointing at the one around it).
+  def self.closures(item)
+    local = [item]
+    counter = 0
+    nested = [1, 2].map { |i| [3].map { |j| proc { local + [i, j] } } }
+    [proc { local }, lambda { |x| counter += x }, keep { item }, nested,
+     method(:keep).to_proc, :to_s.to_proc, binding, method(:capture), item.method(:object_id),
+     method(:keep).unbind]
+  end
+
+  # A Proc whose environment alone holds ITEM.
+  def self.capture(item)
+    proc { item }
   end
 
   Pair = Struct.new(:left, :right)
@@ -101,8 +128,10 @@ plain = {
   file: File.open(__FILE__),
   wide: Array.new(1000) { |i| [i, leaves[i % 50]] }.to_h,
 }
+closures = RbiHeap.closures(leaves[33])
+$rbi_closure = RbiHeap.capture(RbiHeap::Captured.new)
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
-             RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain]
+             RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures]
 
 bulk = Integer(ENV.fetch("RBI_HEAP_OBJECTS", "0"))
 $rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{j}" } }

@@ -1,8 +1,9 @@
 # retain.rb — objects kept alive through known chains of references, for `heap retainers`
 # and `heap top`.  A Leaf held by a Box's instance variable, in an Array, in a Hash, in a
 # global variable; an Array held only through three nested Arrays in another global; a
-# Big holding an Array of 100 Strings of its own, and a list of 50 Links, each the only
-# reference to the next.  Writes the chains' addresses (ObjectSpace.dump's) to
+# Big holding an Array of 100 Strings of its own, a list of 50 Links, each the only
+# reference to the next, and a Captured held only by a local a Proc in a global captured
+# (through the Proc's environment).  Writes the chains' addresses (ObjectSpace.dump's) to
 # ENV["RBI_TRUTH"], one "name 0x..." a line, and what the Links retain, the sum of their
 # ObjectSpace.memsize_of ("links_retained N"),
 # then the program's own ObjectSpace.dump_all to ENV["RBI_TRUTH"].dump (with its ROOT
@@ -16,6 +17,7 @@ $stdout.sync = true
 
 module RbiRetain
   class Leaf; end
+  class Captured; end
 
   class Box
     def initialize(item)
@@ -44,7 +46,13 @@ def rbi_address(obj)
   JSON.parse(ObjectSpace.dump(obj))["address"]
 end
 
+# A Proc whose environment alone holds ITEM.
+def rbi_capture(item)
+  proc { item }
+end
+
 def rbi_build
+  $rbi_closure = rbi_capture(RbiRetain::Captured.new)
   $rbi_retain = { "chain" => [RbiRetain::Box.new(RbiRetain::Leaf.new)] }
   $rbi_nested = [[[["array leaf"]]]]
   $rbi_big = RbiRetain::Big.new(Array.new(100) { |i| "x" * 1000 + i.to_s })
@@ -76,6 +84,8 @@ def rbi_truth(path)
     f.puts "inner #{rbi_address(n1[0][0])}"
     f.puts "aleaf #{rbi_address(n1[0][0][0])}"
     f.puts "big #{rbi_address($rbi_big)}"
+    f.puts "closure #{rbi_address($rbi_closure)}"
+    f.puts "captured #{rbi_address($rbi_closure.call)}"
     f.puts "links_retained #{rbi_links_size}"
   end
 end

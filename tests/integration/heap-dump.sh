@@ -5,10 +5,12 @@
 # with the fields dump_all gives them, Objects' ivars, Hashes' size and default, the
 # references of Arrays, Objects, Hashes, Structs, Strings, Floats, Bignums, Symbols,
 # Rationals, Complexes, Regexps, MatchData and Files where heap-dump can read them (heap.rb
-# makes each with references: --need), and none where it says it cannot, the ROOT lines
-# (global_tbl as the target's, vm a part of its, a machine_context), GC flags and memsize
-# (their match rate per type printed), and on 3.3+ the SHAPE lines, every shape the truth
-# has with all its fields (tests/heap-check.py --roots --gc).  Also: gzip output
+# makes each with references: --need), and none where it says it cannot, those of every
+# Proc, Binding, Method and environment (heap.rb's closures among them: each matches, in
+# marking order), the ROOT lines (global_tbl as the target's, vm a part of its, a
+# machine_context), GC flags and memsize (their match rate per type printed), and on 3.3+
+# the SHAPE lines, every shape the truth has with all its fields (tests/heap-check.py
+# --roots --gc).  Also: gzip output
 # (FILE.gz), standard output, the process runs on untraced after --pause, and bad
 # arguments and unwritable files get one line.  `heap diff` of three dumps of
 # testdata/programs/leak.rb, which keeps 1000 objects of its own class a step: the new
@@ -29,6 +31,10 @@ compare() {
 		--need "$heap_rb_refs" "$RB_TRUTH" "$2" 2>&1); then
 		ok "$1: every object dump_all wrote, as it wrote it ($(grep -m 1 'objects in the truth' <<<"$out"))"
 		diag "$1: GC flags and memsize that match dump_all's: $(tail -n 1 <<<"$out")"
+		for k in binding env method proc; do
+			like "$(grep '^references ' <<<"$out")" "(^references |; )$k ([1-9][0-9]*)/\\2 \\(\\2 in order\\)(;|$)" \
+				"$1: the references of every $k as dump_all's, in its order"
+		done
 	else
 		not_ok "$1: objects differ from the target's own dump_all"; diag "$out"
 	fi

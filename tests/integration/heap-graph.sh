@@ -5,7 +5,9 @@
 # kept from the global_tbl root through its Hash, Array and Box; in rbinspect's own
 # heap-dump (live --pause and from a core, with its ROOT lines) the innermost of four nested
 # Arrays is kept from the outermost, and, where it reads Objects' and Hashes' references,
-# the Leaf from the global_tbl root through its Hash, Array and Box, as in the target's;
+# the Leaf from the global_tbl root through its Hash, Array and Box, as in the target's,
+# and the Captured object through the Proc that captured it and its environment, the
+# path the target's own dump gives;
 # its ROOT lines say "partial" (it lacks the references of classes, T_DATA...), so heap
 # top takes what nothing refers to as a root too and leaves (almost) nothing unreached;
 # without ROOT lines the output says so.  heap top on the target's own dump: what a Big
@@ -57,6 +59,13 @@ has_path() {
 	fi
 }
 
+# closure_path JSON: the path of JSON (heap retainers --json) that starts at the global_tbl
+# root and passes a Proc, as "ROOT ADDRESS:TYPE ...".
+closure_path() {
+	jq -r '.paths[] | select(.[0].root == "global_tbl" and any(.[]; .type == "DATA"))
+		| [.[0].root] + [.[1:][] | "\(.address):\(.type)"] | join(" ")' "$1"
+}
+
 first=1
 while read -r kind ver root cmd; do
 	R="$kind $ver"
@@ -72,6 +81,10 @@ while read -r kind ver root cmd; do
 		"$(printf 'true\ttrue\tRbiRetain::Leaf')" "$R own dump_all: paths start at a root; the target is named"
 	is "$(jq -r '[.paths[] | select(.[0].root == "global_tbl" and length == 5)] | length' "$RB_TMP/own.json")" 1 \
 		"$R own dump_all: that path starts at the global_tbl root"
+	"$RBINSPECT" --json heap retainers "$own" "$(addr captured)" >"$RB_TMP/ownclosure.json"
+	own_closure=$(closure_path "$RB_TMP/ownclosure.json")
+	like "$own_closure" "^global_tbl $(addr closure):DATA 0x[0-9a-f]+:IMEMO $(addr captured):OBJECT$" \
+		"$R own dump_all: the Captured is kept through the Proc in a global and its environment"
 	out=$("$RBINSPECT" heap retainers "$own" "$(addr box)")
 	like "$out" "^$(addr box) OBJECT RbiRetain::Box: 1 retainer$" "$R own dump_all: text names the Box and its one retainer"
 	like "$out" "^  -> $(addr array) ARRAY Array$" "$R own dump_all: text lists the Array on the path"
@@ -113,6 +126,9 @@ while read -r kind ver root cmd; do
 			"$R $how heap-dump: that path starts at the global_tbl root, as in the target's own dump"
 		like "$("$RBINSPECT" heap retainers "$dump" "$(addr leaf)")" "^     ROOT global_tbl$" \
 			"$R $how heap-dump: text shows the root"
+		"$RBINSPECT" --json heap retainers "$dump" "$(addr captured)" >"$RB_TMP/closure.json" 2>"$RB_TMP/err"
+		is "$? $(closure_path "$RB_TMP/closure.json")" "0 $own_closure" \
+			"$R $how heap-dump: the Captured is kept through the Proc and its environment, as in the target's own dump"
 		"$RBINSPECT" --json heap top "$dump" --top 0 >"$RB_TMP/ourtop.json" 2>"$RB_TMP/err"
 		is "$? $(jq -r '[.has_roots, .partial_roots, (.unreached * 1000 <= .objects)] | @tsv' "$RB_TMP/ourtop.json")" \
 			"0 $(printf 'true\ttrue\ttrue')" \
