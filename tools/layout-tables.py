@@ -81,6 +81,12 @@ ABSENT = None
 #     rb_binding_t { block, pathobj, first_lineno } the same.
 #   struct METHOD (proc.c) { recv, klass, iclass, me } in 2.7 and 3.1 (3.0
 #     between them); 3.3 and 3.4 put owner before me (3.2 unread: absent).
+#   rb_method_definition_struct's body members (iseq.iseqptr, iseq.cref,
+#     attr.location, bmethod.proc, bmethod.hooks, alias.original_me,
+#     refined.orig_me): 8 or 16, the same in 2.7.4, 3.1.2, 3.3.8 and 3.4.5
+#     (DWARF); iseq_overload (bit 4) is new in 3.1, refined.owner (16) gone
+#     in 3.3.  Only for those families: 3.0 and 3.2 are not known to have
+#     either change or not, and a wrong absence would drop a reference.
 #   rb_iseq_constant_body.builtin_attrs: new in 3.3 (before it, a bool
 #     builtin_inline_p), 260 in 3.3 and 3.4 (DWARF of 3.3.8 and 3.4.5, which
 #     share the body up to it); its C_TRACE bit is 3.4's.  4.0 unknown.
@@ -120,6 +126,16 @@ DEFAULTS = {
     ("METHOD", "iclass"): [("2.7", "3.1", 16), ("3.3", "3.4", 16)],
     ("METHOD", "owner"): ("3.3", "3.4", 24),
     ("METHOD", "me"): [("2.7", "3.1", 24), ("3.3", "3.4", 32)],
+    ("rb_method_definition_struct", "iseq_overload"): [("3.1", "3.1", 4), ("3.3", "3.4", 4)],
+    ("rb_method_definition_struct", "body.refined.owner"): [("2.7", "2.7", 16),
+                                                            ("3.1", "3.1", 16)],
+    ("rb_method_definition_struct", "body.iseq.iseqptr"): [("2.7", "2.7", 8), ("3.1", "3.1", 8), ("3.3", "3.4", 8)],
+    ("rb_method_definition_struct", "body.iseq.cref"): [("2.7", "2.7", 16), ("3.1", "3.1", 16), ("3.3", "3.4", 16)],
+    ("rb_method_definition_struct", "body.attr.location"): [("2.7", "2.7", 16), ("3.1", "3.1", 16), ("3.3", "3.4", 16)],
+    ("rb_method_definition_struct", "body.bmethod.proc"): [("2.7", "2.7", 8), ("3.1", "3.1", 8), ("3.3", "3.4", 8)],
+    ("rb_method_definition_struct", "body.bmethod.hooks"): [("2.7", "2.7", 16), ("3.1", "3.1", 16), ("3.3", "3.4", 16)],
+    ("rb_method_definition_struct", "body.alias.original_me"): [("2.7", "2.7", 8), ("3.1", "3.1", 8), ("3.3", "3.4", 8)],
+    ("rb_method_definition_struct", "body.refined.orig_me"): [("2.7", "2.7", 8), ("3.1", "3.1", 8), ("3.3", "3.4", 8)],
 }
 
 

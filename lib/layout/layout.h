@@ -265,7 +265,16 @@
 	X(method, klass,         "METHOD", "klass", OFF)                            \
 	X(method, iclass,        "METHOD", "iclass", OFF)                           \
 	X(method, owner,         "METHOD", "owner", OFF)                            \
-	X(method, me,            "METHOD", "me", OFF)
+	X(method, me,            "METHOD", "me", OFF)                               \
+	X(method_def, iseq_overload, "rb_method_definition_struct", "iseq_overload", BIT) \
+	X(method_def, iseqptr,   "rb_method_definition_struct", "body.iseq.iseqptr", OFF) \
+	X(method_def, cref,      "rb_method_definition_struct", "body.iseq.cref", OFF) \
+	X(method_def, attr_location, "rb_method_definition_struct", "body.attr.location", OFF) \
+	X(method_def, bmethod_proc, "rb_method_definition_struct", "body.bmethod.proc", OFF) \
+	X(method_def, bmethod_hooks, "rb_method_definition_struct", "body.bmethod.hooks", OFF) \
+	X(method_def, original_me, "rb_method_definition_struct", "body.alias.original_me", OFF) \
+	X(method_def, refined_orig_me, "rb_method_definition_struct", "body.refined.orig_me", OFF) \
+	X(method_def, refined_owner, "rb_method_definition_struct", "body.refined.owner", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

@@ -252,6 +252,15 @@ static const struct rbi_layout layout_2_6_0 = {
 	.method_iclass = RBI_ABSENT,
 	.method_owner = RBI_ABSENT,
 	.method_me = RBI_ABSENT,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -505,6 +514,15 @@ static const struct rbi_layout layout_2_7_0 = {
 	.method_iclass = 16,
 	.method_owner = RBI_ABSENT,
 	.method_me = 24,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = 16,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -758,6 +776,15 @@ static const struct rbi_layout layout_2_7_4 = {
 	.method_iclass = 16,
 	.method_owner = RBI_ABSENT,
 	.method_me = 24,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = 16,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -1011,6 +1038,15 @@ static const struct rbi_layout layout_3_0_0 = {
 	.method_iclass = 16,
 	.method_owner = RBI_ABSENT,
 	.method_me = 24,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -1264,6 +1300,15 @@ static const struct rbi_layout layout_3_0_1 = {
 	.method_iclass = 16,
 	.method_owner = RBI_ABSENT,
 	.method_me = 24,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -1517,6 +1562,15 @@ static const struct rbi_layout layout_3_1_0 = {
 	.method_iclass = 16,
 	.method_owner = RBI_ABSENT,
 	.method_me = 24,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = 16,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -1770,6 +1824,15 @@ static const struct rbi_layout layout_3_1_2 = {
 	.method_iclass = 16,
 	.method_owner = RBI_ABSENT,
 	.method_me = 24,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = 16,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -2023,6 +2086,15 @@ static const struct rbi_layout layout_3_1_5 = {
 	.method_iclass = 16,
 	.method_owner = RBI_ABSENT,
 	.method_me = 24,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = 16,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -2276,6 +2348,15 @@ static const struct rbi_layout layout_3_2_0 = {
 	.method_iclass = RBI_ABSENT,
 	.method_owner = RBI_ABSENT,
 	.method_me = RBI_ABSENT,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -2529,6 +2610,15 @@ static const struct rbi_layout layout_3_2_3 = {
 	.method_iclass = RBI_ABSENT,
 	.method_owner = RBI_ABSENT,
 	.method_me = RBI_ABSENT,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -2782,6 +2872,15 @@ static const struct rbi_layout layout_3_2_4 = {
 	.method_iclass = RBI_ABSENT,
 	.method_owner = RBI_ABSENT,
 	.method_me = RBI_ABSENT,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -3035,6 +3134,15 @@ static const struct rbi_layout layout_3_2_7 = {
 	.method_iclass = RBI_ABSENT,
 	.method_owner = RBI_ABSENT,
 	.method_me = RBI_ABSENT,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -3288,6 +3396,15 @@ static const struct rbi_layout layout_3_3_0 = {
 	.method_iclass = 16,
 	.method_owner = 24,
 	.method_me = 32,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -3541,6 +3658,15 @@ static const struct rbi_layout layout_3_3_1 = {
 	.method_iclass = 16,
 	.method_owner = 24,
 	.method_me = 32,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -3794,6 +3920,15 @@ static const struct rbi_layout layout_3_3_7 = {
 	.method_iclass = 16,
 	.method_owner = 24,
 	.method_me = 32,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -4047,6 +4182,15 @@ static const struct rbi_layout layout_3_3_8 = {
 	.method_iclass = 16,
 	.method_owner = 24,
 	.method_me = 32,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -4300,6 +4444,15 @@ static const struct rbi_layout layout_3_4_0 = {
 	.method_iclass = 16,
 	.method_owner = 24,
 	.method_me = 32,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -4553,6 +4706,15 @@ static const struct rbi_layout layout_3_4_5 = {
 	.method_iclass = 16,
 	.method_owner = 24,
 	.method_me = 32,
+	.method_def_iseq_overload = 4,
+	.method_def_iseqptr = 8,
+	.method_def_cref = 16,
+	.method_def_attr_location = 16,
+	.method_def_bmethod_proc = 8,
+	.method_def_bmethod_hooks = 16,
+	.method_def_original_me = 8,
+	.method_def_refined_orig_me = 8,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -4806,6 +4968,15 @@ static const struct rbi_layout layout_4_0_0 = {
 	.method_iclass = RBI_ABSENT,
 	.method_owner = RBI_ABSENT,
 	.method_me = RBI_ABSENT,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -5059,6 +5230,15 @@ static const struct rbi_layout layout_4_0_6 = {
 	.method_iclass = RBI_ABSENT,
 	.method_owner = RBI_ABSENT,
 	.method_me = RBI_ABSENT,
+	.method_def_iseq_overload = RBI_ABSENT,
+	.method_def_iseqptr = RBI_ABSENT,
+	.method_def_cref = RBI_ABSENT,
+	.method_def_attr_location = RBI_ABSENT,
+	.method_def_bmethod_proc = RBI_ABSENT,
+	.method_def_bmethod_hooks = RBI_ABSENT,
+	.method_def_original_me = RBI_ABSENT,
+	.method_def_refined_orig_me = RBI_ABSENT,
+	.method_def_refined_owner = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
