@@ -1432,8 +1432,8 @@ struct rbi_heap_object {
 				   SYMBOL; OBJECT and HASH where IVARS and
 				   ENTRIES are read; STRUCT, RATIONAL, COMPLEX,
 				   REGEXP, MATCH, FILE, a Proc, Binding,
-				   Method and IMEMO env where the layout has
-				   them);
+				   Method, IMEMO env and ment where the
+				   layout has them);
 				   zero: not read (other types, and objects
 				   with generic instance variables) */
 	const uint64_t *refs;   /* the heap objects it references, as dump_all
@@ -1452,8 +1452,8 @@ struct rbi_heap_object {
    VALUE_MAX: the most bytes of a String's value to read (0: none).
    Reads the target only for a String's value, a heap Array's elements,
    an Object's instance variables outside its slot, a Hash's table, a
-   Proc's, Binding's or Method's struct and an environment's values and
-   frame.  Errors: RBI_INVAL (a free slot), RBI_CORRUPT (lengths that
+   Proc's, Binding's or Method's struct, an environment's values and
+   frame and a method entry's definition.  Errors: RBI_INVAL (a free slot), RBI_CORRUPT (lengths that
    cannot be: a live heap moving), RBI_NOMEM, read errors. */
 int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 size_t value_max, struct rbi_heap_object *out);

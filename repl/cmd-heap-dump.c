@@ -16,7 +16,7 @@
  * module's name; an Object's ivars and a Hash's size and default; the
  * references of Arrays, Objects, Hashes, Structs, Strings, Floats,
  * Bignums, Symbols, Rationals, Complexes, Regexps, MatchData, Files, Procs,
- * Bindings, Methods and environments.  Where this Ruby's layout lacks what
+ * Bindings, Methods, environments and method entries.  Where this Ruby's layout lacks what
  * Objects', Hashes' and Structs' are read with (3.2's object shapes; a
  * Ruby without a table from DWARF), the summary says so. */
 #include <errno.h>
@@ -256,8 +256,8 @@ static int root_line(const struct rbi_heap_root *root, void *arg)
 	rbi_json_key(&j, "type"); rbi_json_cstr(&j, "ROOT");
 	rbi_json_key(&j, "root"); rbi_json_cstr(&j, root->name);
 	/* The references of classes, modules, T_DATA and internal objects
-	   other than Procs, Bindings, Methods and environments are not
-	   written: what they hold looks unreferenced (heap top and heap
+	   other than Procs, Bindings, Methods, environments and method
+	   entries are not written: what they hold looks unreferenced (heap top and heap
 	   retainers then start from such objects too). */
 	rbi_json_key(&j, "partial"); rbi_json_bool(&j, true);
 	rbi_json_key(&j, "references");

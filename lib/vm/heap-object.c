@@ -14,7 +14,8 @@
  * block's captured self, code and environment, a Binding the same and its
  * path, a Method its receiver, classes and method entry; an environment
  * (IMEMO env) its values, the one before it and its iseq: a closure's hold
- * on its locals.
+ * on its locals; a method entry (IMEMO ment) its owner, defined class and
+ * what its definition holds.
  * Other types, and any object with generic instance variables (the GC
  * marks those first, from a table elsewhere), say their references are
  * unknown rather than give part of them.
@@ -22,8 +23,9 @@
  * The object's slot bytes come from the walk; only a String's value, a
  * heap Array's elements, an Object's instance variables and a Struct's
  * members outside its slot, a Hash's table outside its slot, the struct
- * of a Proc, Binding or Method outside its slot and an environment's
- * values and frame words are read from the target, each bounded. */
+ * of a Proc, Binding or Method outside its slot, an environment's values
+ * and frame words and a method entry's definition are read from the
+ * target, each bounded. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -62,6 +64,10 @@
 #define EP_ENV 1
 #define ENV_FLAG_LOCAL 0x2u
 enum { BLOCK_TYPE_ISEQ, BLOCK_TYPE_IFUNC, BLOCK_TYPE_SYMBOL, BLOCK_TYPE_PROC };
+/* rb_method_type_t (method.h 2.6-3.4) in VM_METHOD_TYPE_MINIMUM_BITS. */
+enum { METHOD_ISEQ = 0, METHOD_ATTRSET = 2, METHOD_IVAR = 3, METHOD_BMETHOD = 4,
+       METHOD_ALIAS = 6, METHOD_REFINED = 11 };
+#define METHOD_TYPE_BITS 4
 /* T_DATA types whose references we read (data_kind). */
 enum { DATA_OTHER = 1, DATA_PROC, DATA_BINDING, DATA_METHOD };
 
@@ -536,6 +542,120 @@ static uint64_t block_end(const struct rbi_layout *l, uint32_t off)
 	return off == RBI_ABSENT ? 0 : words_end(off, words, RBI_ARRAY_SIZE(words));
 }
 
+/* The bit at BIT (a bit offset) of B, SIZE bytes; VALUE_BITS wide. */
+static uint32_t bits_at(const uint8_t *b, uint64_t size, uint32_t bit, unsigned value_bits)
+{
+	uint32_t word;
+
+	if (bit / 8 + 4 > size)
+		return 0;
+	memcpy(&word, b + bit / 8, 4);
+	return (word >> (bit % 8)) & ((1u << value_bits) - 1);
+}
+
+/* What the GC marks of a method definition (gc.c mark_method_entry;
+   imemo.c mark_and_move_method_entry in 3.4) whose bytes (SIZE of them)
+   are B, of the entry in S whose defined class is DEFINED_CLASS: per its
+   type, an iseq method's iseq and cref, and the entry itself when its iseq
+   is overloaded (3.1+: pinned, a key of the overloaded_cme table); an
+   attribute's location; a bmethod's Proc; an alias's original entry; a
+   refinement's original entry and (up to 3.1) owner.  *KNOWN false for a
+   bmethod with hooks (a list not read). */
+static int method_def_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			   struct rbi_heap_object *out, const uint8_t *b, uint64_t size,
+			   uint64_t defined_class, bool *known)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint32_t type = bits_at(b, size, l->method_def_type, METHOD_TYPE_BITS);
+	int rc;
+
+	*known = true;
+	switch (type) {
+	case METHOD_ISEQ:
+		if ((rc = rbi_heap_add_refs(it, s, out, b + l->method_def_iseqptr, 1)) ||
+		    (rc = rbi_heap_add_refs(it, s, out, b + l->method_def_cref, 1)))
+			return rc;
+		if (l->method_def_iseq_overload != RBI_ABSENT &&
+		    bits_at(b, size, l->method_def_iseq_overload, 1) && defined_class)
+			return rbi_heap_add_refs(it, s, out, &s->addr, 1);
+		return RBI_OK;
+	case METHOD_ATTRSET: case METHOD_IVAR:
+		return rbi_heap_add_refs(it, s, out, b + l->method_def_attr_location, 1);
+	case METHOD_BMETHOD:
+		*known = !rbi_get_u64(b, l->method_def_bmethod_hooks);
+		return *known ? rbi_heap_add_refs(it, s, out, b + l->method_def_bmethod_proc, 1) : RBI_OK;
+	case METHOD_ALIAS:
+		return rbi_heap_add_refs(it, s, out, b + l->method_def_original_me, 1);
+	case METHOD_REFINED:
+		if ((rc = rbi_heap_add_refs(it, s, out, b + l->method_def_refined_orig_me, 1)))
+			return rc;
+		return l->method_def_refined_owner == RBI_ABSENT ? RBI_OK :
+		       rbi_heap_add_refs(it, s, out, b + l->method_def_refined_owner, 1);
+	default:
+		if (type > METHOD_REFINED)
+			return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has a method of type %" PRIu32,
+					s->addr, type);
+		return RBI_OK;  /* a C function, zsuper, undef...: nothing marked */
+	}
+}
+
+/* How many bytes of a method definition are read (0: a layout without
+   what the GC marks of one). */
+static uint64_t method_def_size(const struct rbi_layout *l)
+{
+	/* refined.owner, iseq_overload: not every Ruby has them. */
+	const uint32_t words[] = { l->method_def_iseqptr, l->method_def_cref,
+				   l->method_def_attr_location, l->method_def_bmethod_proc,
+				   l->method_def_bmethod_hooks, l->method_def_original_me,
+				   l->method_def_refined_orig_me, l->method_def_refined_owner };
+	uint64_t end;
+
+	for (size_t i = 0; i + 1 < RBI_ARRAY_SIZE(words); i++)
+		if (words[i] == RBI_ABSENT)
+			return 0;
+	if (l->method_def_type == RBI_ABSENT)
+		return 0;
+	end = words_end(0, words, RBI_ARRAY_SIZE(words));
+	return end <= DATA_BYTES_MAX && l->method_def_type / 8 + 4 <= end &&
+	       (l->method_def_iseq_overload == RBI_ABSENT ||
+		l->method_def_iseq_overload / 8 + 4 <= end) ? end : 0;
+}
+
+/* A method entry's references (IMEMO ment): its owner and defined class,
+   then what its definition marks (method_def_refs). */
+static int ment_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint64_t size = method_def_size(l), words[2], def;
+	uint8_t b[DATA_BYTES_MAX];
+	bool known = true;
+	int rc;
+
+	if (!size || l->cme_owner == RBI_ABSENT || l->cme_defined_class == RBI_ABSENT ||
+	    l->cme_def == RBI_ABSENT || l->cme_owner + 8 > s->size ||
+	    l->cme_defined_class + 8 > s->size || l->cme_def + 8 > s->size)
+		return RBI_OK;
+	words[0] = rbi_get_u64(s->bytes, l->cme_owner);
+	words[1] = rbi_get_u64(s->bytes, l->cme_defined_class);
+	if ((rc = rbi_heap_add_refs(it, s, out, words, 2)))
+		return rc;
+	if ((def = rbi_get_u64(s->bytes, l->cme_def))) {
+		if ((rc = rbi_read(rbi_heap_iter_target(it), def, b, size)))
+			return rbi_fail_context(rc, "reading the method of 0x%" PRIx64 ": ",
+						s->addr);
+		if ((rc = method_def_refs(it, s, out, b, size, words[1], &known)))
+			return rc;
+	}
+	if (!known) {
+		out->nrefs = 0;
+		return RBI_OK;
+	}
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
 /* What block_mark marks (proc.c; block_mark_and_move in 3.3+) of the
    rb_block at B: a block of code (an iseq or an ifunc) its captured self,
    its code and the environment of its ep; a Symbol's block the Symbol, a
@@ -754,7 +874,14 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	case RBI_T_CLASS: case RBI_T_MODULE:
 		return class_object(it, s, out);
 	case RBI_T_IMEMO:
-		return RBI_IMEMO_TYPE(s->flags) == RBI_IMEMO_ENV ? env_object(it, s, out) : RBI_OK;
+		switch (RBI_IMEMO_TYPE(s->flags)) {
+		case RBI_IMEMO_ENV:
+			return env_object(it, s, out);
+		case RBI_IMEMO_MENT:
+			return ment_object(it, s, out);
+		default:
+			return RBI_OK;
+		}
 	case RBI_T_DATA:
 		return data_object(it, s, out);
 	default:

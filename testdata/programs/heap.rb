@@ -9,7 +9,8 @@
 # Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries; closures (Procs and
 # lambdas of blocks, nested blocks, a method's block taken as a Proc, a Method's and a
 # Symbol's Procs, a Binding, Methods bound and unbound; a Captured object reachable only
-# through the environment of a Proc held in a global).  After a full GC (and with GC off, so nothing dumped is freed) it writes
+# through the environment of a Proc held in a global), and methods of each kind whose
+# entry marks something: attribute reader and writer, alias, bmethod, refined.  After a full GC (and with GC off, so nothing dumped is freed) it writes
 # ObjectSpace.dump_all to ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it
 # allocates afterwards is only what printing READY takes.  Ruby 2.7 to 3.4, no gems.
 #
@@ -64,6 +65,21 @@ module RbiHeap
   # A Proc whose environment alone holds ITEM.
   def self.capture(item)
     proc { item }
+  end
+
+  # Methods of the kinds whose entries mark more than their owner and class.
+  class Kinds
+    attr_accessor :value
+    alias_method :other_value, :value
+    define_method(:block_method) { Kinds }
+  end
+
+  module Refined
+    refine(Kinds) do
+      def value
+        1
+      end
+    end
   end
 
   Pair = Struct.new(:left, :right)
