@@ -28,8 +28,6 @@
 #include "vm/heap-pages.h"
 
 #define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
-/* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
-#define FL_EXIVAR (1ull << 10)
 /* FL_PROMOTED0/1 (<= 3.2): the age, RVALUE_AGE_SHIFT 5. */
 #define FLAGS_AGE_SHIFT 5
 #define AGE_MASK 3u
@@ -302,7 +300,7 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 	*out = 0;
 	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
-	if (s->flags & FL_EXIVAR)
+	if (s->flags & RBI_FL_EXIVAR)
 		return rbi_fail(RBI_UNSUPPORTED, "generic instance variables");
 	switch (s->type) {
 	case RBI_T_STRING:

@@ -55,8 +55,6 @@
 #define RHASH_AR_FIELD_MASK 0xfu
 /* An ar_table's pair: { key, value }. */
 #define AR_PAIR_SIZE 16
-/* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
-#define FL_EXIVAR (1ull << 10)
 /* vm_core.h 2.6-3.4: VM_ENV_DATA_INDEX_SPECVAL and _ENV (ep[-1], ep[1]);
    VM_ENV_FLAG_LOCAL, the flags' bit of an environment with no previous
    one; enum rb_block_type. */
@@ -787,7 +785,7 @@ static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	bool embedded;
 	int rc;
 
-	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded) || (s->flags & FL_EXIVAR) ||
+	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded) || (s->flags & RBI_FL_EXIVAR) ||
 	    !(size = data_size(l, (kind = data_kind(it, type)))))
 		return RBI_OK;
 	if (!embedded && !data) {

@@ -213,6 +213,8 @@ enum {
 	RBI_IMEMO_MENT = 6, RBI_IMEMO_ISEQ = 7,
 };
 #define RBI_FL_USHIFT 12
+/* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
+#define RBI_FL_EXIVAR (1ull << 10)
 /* RBasic.klass: the word after the flags. */
 #define RBI_RBASIC_KLASS 8
 #define RBI_IMEMO_TYPE(flags) (((flags) >> RBI_FL_USHIFT) & 0xf)
