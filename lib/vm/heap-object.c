@@ -31,8 +31,6 @@
 
 #include "vm/heap-object.h"
 
-/* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
-#define FL_EXIVAR (1ull << 10)
 #define FL_FREEZE (1ull << 11)
 #define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* RSTRING_FSTR: an interned String (FL_USER17 in 2.6-3.4). */
@@ -906,7 +904,7 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
 	if ((rc = object_fields(it, s, value_max, out)))
 		return rc;
-	if (s->flags & FL_EXIVAR) {
+	if (s->flags & RBI_FL_EXIVAR) {
 		out->refs_known = false;        /* generic ivars come first */
 		out->nrefs = 0;
 	}
