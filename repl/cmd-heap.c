@@ -320,10 +320,11 @@ static void retainers_text(struct session *s, const struct retainers *r)
 	fputc('\n', f);
 	if (!r->has_roots)
 		fputs("This dump has no ROOT lines: paths start at objects nothing in it refers "
-		      "to.\n", f);
+		      "to (and at one object of each cycle nothing else refers to).\n", f);
 	else if (r->partial_roots)
 		fputs("This dump's roots and references are partial (rbinspect heap-dump): paths "
-		      "start at a root or at an object nothing in it refers to.\n", f);
+		      "start at a root or at an object nothing in it refers to (or one of a cycle "
+		      "nothing else refers to).\n", f);
 	if (r->dangling)
 		fprintf(f, "%" PRIu64 " of its %" PRIu64 " references name no object of the dump.\n",
 			r->dangling, r->references);
@@ -465,11 +466,12 @@ static void retained_text(struct session *s, const struct retained *r, unsigned 
 			r->has_roots && !r->partial_roots ? "root" : "start point");
 	fputc('\n', f);
 	if (!r->has_roots)
-		fputs("This dump has no ROOT lines: objects nothing in it refers to stand for the "
-		      "roots.\n", f);
+		fputs("This dump has no ROOT lines: objects nothing in it refers to (and one "
+		      "object of each cycle nothing else refers to) stand for the roots.\n", f);
 	else if (r->partial_roots)
 		fputs("This dump's roots and references are partial (rbinspect heap-dump): objects "
-		      "nothing in it refers to are roots too.\n", f);
+		      "nothing in it refers to (and one object of each cycle nothing else refers "
+		      "to) are roots too.\n", f);
 	fprintf(f, "%14s %14s %10s  %-10s %s\n", "RETAINED", "SHALLOW", "COUNT", "TYPE", "CLASS");
 	for (size_t i = 0; i < shown; i++) {
 		const struct retained_row *w = &r->rows[i];

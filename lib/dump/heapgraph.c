@@ -225,6 +225,46 @@ const char *rbi_heapgraph_class_name(const struct heapgraph *g, uint32_t n)
 	return NULL;
 }
 
+/* Mark from each start point what it reaches; then an object still not
+   reached is in a cycle nothing outside refers to (a Proc in a local of
+   its own environment, a method entry and its iseq...): its first object
+   becomes a start point too, and the cycle is marked from it.  False when
+   out of memory. */
+static bool cycle_starts(const struct heapgraph *g, bool *start)
+{
+	bool *seen = calloc(g->nnodes + 1, sizeof(*seen));
+	uint32_t *queue = malloc((g->nnodes + 1) * sizeof(*queue));
+
+	if (!seen || !queue) {
+		free(seen);
+		free(queue);
+		return false;
+	}
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < g->nnodes; i++) {
+			size_t head = 0, tail = 0;
+
+			if (seen[i] || (!pass && !start[i]))
+				continue;
+			start[i] = true;
+			seen[i] = true;
+			queue[tail++] = (uint32_t)i;
+			while (head < tail) {
+				uint32_t n = queue[head++];
+
+				for (size_t e = g->first[n]; e < g->first[n + 1]; e++)
+					if (!seen[g->adj[e]]) {
+						seen[g->adj[e]] = true;
+						queue[tail++] = g->adj[e];
+					}
+			}
+		}
+	}
+	free(seen);
+	free(queue);
+	return true;
+}
+
 bool *rbi_heapgraph_start_points(const struct heapgraph *g)
 {
 	bool *start = calloc(g->nnodes + 1, sizeof(*start));
@@ -240,6 +280,10 @@ bool *rbi_heapgraph_start_points(const struct heapgraph *g)
 		start[i] = true;
 	for (size_t i = 0; i < g->first[g->nnodes]; i++)
 		start[g->adj[i]] = false;
+	if (!cycle_starts(g, start)) {
+		free(start);
+		return NULL;
+	}
 	return start;
 }
 

@@ -52,7 +52,8 @@ uint32_t rbi_heapgraph_node_at(const struct heapgraph *g, uint64_t addr);
 const char *rbi_heapgraph_class_name(const struct heapgraph *g, uint32_t n);
 
 /* Whether each node is a start point: the roots, and for a dump without
-   ROOT lines or with partial ones, the objects nothing in it refers to.  A new array of
+   ROOT lines or with partial ones, the objects nothing in it refers to and
+   one object of each cycle nothing outside it refers to.  A new array of
    nnodes entries (free() it), NULL when out of memory. */
 bool *rbi_heapgraph_start_points(const struct heapgraph *g);
 
