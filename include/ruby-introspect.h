@@ -1467,6 +1467,14 @@ void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
    "shape_id", every object has one) into *ID.  RBI_UNSUPPORTED for Rubies
    without object shapes, and for 3.2 (see rbi_heap_shapes_foreach). */
 int rbi_heap_object_shape_id(rbi_heap_iter *it, const struct rbi_heap_slot *s, uint32_t *id);
+/* What kind of internal object used slot S of IT's walk is, as dump_all
+   names it, into BUF (CAP bytes, cut to fit): for a T_IMEMO its "imemo_type"
+   ("env", "ment", "iseq"...), for a typed T_DATA its "struct" (its
+   rb_data_type_t's wrap_struct_name: "proc", "encoding"...); "" for an
+   untyped T_DATA and any other type.  RBI_UNSUPPORTED for an IMEMO type
+   this Ruby's layout does not name (read its DWARF); read errors. */
+int rbi_heap_object_kind(rbi_heap_iter *it, const struct rbi_heap_slot *s, char *buf,
+			 size_t cap);
 /* The GC's flags of an object, as dump_all's "flags" names them
    (rbi_heap_object_gc_flags). */
 #define RBI_GC_WB_PROTECTED 1u  /* "wb_protected": not write-barrier unprotected */

@@ -32,6 +32,8 @@
 /* --strings without N: the most bytes of one String's value. */
 #define STRINGS_DEFAULT 65536ul
 #define STRINGS_MAX (1ul << 30)
+/* An rb_data_type_t's name, read up to this (Ruby's are short words). */
+#define KIND_MAX 256
 
 /* Where dump_all's lines differ between Ruby versions (seen in the
    dumps of Debian's 2.7, 3.1, 3.3 and 3.4; 3.2 is taken to be 3.3's). */
@@ -67,6 +69,7 @@ struct heap_dump {
 	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
 						    not known */
 	uint64_t no_memsize, no_flags;  /* objects written without them */
+	uint64_t no_kind;               /* IMEMOs and T_DATA without their kind */
 	unsigned roots;         /* ROOT lines written */
 	uint64_t shapes;        /* SHAPE lines written */
 	uint64_t shapes_unnamed, shapes_no_edges;      /* written without
@@ -164,6 +167,26 @@ static void gc_fields(struct heap_dump *d, struct rbi_json *j, const struct rbi_
 	rbi_json_end_object(j);
 }
 
+/* An IMEMO's "imemo_type", a typed T_DATA's "struct"; what could not be
+   read, counted for the summary. */
+static void kind_field(struct heap_dump *d, struct rbi_json *j, const struct rbi_heap_slot *s,
+		       const struct rbi_heap_object *o)
+{
+	bool imemo = !strcmp(o->type_name, "IMEMO");
+	char kind[KIND_MAX];
+
+	if (!imemo && strcmp(o->type_name, "DATA"))
+		return;
+	if (rbi_heap_object_kind(d->w.it, s, kind, sizeof(kind))) {
+		d->no_kind++;
+		return;
+	}
+	if (kind[0]) {
+		rbi_json_key(j, imemo ? "imemo_type" : "struct");
+		rbi_json_cstr(j, kind);
+	}
+}
+
 static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 			const struct rbi_heap_object *o)
 {
@@ -218,6 +241,7 @@ static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 		rbi_json_key(&j, "coderange"); rbi_json_cstr(&j, o->coderange);
 	}
 	class_name(d, &j, s, o);
+	kind_field(d, &j, s, o);
 	if (o->ivars >= 0) {
 		rbi_json_key(&j, "ivars"); rbi_json_int(&j, o->ivars);
 	}
@@ -407,6 +431,10 @@ static void summary(struct heap_dump *d)
 			"numbers, Symbols, Regexps, MatchData and Files), %" PRIu64 " without "
 			"GC flags (this Ruby's layout lacks its heap pages' bitmaps)\n",
 			d->no_memsize, d->no_flags);
+	if (d->no_kind)
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " internal objects and "
+			"T_DATA written without their imemo_type or struct (this Ruby's layout "
+			"does not name the type, or its name could not be read)\n", d->no_kind);
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
 			" objects changed while read were left out%s\n",

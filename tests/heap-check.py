@@ -5,7 +5,8 @@ rbinspect heap-dump's file
 one JSON object per line.
 
 Every object dump_all wrote (its ROOT and SHAPE lines aside) must be in DUMP at its address
-with its type, class and shape_id (3.3+); Strings with their bytesize, embedded and fstring flags and, with --values,
+with its type, class and shape_id (3.3+), an IMEMO with its imemo_type and a T_DATA with
+its struct; Strings with their bytesize, embedded and fstring flags and, with --values,
 their value; Arrays with their length, shared and embedded flags and their references;
 classes and modules with their name, real class name and singleton flag; Objects with
 their ivars, embedded flag and references, Hashes with their size, default and
@@ -192,6 +193,8 @@ def main():
         same("object", t, o, "type", addr)
         same("object", t, o, "class", addr)
         same("object", t, o, "shape_id", addr)
+        same("object", t, o, "imemo_type", addr)
+        same("object", t, o, "struct", addr)
         typ = t.get("type")
         if typ == "STRING":
             for key in ("bytesize", "embedded", "fstring", "shared"):

@@ -200,6 +200,20 @@
 	X(shape_type, frozen,    "", "SHAPE_FROZEN", CONST)                         \
 	X(shape_type, t_object,  "", "SHAPE_T_OBJECT", CONST)                       \
 	X(shape_type, obj_too_complex, "", "SHAPE_OBJ_TOO_COMPLEX", CONST)          \
+	X(imemo_type, env, "", "imemo_env", CONST)                                  \
+	X(imemo_type, cref, "", "imemo_cref", CONST)                                \
+	X(imemo_type, svar, "", "imemo_svar", CONST)                                \
+	X(imemo_type, throw_data, "", "imemo_throw_data", CONST)                    \
+	X(imemo_type, ifunc, "", "imemo_ifunc", CONST)                              \
+	X(imemo_type, memo, "", "imemo_memo", CONST)                                \
+	X(imemo_type, ment, "", "imemo_ment", CONST)                                \
+	X(imemo_type, iseq, "", "imemo_iseq", CONST)                                \
+	X(imemo_type, tmpbuf, "", "imemo_tmpbuf", CONST)                            \
+	X(imemo_type, ast, "", "imemo_ast", CONST)                                  \
+	X(imemo_type, parser_strterm, "", "imemo_parser_strterm", CONST)            \
+	X(imemo_type, callinfo, "", "imemo_callinfo", CONST)                        \
+	X(imemo_type, callcache, "", "imemo_callcache", CONST)                      \
+	X(imemo_type, constcache, "", "imemo_constcache", CONST)                    \
 	X(const_entry, value,    "rb_const_entry_struct", "value", OFF)             \
 	X(global_var, getter,    "rb_global_variable", "getter", OFF)               \
 	X(rrational, num,        "RRational", "num", OFF)                           \
