@@ -19,7 +19,8 @@ but within 1 % of its type.  The share of each type's references that match is p
 ("references MATCH 5/5"); each type given to --need must have objects with references
 in the truth that DUMP gives the same (the program made them: no vacuous pass).  Procs,
 Bindings and Methods (DATA whose "struct" is "proc", "binding", "method") and environments
-and method entries (IMEMO whose "imemo_type" is "env", "ment") with their references (a closure's hold on what it
+and method entries, and lexical scopes, special variables, throw data and constant caches
+(IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data", "constcache") with their references (a closure's hold on what it
 captured; how many match is printed per kind, and how many of those in the same order:
 "references env 120/120 (120 in order)"); every other DATA and IMEMO must have none in
 DUMP (never a part given as all).  Objects only DUMP has were allocated after the truth was written (by the dump itself, by printing
@@ -59,7 +60,8 @@ REFERENCED = ("OBJECT", "HASH", "STRUCT", "STRING", "FLOAT", "BIGNUM", "SYMBOL",
 MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL",
                  "RATIONAL", "COMPLEX", "FILE", "BIGNUM", "REGEXP", "MATCH")
 # The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
-READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method"}), "IMEMO": ("imemo_type", {"env", "ment"})}
+READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method"}),
+              "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache"})}
 
 
 def load(path):

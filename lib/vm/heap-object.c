@@ -876,7 +876,7 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 		case RBI_IMEMO_MENT:
 			return ment_object(it, s, out);
 		default:
-			return RBI_OK;
+			return rbi_heap_slot_refs(it, s, out);
 		}
 	case RBI_T_DATA:
 		return data_object(it, s, out);

@@ -11,6 +11,10 @@
  *                                pathv, tied_io_for_writing,
  *                                writeconv_asciicompat, writeconv_pre_ecopts,
  *                                encs.ecopts, write_lock, timeout
+ *   IMEMO cref                   klass_or_self, next, refinements
+ *   IMEMO svar                   cref_or_me, lastline, backref, others
+ *   IMEMO throw_data             throw_obj
+ *   IMEMO constcache             value
  * in that order, each only if it is a heap object and not the object's
  * class (objspace_dump.c reachable_object_i leaves the class out wherever
  * it appears).  A layout without one of these words leaves the object's
@@ -19,13 +23,43 @@
  * timeout), so a layout that lacks them, the rest of rb_io_t found,
  * marks the others only. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "vm/heap-object.h"
 
-/* The words each type marks, as layout offsets, in marking order. */
-static int marked_words(const struct rbi_layout *l, unsigned type, uint32_t offs[2], size_t *n)
+/* The words of the IMEMOs above, whose structs kept one shape from 2.6 to
+   3.4 (rb_cref_t: flags, refinements, klass_or_self, next; struct vm_svar:
+   flags, cref_or_me, lastline, backref, others; struct vm_throw_data:
+   flags, reserved, throw_obj; iseq_inline_constant_cache_entry: flags,
+   value), in marking order; which IMEMO type each is comes from the
+   layout's enum imemo_type. */
+static int imemo_words(const struct rbi_layout *l, unsigned type, uint32_t offs[4], size_t *n)
 {
-	switch (type) {
+	static const uint32_t cref[] = { 16, 24, 8 }, svar[] = { 8, 16, 24, 32 },
+			      throw_data[] = { 16 }, constcache[] = { 8 };
+	const struct { uint32_t type; const uint32_t *offs; size_t n; } kinds[] = {
+		{ l->imemo_type_cref, cref, RBI_ARRAY_SIZE(cref) },
+		{ l->imemo_type_svar, svar, RBI_ARRAY_SIZE(svar) },
+		{ l->imemo_type_throw_data, throw_data, RBI_ARRAY_SIZE(throw_data) },
+		{ l->imemo_type_constcache, constcache, RBI_ARRAY_SIZE(constcache) },
+	};
+
+	for (size_t k = 0; k < RBI_ARRAY_SIZE(kinds); k++)
+		if (kinds[k].type != RBI_ABSENT && kinds[k].type == type) {
+			memcpy(offs, kinds[k].offs, kinds[k].n * sizeof(*offs));
+			*n = kinds[k].n;
+			return RBI_OK;
+		}
+	return RBI_UNSUPPORTED;
+}
+
+/* The words each type marks, as layout offsets, in marking order. */
+static int marked_words(const struct rbi_layout *l, const struct rbi_heap_slot *s,
+			uint32_t offs[4], size_t *n)
+{
+	switch (s->type) {
+	case RBI_T_IMEMO:
+		return imemo_words(l, (unsigned)RBI_IMEMO_TYPE(s->flags), offs, n);
 	case RBI_T_FLOAT: case RBI_T_BIGNUM: case RBI_T_SYMBOL:
 		*n = 0;
 		return RBI_OK;
@@ -108,13 +142,13 @@ int rbi_heap_slot_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
-	uint32_t offs[2];
+	uint32_t offs[4];
 	size_t n;
 	int rc;
 
 	if (s->type == RBI_T_FILE)
 		return file_refs(it, s, out);
-	if (marked_words(l, s->type, offs, &n))
+	if (marked_words(l, s, offs, &n))
 		return RBI_OK;
 	for (size_t i = 0; i < n; i++)
 		if (offs[i] == RBI_ABSENT || (uint64_t)offs[i] + 8 > s->size)
