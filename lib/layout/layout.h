@@ -288,7 +288,21 @@
 	X(method_def, bmethod_hooks, "rb_method_definition_struct", "body.bmethod.hooks", OFF) \
 	X(method_def, original_me, "rb_method_definition_struct", "body.alias.original_me", OFF) \
 	X(method_def, refined_orig_me, "rb_method_definition_struct", "body.refined.orig_me", OFF) \
-	X(method_def, refined_owner, "rb_method_definition_struct", "body.refined.owner", OFF)
+	X(method_def, refined_owner, "rb_method_definition_struct", "body.refined.owner", OFF) \
+	X(rclass, m_tbl,         "RClass", "m_tbl", OFF)                            \
+	X(classext, m_tbl,       "rb_classext_struct", "m_tbl", OFF)                \
+	X(classext, callable_m_tbl, "rb_classext_struct", "callable_m_tbl", OFF)    \
+	X(classext, cc_tbl,      "rb_classext_struct", "cc_tbl", OFF)               \
+	X(classext, cvc_tbl,     "rb_classext_struct", "cvc_tbl", OFF)              \
+	X(classext, includer,    "rb_classext_struct", "includer", OFF)             \
+	X(cvar_entry, cref,      "rb_cvar_class_tbl_entry", "cref", OFF)            \
+	X(const_entry, file,     "rb_const_entry_struct", "file", OFF)              \
+	X(cc_entries, len,       "rb_class_cc_entries", "len", OFF)                 \
+	X(cc_entries, cme,       "rb_class_cc_entries", "cme", OFF)                 \
+	X(cc_entries, entries,   "rb_class_cc_entries", "entries", OFF)             \
+	X(cc_entry, size,        "rb_class_cc_entries_entry", "", SIZE)             \
+	X(cc_entry, ci,          "rb_class_cc_entries_entry", "ci", OFF)            \
+	X(cc_entry, cc,          "rb_class_cc_entries_entry", "cc", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
