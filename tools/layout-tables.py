@@ -90,6 +90,15 @@ ABSENT = None
 #   rb_iseq_constant_body.builtin_attrs: new in 3.3 (before it, a bool
 #     builtin_inline_p), 260 in 3.3 and 3.4 (DWARF of 3.3.8 and 3.4.5, which
 #     share the body up to it); its C_TRACE bit is 3.4's.  4.0 unknown.
+# Structs of a family a dump's values are not carried forward for (the
+# carry-forward rule in the docstring): they changed within the family
+# where the CSV cannot show it.
+#   3.4 rb_class_cc_entries_entry: { argc, flag, cc } in 3.4.5 (DWARF),
+#     { cc, argc, flag } in Debian's 3.4.11 (its call caches as read in a
+#     live process); which release between them changed it is not known,
+#     so 3.4.6+ has no value without its own DWARF.
+NOT_CARRIED = {((3, 4), "rb_class_cc_entries_entry")}
+
 # A value is one (first, last, offset) range or a list of them.
 DEFAULTS = {
     ("rb_iseq_constant_body", "type"): ("2.6", "4.0", 0),
@@ -251,6 +260,8 @@ def main():
                 csv_v = known.get((st, path), ABSENT)
                 if csv_v is not ABSENT and csv_v != known_d.get((st, path), ABSENT):
                     continue        # the CSV shows a change since d
+                if (family(v), st) in NOT_CARRIED:
+                    continue
                 vals[i] = dwarf[d].get("%s.%s" % (g, f), ABSENT)
         return vals, src
 
