@@ -1433,7 +1433,8 @@ struct rbi_heap_object {
 				   ENTRIES are read; STRUCT, RATIONAL, COMPLEX,
 				   REGEXP, MATCH, FILE, a Proc, Binding,
 				   Method, IMEMO env and ment where the
-				   layout has them);
+				   layout has them; CLASS, MODULE and ICLASS
+				   where their layout and marking are known);
 				   zero: not read (other types, and objects
 				   with generic instance variables) */
 	const uint64_t *refs;   /* the heap objects it references, as dump_all

@@ -16,9 +16,11 @@
  * module's name; an Object's ivars and a Hash's size and default; the
  * references of Arrays, Objects, Hashes, Structs, Strings, Floats,
  * Bignums, Symbols, Rationals, Complexes, Regexps, MatchData, Files, Procs,
- * Bindings, Methods, environments and method entries.  Where this Ruby's layout lacks what
- * Objects', Hashes' and Structs' are read with (3.2's object shapes; a
- * Ruby without a table from DWARF), the summary says so. */
+ * Bindings, Methods, environments, method entries, classes, modules and
+ * include wrappers.  Where this Ruby's layout lacks what Objects',
+ * Hashes', Structs' and classes' are read with (3.2's object shapes; a
+ * Ruby without a table from DWARF), or how its GC marks classes was not
+ * read, the summary says so. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -68,6 +70,7 @@ struct heap_dump {
 	uint64_t objects, unreadable;
 	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
 						    not known */
+	uint64_t classes_unread;        /* and classes, modules, wrappers */
 	uint64_t no_memsize, no_flags;  /* objects written without them */
 	uint64_t no_kind;               /* IMEMOs and T_DATA without their kind */
 	unsigned roots;         /* ROOT lines written */
@@ -279,9 +282,9 @@ static int root_line(const struct rbi_heap_root *root, void *arg)
 	rbi_json_object(&j);
 	rbi_json_key(&j, "type"); rbi_json_cstr(&j, "ROOT");
 	rbi_json_key(&j, "root"); rbi_json_cstr(&j, root->name);
-	/* The references of classes, modules, T_DATA and internal objects
-	   other than Procs, Bindings, Methods, environments and method
-	   entries are not written: what they hold looks unreferenced (heap top and heap
+	/* The references of T_DATA and internal objects other than Procs,
+	   Bindings, Methods, environments and method entries are not
+	   written: what they hold looks unreferenced (heap top and heap
 	   retainers then start from such objects too). */
 	rbi_json_key(&j, "partial"); rbi_json_bool(&j, true);
 	rbi_json_key(&j, "references");
@@ -354,6 +357,9 @@ static int dump(struct heap_dump *d)
 		d->objects_unread += !o.refs_known && !strcmp(o.type_name, "OBJECT");
 		d->hashes_unread += !o.refs_known && !strcmp(o.type_name, "HASH");
 		d->structs_unread += !o.refs_known && !strcmp(o.type_name, "STRUCT");
+		d->classes_unread += !o.refs_known && (!strcmp(o.type_name, "CLASS") ||
+						       !strcmp(o.type_name, "MODULE") ||
+						       !strcmp(o.type_name, "ICLASS"));
 		if ((d->objects & 0xffff) == 0)
 			heap_walk_progress(&d->w);
 	}
@@ -425,6 +431,12 @@ static void summary(struct heap_dump *d)
 			"a table not read), or this Ruby's layout lacks them (DWARF of this "
 			"build gives it) or its object shapes were not found\n", d->objects_unread,
 			d->hashes_unread, d->structs_unread);
+	if (d->classes_unread)
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " classes, modules and "
+			"include wrappers written without references: how this Ruby's GC "
+			"marks them was not read (it was for 2.7, 3.1, 3.3 and 3.4) or its "
+			"layout lacks their tables (DWARF of this build gives them)\n",
+			d->classes_unread);
 	if (d->no_memsize || d->no_flags)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects written without "
 			"memsize (computed for Strings, Arrays, Objects, Hashes, Structs, "

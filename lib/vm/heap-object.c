@@ -15,7 +15,8 @@
  * path, a Method its receiver, classes and method entry; an environment
  * (IMEMO env) its values, the one before it and its iseq: a closure's hold
  * on its locals; a method entry (IMEMO ment) its owner, defined class and
- * what its definition holds.
+ * what its definition holds; a class, module or include wrapper what
+ * heap-class.c reads of it.
  * Other types, and any object with generic instance variables (the GC
  * marks those first, from a table elsewhere), say their references are
  * unknown rather than give part of them.
@@ -89,6 +90,8 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->value);
 	free(sc->bits);
 	free(sc->st.words);
+	free(sc->marks);
+	free(sc->ccs);
 	rbi_ivars_free(&sc->ivars);
 	rbi_map_free(&sc->data_kinds);
 	*sc = (struct heap_object_scratch){ 0 };
@@ -819,6 +822,25 @@ static const char *permanent_name(struct rbi_heap_iter *it, uint64_t k, char *bu
 	return buf;
 }
 
+/* A class's, module's or include wrapper's references: what the GC marks
+   of it (heap-class.c); unknown where that cannot be read. */
+static int class_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      struct rbi_heap_object *out)
+{
+	const uint64_t *marks;
+	size_t n;
+	int rc;
+
+	rc = rbi_heap_class_marks(it, s, &marks, &n);
+	if (rc == RBI_UNSUPPORTED)
+		return RBI_OK;
+	if (rc || (rc = rbi_heap_add_refs(it, s, out, marks, n)))
+		return rc;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
 /* A class's or module's name as Module#name gives it, and for a singleton
    class the name of rb_class_real of it. */
 static int class_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
@@ -828,7 +850,7 @@ static int class_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
 
 	if (!s->klass)
-		return RBI_OK;  /* hidden */
+		return class_refs(it, s, out);  /* hidden: no name */
 	out->singleton = s->type == RBI_T_CLASS && (s->flags & vm->k.fl_singleton);
 	out->name = permanent_name(it, s->addr, sc->name, sizeof(sc->name), &sc->name_cut);
 	out->real_class = s->addr;
@@ -840,7 +862,7 @@ static int class_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	/* A name left out because the process died is not an anonymous class. */
 	if (rbi_target_gone_seen(rbi_heap_iter_target(it)))
 		return rbi_fail_gone(rbi_heap_iter_target(it));
-	return RBI_OK;
+	return class_refs(it, s, out);
 }
 
 RBI_EXPORT void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
@@ -869,6 +891,8 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 		return struct_object(it, s, out);
 	case RBI_T_CLASS: case RBI_T_MODULE:
 		return class_object(it, s, out);
+	case RBI_T_ICLASS:
+		return class_refs(it, s, out);
 	case RBI_T_IMEMO:
 		switch (RBI_IMEMO_TYPE(s->flags)) {
 		case RBI_IMEMO_ENV:

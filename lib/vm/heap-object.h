@@ -25,6 +25,10 @@ struct heap_object_scratch {
 	char name[HEAP_OBJECT_NAME_MAX];
 	char real_name[HEAP_OBJECT_NAME_MAX];
 	uint64_t name_cut, real_name_cut;       /* bytes of each left out */
+	uint64_t *marks;        /* a class's marked words (heap-class.c) */
+	size_t marks_cap;
+	uint8_t *ccs;           /* a class's call cache entries as read */
+	size_t ccs_cap;
 	uint64_t bits_page;     /* the struct heap_page whose bitmaps BITS
 				   holds (heap-gc.c); 0: none */
 	uint8_t *bits;
@@ -70,6 +74,14 @@ int rbi_heap_file_io(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
    outside it (rb_obj_memsize_of less the slot) into *OWNED;
    RBI_UNSUPPORTED for other types and layouts that lack it. */
 int rbi_heap_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *owned);
+
+/* What the GC marks of the T_CLASS, T_MODULE or T_ICLASS in slot S, its
+   RBasic.klass left out, in marking order (heap-class.c): N words at
+   *MARKS (the scratch's), special constants among them as Ruby passes
+   them to gc_mark.  RBI_UNSUPPORTED when this Ruby's marking of classes
+   is not known or its layout lacks a field it needs. */
+int rbi_heap_class_marks(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 const uint64_t **marks, size_t *n);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);

@@ -66,12 +66,19 @@ static int read_version(struct rbi_target *t, struct rbi_vm *vm)
 	return RBI_OK;
 }
 
+static bool family(const struct rbi_vm *vm, int major, int minor)
+{
+	return vm->info.major == major && vm->info.minor == minor;
+}
+
 /* The version-dependent values that are not offsets (vm.h).  Sources:
    special_consts.h (Qnil), fl_type.h (FL_SINGLETON), id.h via bindgen and
    otel (tLAST_OP_ID: 164 in 2.6, 168 in 2.7-3.0, 169 in 3.1-3.3, 170 in
    3.4, 171 in 4.0), rarray.h (embedded length bits), vm_core.h
    (first_lineno), vm_backtrace.c (labels), gc.c and gc/default/default.c
-   (HEAP_PAGE_ALIGN_LOG 14, 16 from 3.3; the darray page list from 3.4). */
+   (HEAP_PAGE_ALIGN_LOG 14, 16 from 3.3; the darray page list from 3.4),
+   gc.c's gc_mark_children and internal/class.h (how classes are marked,
+   the RICLASS_* flags). */
 static void set_constants(struct rbi_vm *vm)
 {
 	struct rbi_vm_consts *k = &vm->k;
@@ -90,6 +97,13 @@ static void set_constants(struct rbi_vm *vm)
 	k->classpath_in_classext = rbi_vm_ge(vm, 3, 3);
 	k->heap_page_align = rbi_vm_ge(vm, 3, 3) ? 1u << 16 : 1u << 14;
 	k->heap_sorted_darray = rbi_vm_ge(vm, 3, 4);
+	k->class_marks_read = family(vm, 2, 7) || family(vm, 3, 1) || family(vm, 3, 3) ||
+			      family(vm, 3, 4);
+	k->class_marks_cc_tbl = rbi_vm_ge(vm, 3, 1);
+	k->class_marks_ext_values = rbi_vm_ge(vm, 3, 3);
+	k->riclass_is_origin = 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 0 : 5));
+	k->riclass_shared_mtbl = !rbi_vm_ge(vm, 3, 1) ? 0 :
+				 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 3 : 8));
 	vm->pthread_tid_off = -2;
 }
 

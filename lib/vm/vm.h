@@ -36,6 +36,20 @@ struct rbi_vm_consts {
 					   16 KiB (<= 3.2), 64 KiB (3.3+) */
 	bool heap_sorted_darray;        /* 3.4+: heap_pages.sorted is an
 					   rb_darray { size, capa, data[] } */
+	/* How gc.c marks a class (heap-class.c).  CLASS_MARKS_READ: the
+	   families whose marking was read (2.7, 3.1, 3.3, 3.4); the others'
+	   class references are unknown. */
+	bool class_marks_read;
+	bool class_marks_cc_tbl;        /* 3.1+: the call caches */
+	bool class_marks_ext_values;    /* 3.3+: also a singleton's attached
+					   object, the class variable caches'
+					   crefs, the classpath and an include
+					   wrapper's includer */
+	uint64_t riclass_is_origin;     /* RICLASS_IS_ORIGIN: FL_USER5 (<= 3.1),
+					   FL_USER0 (3.3+) */
+	uint64_t riclass_shared_mtbl;   /* RICLASS_ORIGIN_SHARED_MTBL, which
+					   gc.c tests from 3.1: FL_USER8 (3.1),
+					   FL_USER3 (3.3+); 0 in 2.7 */
 };
 
 struct rbi_vm {
