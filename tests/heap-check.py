@@ -11,8 +11,9 @@ their value; Arrays with their length, shared and embedded flags and their refer
 classes and modules with their name, real class name and singleton flag; Objects with
 their ivars, embedded flag and references, Hashes with their size, default and
 references, Structs, Strings, Floats, Bignums, Symbols, Rationals, Complexes, Regexps,
-MatchData and Files with their references (references as multisets), except for the types given
-to --unread (OBJECT,HASH,STRUCT,RATIONAL...): those must have neither ivars, size nor
+MatchData, Files, classes, modules and include wrappers (ICLASS) with their references
+(references as multisets), except for the types given to --unread
+(OBJECT,HASH,STRUCT,RATIONAL,...,CLASS,MODULE,ICLASS): those must have neither ivars, size nor
 references (the dump says it cannot read them).  An object DUMP writes without
 references (one with generic instance variables: unknown) is outside the 0.1 % budget
 but within 1 % of its type.  The share of each type's references that match is printed
@@ -24,7 +25,9 @@ and method entries, and lexical scopes, special variables, throw data and consta
 captured; how many match is printed per kind, and how many of those in the same order:
 "references env 120/120 (120 in order)"); every other DATA and IMEMO must have none in
 DUMP (never a part given as all).  Objects only DUMP has were allocated after the truth was written (by the dump itself, by printing
-READY): allowed, and references to them left out of the comparison.  At most
+READY): allowed, and references to them left out of the comparison (a class whose method
+those calls used also refers to its method entry in the call cache: a difference, within
+the budget).  At most
 0.1 % of the truth's objects may differ, and each kind of difference is listed (up to 5
 examples).
 
@@ -40,7 +43,7 @@ VM's fields it reads); its machine_context (read while the
 program sleeps, not while it dumps) only has to be there and point at objects of DUMP.
 The objects reachable from each file's roots through its own references are counted and
 printed, with how many of those the truth reaches DUMP reaches too (DUMP lacks the
-references of classes and of most T_DATA and IMEMOs: a share, not an equality).
+references of most T_DATA and IMEMOs: a share, not an equality).
 
 With --gc: each object's "flags" as the truth's, and its "memsize" where DUMP has one
 as the truth's, in the 0.1 % budget; DUMP must have a memsize for 99 % of the truth's
@@ -55,7 +58,7 @@ from collections import Counter, defaultdict
 
 # The types whose references DUMP gives (but for --unread), as multisets.
 REFERENCED = ("OBJECT", "HASH", "STRUCT", "STRING", "FLOAT", "BIGNUM", "SYMBOL",
-              "RATIONAL", "COMPLEX", "REGEXP", "MATCH", "FILE")
+              "RATIONAL", "COMPLEX", "REGEXP", "MATCH", "FILE", "CLASS", "MODULE", "ICLASS")
 # The types whose memsize DUMP gives, but for a few objects (see above).
 MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL",
                  "RATIONAL", "COMPLEX", "FILE", "BIGNUM", "REGEXP", "MATCH")

@@ -10,7 +10,9 @@
 # lambdas of blocks, nested blocks, a method's block taken as a Proc, a Method's and a
 # Symbol's Procs, a Binding, Methods bound and unbound; a Captured object reachable only
 # through the environment of a Proc held in a global), and methods of each kind whose
-# entry marks something: attribute reader and writer, alias, bmethod, refined.  After a full GC (and with GC off, so nothing dumped is freed) it writes
+# entry marks something: attribute reader and writer, alias, bmethod, refined; classes with
+# methods, constants, class instance and class variables, included and prepended modules
+# and singleton methods.  After a full GC (and with GC off, so nothing dumped is freed) it writes
 # ObjectSpace.dump_all to ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it
 # allocates afterwards is only what printing READY takes.  Ruby 2.7 to 3.4, no gems.
 #
@@ -99,6 +101,54 @@ module RbiHeap
       names.each { |name| instance_variable_set(name, item) }
     end
   end
+
+  # What the GC marks of classes and modules: methods, constants, class instance
+  # variables, class variables (and, 3.3+, their caches), an included module (an
+  # include wrapper) and a prepended one (an origin), singleton methods (a singleton
+  # class), and call caches from calling them.
+  module Mixin
+    KIND = "mixin"
+
+    def mixed
+      :mixed
+    end
+  end
+
+  module Prepended
+    def area
+      super * 1
+    end
+  end
+
+  class Shape
+    include Mixin
+    prepend Prepended
+    SIDES = [3, 4].freeze
+    @@count = 0
+    @registry = { "made" => [] }
+
+    class << self
+      attr_reader :registry
+
+      def build
+        @@count += 1
+        new.tap { |s| Shape.registry["made"] << s }
+      end
+    end
+
+    def area
+      @@count
+    end
+  end
+
+  class Square < Shape
+    CORNERS = 4
+    @side = "two"
+
+    def self.side
+      @side
+    end
+  end
 end
 
 leaves = Array.new(50) { |i| RbiHeap::Leaf.new(i) }
@@ -146,8 +196,12 @@ plain = {
 }
 closures = RbiHeap.closures(leaves[33])
 $rbi_closure = RbiHeap.capture(RbiHeap::Captured.new)
+shapes = [RbiHeap::Shape.build, RbiHeap::Square.build]
+shapes.each { |s| s.area && s.mixed }
+RbiHeap::Square.side
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
-             RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures]
+             RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures,
+             shapes]
 
 bulk = Integer(ENV.fetch("RBI_HEAP_OBJECTS", "0"))
 $rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{j}" } }

@@ -4,8 +4,9 @@
 # address with its type, class and (3.3+) shape_id, Strings, Arrays, classes and modules
 # with the fields dump_all gives them, Objects' ivars, Hashes' size and default, the
 # references of Arrays, Objects, Hashes, Structs, Strings, Floats, Bignums, Symbols,
-# Rationals, Complexes, Regexps, MatchData and Files where heap-dump can read them (heap.rb
-# makes each with references: --need), and none where it says it cannot, those of every
+# Rationals, Complexes, Regexps, MatchData, Files, classes, modules and include wrappers
+# where heap-dump can read them (heap.rb makes each with references: --need), and none
+# where it says it cannot, those of every
 # Proc, Binding, Method, environment, method entry and lexical scope (heap.rb's closures among them: each matches, in
 # marking order), the ROOT lines (global_tbl as the target's, vm a part of its, a
 # machine_context), GC flags and memsize (their match rate per type printed), and on 3.3+
@@ -22,7 +23,7 @@ set -u
 . "$(dirname "$0")/../rubies.sh"
 check_py=$here/tests/heap-check.py
 # The types heap.rb makes objects with references of (to be compared, not vacuous).
-heap_rb_refs=OBJECT,HASH,STRUCT,STRING,RATIONAL,COMPLEX,REGEXP,MATCH,FILE
+heap_rb_refs=OBJECT,HASH,STRUCT,STRING,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,CLASS,MODULE,ICLASS
 
 # compare LABEL DUMP: DUMP against the truth the program wrote.
 compare() {
