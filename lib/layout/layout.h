@@ -302,7 +302,40 @@
 	X(cc_entries, entries,   "rb_class_cc_entries", "entries", OFF)             \
 	X(cc_entry, size,        "rb_class_cc_entries_entry", "", SIZE)             \
 	X(cc_entry, ci,          "rb_class_cc_entries_entry", "ci", OFF)            \
-	X(cc_entry, cc,          "rb_class_cc_entries_entry", "cc", OFF)
+	X(cc_entry, cc,          "rb_class_cc_entries_entry", "cc", OFF)            \
+	X(iseq, wrapper,         "rb_iseq_struct", "wrapper", OFF)                  \
+	X(iseq, local_hooks,     "rb_iseq_struct", "aux.exec.local_hooks", OFF)     \
+	X(body, coverage,        "rb_iseq_constant_body", "variable.coverage", OFF) \
+	X(body, pc2branchindex,  "rb_iseq_constant_body", "variable.pc2branchindex", OFF) \
+	X(body, script_lines,    "rb_iseq_constant_body", "variable.script_lines", OFF) \
+	X(body, mandatory_only_iseq, "rb_iseq_constant_body", "mandatory_only_iseq", OFF) \
+	X(body, call_data,       "rb_iseq_constant_body", "call_data", OFF)         \
+	X(body, ci_size,         "rb_iseq_constant_body", "ci_size", OFF)           \
+	X(body, has_kw,          "rb_iseq_constant_body", "param.flags.has_kw", BIT) \
+	X(body, keyword,         "rb_iseq_constant_body", "param.keyword", OFF)     \
+	X(body, catch_table,     "rb_iseq_constant_body", "catch_table", OFF)       \
+	X(body, is_entries,      "rb_iseq_constant_body", "is_entries", OFF)        \
+	X(body, ivc_size,        "rb_iseq_constant_body", "ivc_size", OFF)          \
+	X(body, icvarc_size,     "rb_iseq_constant_body", "icvarc_size", OFF)       \
+	X(body, ise_size,        "rb_iseq_constant_body", "ise_size", OFF)          \
+	X(body, ic_size,         "rb_iseq_constant_body", "ic_size", OFF)           \
+	X(body, mark_bits,       "rb_iseq_constant_body", "mark_bits.single", OFF)  \
+	X(keyword, num,          "rb_iseq_param_keyword", "num", OFF)               \
+	X(keyword, required_num, "rb_iseq_param_keyword", "required_num", OFF)      \
+	X(keyword, default_values, "rb_iseq_param_keyword", "default_values", OFF)  \
+	X(catch_table, entries,  "iseq_catch_table", "entries", OFF)                \
+	X(catch_entry, size,     "iseq_catch_table_entry", "", SIZE)                \
+	X(catch_entry, iseq,     "iseq_catch_table_entry", "iseq", OFF)             \
+	X(call_data, size,       "rb_call_data", "", SIZE)                          \
+	X(call_data, ci,         "rb_call_data", "ci", OFF)                         \
+	X(call_data, cc,         "rb_call_data", "cc", OFF)                         \
+	X(callcache, klass,      "rb_callcache", "klass", OFF)                      \
+	X(callcache, cme,        "rb_callcache", "cme_", OFF)                       \
+	X(is_entry, size,        "iseq_inline_storage_entry", "", SIZE)             \
+	X(is_entry, once_value,  "iseq_inline_storage_entry", "once.value", OFF)    \
+	X(ic, entry,             "iseq_inline_constant_cache", "entry", OFF)        \
+	X(icvarc, entry,         "iseq_inline_cvar_cache_entry", "entry", OFF)      \
+	X(cvar_entry, class_value, "rb_cvar_class_tbl_entry", "class_value", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
