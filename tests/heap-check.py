@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""heap-check.py TRUTH DUMP [--values] [--roots] [--gc] [--unread TYPE,...] [--need TYPE,...]:
+"""heap-check.py TRUTH DUMP [--values] [--roots] [--gc] [--unread TYPE|KIND,...] [--need TYPE,...]:
 rbinspect heap-dump's file
 (DUMP, gzip if it ends in .gz) against the target's own ObjectSpace.dump_all (TRUTH), both
 one JSON object per line.
@@ -21,9 +21,11 @@ but within 1 % of its type.  The share of each type's references that match is p
 in the truth that DUMP gives the same (the program made them: no vacuous pass).  Procs,
 Bindings and Methods (DATA whose "struct" is "proc", "binding", "method") and environments
 and method entries, and lexical scopes, special variables, throw data and constant caches
-(IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data", "constcache") with their references (a closure's hold on what it
+(IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data", "constcache",
+"iseq") with their references (a closure's hold on what it
 captured; how many match is printed per kind, and how many of those in the same order:
-"references env 120/120 (120 in order)"); every other DATA and IMEMO must have none in
+"references env 120/120 (120 in order)"); every other DATA and IMEMO, and the kinds given
+to --unread ("iseq" where heap-dump cannot read them), must have none in
 DUMP (never a part given as all).  Objects only DUMP has were allocated after the truth was written (by the dump itself, by printing
 READY): allowed, and references to them left out of the comparison (a class whose method
 those calls used also refers to its method entry in the call cache: a difference, within
@@ -64,7 +66,8 @@ MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL
                  "RATIONAL", "COMPLEX", "FILE", "BIGNUM", "REGEXP", "MATCH")
 # The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
 READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method"}),
-              "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache"})}
+              "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
+                                        "iseq"})}
 
 
 def load(path):
@@ -184,6 +187,13 @@ def main():
             diffs["%s %s" % (what, key)].append(
                 "%s: %r, dumped %r" % (addr, t.get(key), o.get(key)))
 
+    def refs_before(t, o):
+        """O's references but those to objects allocated after the truth was written
+        (stdout's write lock, made to print READY; the call and constant caches of the
+        code that runs after dump_all), which DUMP only has."""
+        return [a for a in o.get("references", []) if a in truth or a not in ours or
+                a in t.get("references", [])]
+
     rates = defaultdict(lambda: [0, 0])    # "memsize TYPE" / "flags TYPE": [same, compared]
     with_refs = Counter()       # per type: objects with references in the truth, the same
     left_out = Counter()        # per type: objects written without their references
@@ -222,11 +232,7 @@ def main():
         if typ in REFERENCED and typ not in unread:
             r = rates["references " + typ]
             r[1] += 1
-            # What was allocated after the truth (stdout's write lock, made to print
-            # READY) is referenced in DUMP only.
-            trefs = t.get("references", [])
-            orefs = [a for a in o.get("references", []) if a in truth or a not in ours or
-                     a in trefs]
+            trefs, orefs = t.get("references", []), refs_before(t, o)
             if Counter(trefs) == Counter(orefs):
                 r[0] += 1
                 with_refs[typ] += bool(t.get("references"))
@@ -238,12 +244,13 @@ def main():
         if typ in READ_KINDS:
             key, read = READ_KINDS[typ]
             kind = t.get(key)
-            if kind in read:
+            if kind in read and kind not in unread:
                 k = kinds[kind]
                 k[1] += 1
-                if Counter(t.get("references", [])) == Counter(o.get("references", [])):
+                trefs, orefs = t.get("references", []), refs_before(t, o)
+                if Counter(trefs) == Counter(orefs):
                     k[0] += 1
-                    k[2] += t.get("references") == o.get("references")
+                    k[2] += trefs == orefs
                 else:
                     diffs["%s %s references" % (typ, kind)].append("%s: %r, dumped %r" % (
                         addr, t.get("references"), o.get("references")))

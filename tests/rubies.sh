@@ -62,15 +62,20 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # live in the VM, not read); classes' references only on the families whose GC marking of
 # classes was read (the same four: lib/vm/heap-class.c), and without DWARF not on 3.4
 # after 3.4.5 (its call caches' entries changed: tools/layout-tables.py NOT_CARRIED).
+# Iseqs' references ("iseq") only on 3.3 and 3.4, whose marking of them by mark bits was
+# read (lib/vm/heap-iseq.c), and not while YJIT runs (the yjit* variants).
 heap_unread() {
-	local classes=CLASS,MODULE,ICLASS
+	local classes=CLASS,MODULE,ICLASS unread
 	if ruby_dwarf "$1"; then
-		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) ;; 3.2.*) echo "OBJECT,$classes" ;;
-		*) echo "$classes" ;; esac
+		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;; 3.2.*) unread=OBJECT,$classes ;;
+		*) unread=$classes ;; esac
 	else
-		case $2 in 3.4.[0-5]) ;; 3.4.*) echo "$classes" ;; 2.7.*|3.1.*|3.3.*) ;;
-		*) echo "OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,$classes" ;; esac
+		case $2 in 3.4.[0-5]|2.7.*|3.1.*|3.3.*) unread= ;; 3.4.*) unread=$classes ;;
+		*) unread=OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,$classes ;; esac
 	fi
+	case $1-$2 in yjit*|*-[0-2].*|*-3.[0-2].*|*-3.[5-9]*|*-[4-9].*)
+		unread=${unread:+$unread,}iseq ;; esac
+	echo "$unread"
 }
 
 # ruby_exe KIND ROOT RUBYCMD: the interpreter's executable, for a debugger (RUBYCMD may be

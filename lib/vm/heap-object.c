@@ -16,7 +16,8 @@
  * (IMEMO env) its values, the one before it and its iseq: a closure's hold
  * on its locals; a method entry (IMEMO ment) its owner, defined class and
  * what its definition holds; a class, module or include wrapper what
- * heap-class.c reads of it.
+ * heap-class.c reads of it; an instruction sequence (IMEMO iseq) what
+ * heap-iseq.c reads of it.
  * Other types, and any object with generic instance variables (the GC
  * marks those first, from a table elsewhere), say their references are
  * unknown rather than give part of them.
@@ -203,10 +204,8 @@ static int string_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	return RBI_OK;
 }
 
-/* N words of S's WHAT (an Array's elements, an Object's instance
-   variables) at ADDR in the target into the scratch buffer. */
-static int read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
-		      const char *what, uint64_t addr, uint64_t n, const uint64_t **words)
+int rbi_heap_read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			const char *what, uint64_t addr, uint64_t n, const uint64_t **words)
 {
 	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
 	int rc;
@@ -252,7 +251,7 @@ static int array_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		if ((rc = rbi_heap_add_refs(it, s, out,
 					     (const uint8_t *)s->bytes + (c.ptr - s->addr), c.len)))
 			return rc;
-	} else if ((rc = read_words(it, s, "Array", c.ptr, c.len, &elems)) ||
+	} else if ((rc = rbi_heap_read_words(it, s, "Array", c.ptr, c.len, &elems)) ||
 		   (rc = rbi_heap_add_refs(it, s, out, elems, c.len))) {
 		return rc;
 	}
@@ -325,7 +324,7 @@ static int struct_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 		rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)s->bytes + l->rstruct_ary, n);
 	} else {
 		n = rbi_get_u64(s->bytes, l->rstruct_heap_len);
-		if (!(rc = read_words(it, s, "Struct", rbi_get_u64(s->bytes, l->rstruct_heap_ptr),
+		if (!(rc = rbi_heap_read_words(it, s, "Struct", rbi_get_u64(s->bytes, l->rstruct_heap_ptr),
 				      n, &words)))
 			rc = rbi_heap_add_refs(it, s, out, words, n);
 	}
@@ -497,7 +496,7 @@ static int env_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if (ep) {
 		uint32_t n = rbi_get_u32(s->bytes, l->env_env_size);
 
-		if ((rc = read_words(it, s, "environment", rbi_get_u64(s->bytes, l->env_env), n,
+		if ((rc = rbi_heap_read_words(it, s, "environment", rbi_get_u64(s->bytes, l->env_env), n,
 				     &values)) ||
 		    (rc = rbi_heap_add_refs(it, s, out, values, n)) || (rc = prev_env(it, s, ep, &prev)))
 			return rc;
@@ -899,6 +898,8 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 			return env_object(it, s, out);
 		case RBI_IMEMO_MENT:
 			return ment_object(it, s, out);
+		case RBI_IMEMO_ISEQ:
+			return rbi_heap_iseq_refs(it, s, out);
 		default:
 			return rbi_heap_slot_refs(it, s, out);
 		}

@@ -29,6 +29,8 @@ struct heap_object_scratch {
 	size_t marks_cap;
 	uint8_t *ccs;           /* a class's call cache entries as read */
 	size_t ccs_cap;
+	uint8_t jit;            /* heap-iseq.c: whether a JIT runs, looked
+				   at once a walk (0: not yet) */
 	uint64_t bits_page;     /* the struct heap_page whose bitmaps BITS
 				   holds (heap-gc.c); 0: none */
 	uint8_t *bits;
@@ -47,6 +49,12 @@ int rbi_heap_object_shape(struct rbi_heap_iter *it, const struct rbi_heap_slot *
    read) as references of S, its class left out as dump_all does. */
 int rbi_heap_add_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		      struct rbi_heap_object *out, const void *p, uint64_t n);
+
+/* N words of S's WHAT (an Array's elements, an Object's instance
+   variables) at ADDR in the target into the scratch buffer (*WORDS, valid
+   until the next call). */
+int rbi_heap_read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			const char *what, uint64_t addr, uint64_t n, const uint64_t **words);
 
 /* The table of the Hash in slot S (its ar_table or, with
    RHASH_ST_TABLE_FLAG, its st_table's header: RBI_ST_HEADER_SIZE bytes):
@@ -82,6 +90,13 @@ int rbi_heap_owned(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint
    is not known or its layout lacks a field it needs. */
 int rbi_heap_class_marks(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 const uint64_t **marks, size_t *n);
+
+/* heap-iseq.c: the references of the IMEMO iseq in slot S, as the GC
+   marks them (iseq.c rb_iseq_mark_and_move), into OUT; left unknown for
+   the Rubies whose marking was not read, an iseq still being compiled or
+   loaded, and marks of hooks or JIT code. */
+int rbi_heap_iseq_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);

@@ -101,6 +101,8 @@ static void set_constants(struct rbi_vm *vm)
 			      family(vm, 3, 4);
 	k->class_marks_cc_tbl = rbi_vm_ge(vm, 3, 1);
 	k->class_marks_ext_values = rbi_vm_ge(vm, 3, 3);
+	k->iseq_marks_read = family(vm, 3, 3) || family(vm, 3, 4);
+	k->iseq_marks_cc = family(vm, 3, 3);
 	k->riclass_is_origin = 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 0 : 5));
 	k->riclass_shared_mtbl = !rbi_vm_ge(vm, 3, 1) ? 0 :
 				 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 3 : 8));

@@ -45,6 +45,12 @@ struct rbi_vm_consts {
 					   object, the class variable caches'
 					   crefs, the classpath and an include
 					   wrapper's includer */
+	/* How iseq.c marks an iseq (heap-iseq.c).  ISEQ_MARKS_READ: the
+	   families whose marking was read, by the operands' mark bits (3.3,
+	   3.4); ISEQ_MARKS_CC: the call caches are marked (3.3; 3.4's
+	   cc_is_active takes every one for the empty cache). */
+	bool iseq_marks_read;
+	bool iseq_marks_cc;
 	uint64_t riclass_is_origin;     /* RICLASS_IS_ORIGIN: FL_USER5 (<= 3.1),
 					   FL_USER0 (3.3+) */
 	uint64_t riclass_shared_mtbl;   /* RICLASS_ORIGIN_SHARED_MTBL, which
