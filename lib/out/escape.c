@@ -51,6 +51,18 @@ struct escaper {
 	void (*code_point)(FILE *f, uint32_t cp);
 };
 
+/* PLAIN[c >> 6] bit c & 63 set for the printable ASCII characters but '\\'
+   and those in ALSO: the ones written as they are. */
+static void ascii_plain(const char *also, uint64_t plain[2])
+{
+	plain[0] = ~(uint64_t)0 << 0x20;                /* not the controls */
+	plain[1] = ~(uint64_t)0 >> 1;                   /* not DEL */
+	plain[1] &= ~((uint64_t)1 << ('\\' - 64));
+	for (; *also; also++)
+		if ((unsigned char)*also < 0x80)
+			plain[(unsigned char)*also >> 6] &= ~((uint64_t)1 << (*also & 63));
+}
+
 /* S[0..LEN) to F: printable UTF-8 characters as they are, but for '\\',
    the ASCII characters in ALSO and the bidirectional controls; those and
    every other byte (controls, invalid UTF-8) through ESC. */
@@ -59,15 +71,22 @@ static void escaped(FILE *f, const char *s, size_t len, const char *also,
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t run = 0;         /* where the characters not yet written start */
+	uint64_t plain[2];      /* bit c: ASCII c is written as it is */
 
+	ascii_plain(also, plain);
 	/* Runs of characters that need no escape go out in one write: this
-	   is most of a heap dump's time. */
+	   is most of a heap dump's time, and most of it printable ASCII,
+	   tested by one bit each. */
 	for (size_t i = 0; i < len;) {
 		uint32_t cp;
-		size_t n = utf8_char(p + i, len - i, &cp);
+		size_t n;
 
-		if (n && p[i] != '\\' && !(n == 1 && strchr(also, p[i])) &&
-		    !(n > 1 && bidi_control(cp))) {
+		if (p[i] < 0x80 && plain[p[i] >> 6] >> (p[i] & 63) & 1) {
+			i++;
+			continue;
+		}
+		n = utf8_char(p + i, len - i, &cp);
+		if (n > 1 && !bidi_control(cp)) {
 			i += n;
 			continue;
 		}
