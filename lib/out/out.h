@@ -33,6 +33,8 @@ void rbi_json_object(struct rbi_json *j);
 void rbi_json_array(struct rbi_json *j);
 void rbi_json_end_object(struct rbi_json *j);
 void rbi_json_end_array(struct rbi_json *j);
+/* KEY is a name of the program's (ASCII letters, digits, '_'), never the
+   target's data: it is written as it is. */
 void rbi_json_key(struct rbi_json *j, const char *key);
 void rbi_json_str(struct rbi_json *j, const char *s, size_t len);
 void rbi_json_cstr(struct rbi_json *j, const char *s);  /* NULL: null */
