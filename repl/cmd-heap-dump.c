@@ -82,6 +82,10 @@ struct heap_dump {
 					   summary */
 };
 
+/* The buffer of the file written (static: the file is closed before
+   cmd_heap_dump returns). */
+static char out_buf[1 << 20];
+
 /* rb_class_path of an anonymous class or module. */
 static void anonymous_path(struct rbi_json *j, const struct rbi_heap_object *o, uint64_t k)
 {
@@ -476,6 +480,10 @@ int cmd_heap_dump(struct session *s, int argc, char **argv)
 		fprintf(stderr, ": %s\n", strerror(errno));
 		return EXIT_ERROR;
 	}
+	/* A dump is hundreds of MB: written 4 KiB a time (stdio's default
+	   for a file), the write calls alone took a tenth of its time. */
+	if (d.f != stdout)
+		setvbuf(d.f, out_buf, _IOFBF, sizeof(out_buf));
 	stop_guard_begin(&guard, STOP_ON_ALL);
 	if (!(rc = heap_walk_begin(&d.w))) {
 		rc = dump(&d);
