@@ -42,6 +42,8 @@ int main(void)
 	IS(rbi_escape_text, "caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5",
 	   "printable UTF-8 as it is");
 	IS(rbi_escape_text, "a\tb\nc\rd\\", "a\\tb\\nc\\rd\\\\", "tab, newline, return, backslash");
+	IS(rbi_escape_text, " ~\x7f", " ~\\x7f", "space and tilde as they are, DEL escaped");
+	IS(rbi_escape_text, "a\0b", "a\\x00b", "NUL escaped");
 	IS(rbi_escape_text, "\x1b[31mred\x07", "\\e[31mred\\x07", "escape sequences cannot color");
 	IS(rbi_escape_text, "\xff\xc3(", "\\xff\\xc3(", "invalid UTF-8 byte by byte");
 	IS(rbi_escape_text, "ab\xe2\x80\xae" "cd", "ab\\u{202e}cd",
