@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "out/out.h"
 #include "profile-cli.h"
 #include "rbinspect.h"
@@ -55,34 +56,28 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* *V grown from OLD to CAP elements of SIZE bytes, the new ones zero. */
-static bool grow_array(void *v, size_t size, size_t old, size_t cap)
+/* Array *ARR, of elements of SIZE bytes and capacity T->cap, grown to hold
+   ID (rbi_grow_zero); every array of T grows alike, to *CAP. */
+static bool grow_one(const struct top *t, void *arr, size_t size, size_t id, size_t *cap)
 {
-	char *a = realloc(*(void **)v, cap * size);
-
-	if (!a)
-		return false;
-	memset(a + old * size, 0, (cap - old) * size);
-	*(void **)v = a;
-	return true;
+	*cap = t->cap;
+	return rbi_grow_zero(arr, cap, id + 1, size, 256);
 }
 
 static bool grow(struct top *t, size_t id)
 {
-	size_t cap = t->cap ? t->cap : 256;
 	struct tally *ts[] = { &t->cum, &t->last };
+	size_t cap = t->cap;
 
 	if (id < t->cap)
 		return true;
-	while (cap <= id)
-		cap *= 2;
 	for (size_t i = 0; i < 2; i++)
-		if (!grow_array(&ts[i]->self, sizeof(uint64_t), t->cap, cap) ||
-		    !grow_array(&ts[i]->total, sizeof(uint64_t), t->cap, cap) ||
-		    !grow_array(&ts[i]->root, 1, t->cap, cap))
+		if (!grow_one(t, &ts[i]->self, sizeof(uint64_t), id, &cap) ||
+		    !grow_one(t, &ts[i]->total, sizeof(uint64_t), id, &cap) ||
+		    !grow_one(t, &ts[i]->root, 1, id, &cap))
 			return false;
-	if (!grow_array(&t->seen, sizeof(*t->seen), t->cap, cap) ||
-	    !grow_array(&t->frame, sizeof(*t->frame), t->cap, cap))
+	if (!grow_one(t, &t->seen, sizeof(*t->seen), id, &cap) ||
+	    !grow_one(t, &t->frame, sizeof(*t->frame), id, &cap))
 		return false;
 	t->cap = cap;
 	return true;
