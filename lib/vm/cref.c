@@ -5,15 +5,10 @@
  * class bodies, the top level), or the method entry whose definition
  * keeps it (an iseq method's rb_method_iseq_t.cref), or an svar holding
  * one of those.
- *
- * rb_cref_t has kept one shape from 2.6 to 3.4: flags, refinements,
- * klass_or_self (klass before 3.0), next, scope_visi. */
+ * rb_cref_t's words: RBI_CREF_* (vm.h). */
 #include <inttypes.h>
 
 #include "vm/vm.h"
-
-#define CREF_KLASS_OR_SELF 16
-#define CREF_NEXT 24
 
 /* check_cref: the scope V holds (V itself, its method's, or through an
    svar when CAN_BE_SVAR), else 0. */
@@ -60,8 +55,8 @@ bool rbi_vm_cref_read(struct rbi_target *t, struct rbi_vm *vm, uint64_t cref,
 	    RBI_IMEMO_TYPE(w[0]) != RBI_IMEMO_CREF)
 		return false;
 	out->pushed_by_eval = (w[0] & RBI_CREF_FL_PUSHED_BY_EVAL) != 0;
-	out->klass = w[CREF_KLASS_OR_SELF / 8];
-	out->next = w[CREF_NEXT / 8];
+	out->klass = w[RBI_CREF_KLASS_OR_SELF / 8];
+	out->next = w[RBI_CREF_NEXT / 8];
 	/* CREF_CLASS: a `class << obj` scope keeps obj, whose class (its
 	   singleton class, if it has one yet) holds the constants. */
 	if ((w[0] & RBI_CREF_FL_SINGLETON) &&

@@ -28,14 +28,15 @@
 #include "vm/heap-object.h"
 
 /* The words of the IMEMOs above, whose structs kept one shape from 2.6 to
-   3.4 (rb_cref_t: flags, refinements, klass_or_self, next; struct vm_svar:
-   flags, cref_or_me, lastline, backref, others; struct vm_throw_data:
-   flags, reserved, throw_obj; iseq_inline_constant_cache_entry: flags,
-   value), in marking order; which IMEMO type each is comes from the
-   layout's enum imemo_type. */
+   3.4 (rb_cref_t: RBI_CREF_*; struct vm_svar: flags, cref_or_me, lastline,
+   backref, others; struct vm_throw_data: flags, reserved, throw_obj;
+   iseq_inline_constant_cache_entry: flags, value), in marking order; which
+   IMEMO type each is comes from the layout's enum imemo_type. */
 static int imemo_words(const struct rbi_layout *l, unsigned type, uint32_t offs[4], size_t *n)
 {
-	static const uint32_t cref[] = { 16, 24, 8 }, svar[] = { 8, 16, 24, 32 },
+	static const uint32_t cref[] = { RBI_CREF_KLASS_OR_SELF, RBI_CREF_NEXT,
+					 RBI_CREF_REFINEMENTS },
+			      svar[] = { 8, 16, 24, 32 },
 			      throw_data[] = { 16 }, constcache[] = { 8 };
 	const struct { uint32_t type; const uint32_t *offs; size_t n; } kinds[] = {
 		{ l->imemo_type_cref, cref, RBI_ARRAY_SIZE(cref) },

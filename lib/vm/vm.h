@@ -402,6 +402,11 @@ int rbi_vm_cme_cref(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
    *CREF (0: none found).  RBI_CORRUPT if CFP runs something else now. */
 int rbi_vm_frame_cref(struct rbi_target *t, struct rbi_vm *vm, uint64_t cfp, uint64_t iseq,
 		      uint64_t *cref);
+/* rb_cref_t's words, one shape from 2.6 to 3.4: flags, refinements,
+   klass_or_self (klass before 3.0), next, scope_visi. */
+#define RBI_CREF_REFINEMENTS 8
+#define RBI_CREF_KLASS_OR_SELF 16
+#define RBI_CREF_NEXT 24
 /* One lexical scope (rb_cref_t): the class or module whose constants it
    sees (CREF_CLASS; 0 if a `class << obj` scope's singleton class is not
    made yet), the scope around it (0 at the top level), and whether eval
