@@ -35,6 +35,7 @@ struct live {
 	/* Reads may run on several threads (RBI_MEM_CONCURRENT): these two
 	   change under them, so they are only touched atomically. */
 	int mem_fd;             /* /proc/PID/mem, opened on first fallback */
+	int mem_errno;          /* why it could not be opened (tried once) */
 	bool use_mem_file;
 	bool same_root;         /* the target sees our / (no container) */
 	struct rbi_region_list maps;
@@ -83,11 +84,21 @@ static int mem_file_fd(struct live *l)
 	int fd = __atomic_load_n(&l->mem_fd, __ATOMIC_ACQUIRE), none = -1;
 	char path[64];
 
+	int err = __atomic_load_n(&l->mem_errno, __ATOMIC_RELAXED);
+
 	if (fd >= 0)
 		return fd;
+	/* Refused once, refused always: not tried again, or every read of a
+	   protected page would pay for it. */
+	if (err)
+		return fail_errno(l->pid, err, "opening memory of");
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)l->pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return fail_errno(l->pid, errno, "opening memory of");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		err = errno;
+		if (err == EACCES || err == EPERM)
+			__atomic_store_n(&l->mem_errno, err, __ATOMIC_RELAXED);
+		return fail_errno(l->pid, err, "opening memory of");
+	}
 	if (!__atomic_compare_exchange_n(&l->mem_fd, &none, fd, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		close(fd);
