@@ -583,6 +583,15 @@ static bool tend(struct rec *r, uint64_t now, bool *any_sampling)
 	return any_alive;
 }
 
+/* The profile's "duration": NS, the window sampled, in seconds. */
+static void set_duration(rbi_profile *p, uint64_t ns)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.3f", (double)ns / 1e9);
+	rbi_profile_set_meta(p, "duration", buf);
+}
+
 int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts,
 		   const struct rbi_record_targets *targets)
 {
@@ -590,7 +599,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 	const struct rbi_record_opts *o = &oc;
 	struct rec r = { .p = p, .o = o, .targets = targets };
 	uint64_t start = 0, next_scan = 0, next_progress, stop_at = 0, skip;
-	uint64_t progress_every;
+	uint64_t progress_every, end;
 	struct rbi_ticks ticks = { 0 };
 	struct rbi_sample_stats st = { 0 }, qst;
 	bool sampling;
@@ -689,6 +698,9 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 		}
 	}
 out:
+	/* The window the ticks cover ends here: closing the processes (freeing
+	   a DWARF layout takes tens of ms on a slow machine) is not in it. */
+	end = rbi_now_ns();
 	rbi_profile_set_live_stats(p, &(struct rbi_sample_stats){ 0 });
 	pthread_mutex_lock(&r.mu);
 	r.quit = true;
@@ -701,12 +713,7 @@ out:
 	st.late = ticks.late;
 	st.missed = ticks.missed;
 	rbi_profile_add_stats(p, &st);
-	{
-		char buf[64];
-
-		snprintf(buf, sizeof(buf), "%.3f", (double)(rbi_now_ns() - (start ? start : rbi_now_ns())) / 1e9);
-		rbi_profile_set_meta(p, "duration", buf);
-	}
+	set_duration(p, start ? end - start : 0);
 	if (o->flags & RBI_SAMPLER_NATIVE)
 		native_meta(p, &r.native);
 	rbi_profile_warn_lost(p);
