@@ -345,7 +345,10 @@ static int read_vm_stacks(struct roots *r)
 /* ---- machine_context ----------------------------------------------------- */
 
 /* The thread's stack pointer and registers where they are known (a core;
-   a process we stopped), else where it saved its stack end. */
+   a process we stopped) and on its machine stack, else where it saved its
+   stack end: a running process's registers cannot be read, and a thread
+   that died in a signal handler (Ruby's [BUG] report) has its stack
+   pointer on the alternate signal stack. */
 static int thread_stack(const struct rbi_thread *th, void *arg)
 {
 	struct stacks *st = arg;
@@ -357,17 +360,20 @@ static int thread_stack(const struct rbi_thread *th, void *arg)
 	if (th->error || !th->ec)
 		return 0;
 	st->threads++;
+	if (rbi_read_u64(r->t, th->ec + r->l->ec_machine_stack_start, &start)) {
+		st->skipped++;
+		return 0;
+	}
 	have_regs = th->tid && r->t->ops->registers && (!r->t->live || r->t->paused == 1) &&
 		    r->t->ops->registers(r->t->be, th->tid, &regs) == RBI_OK &&
-		    regs.count > 7;
+		    regs.count > 7 && regs.reg[7] < start && start - regs.reg[7] <= STACK_MAX;
 	if (have_regs)
 		sp = regs.reg[7];       /* rsp */
 	else if (rbi_read_u64(r->t, th->ec + r->l->ec_machine_stack_end, &sp))
 		sp = 0;
 	else
 		st->saved++;
-	if (rbi_read_u64(r->t, th->ec + r->l->ec_machine_stack_start, &start) || !sp ||
-	    start <= sp || start - sp > STACK_MAX) {
+	if (!sp || start <= sp || start - sp > STACK_MAX) {
 		st->skipped++;
 		return 0;
 	}
@@ -385,6 +391,7 @@ static int thread_stack(const struct rbi_thread *th, void *arg)
 static int read_stacks(struct roots *r)
 {
 	struct stacks st = { .r = r };
+	size_t len = 0;
 	int rc;
 
 	if (r->l->ec_machine_stack_start == RBI_ABSENT || r->l->ec_machine_stack_end == RBI_ABSENT)
@@ -393,10 +400,15 @@ static int read_stacks(struct roots *r)
 	rc = rbi_thread_foreach(r->t, thread_stack, &st);
 	if (st.rc || rc)
 		return st.rc ? st.rc : rc;
-	if (st.saved || st.skipped)
-		snprintf(r->note, sizeof(r->note), "%u of %u threads scanned from the stack "
-			 "end they saved when they last left Ruby (their registers "
-			 "cannot be read while the process runs), %u not scanned", st.saved, st.threads, st.skipped);
+	if (st.saved)
+		len = (size_t)snprintf(r->note, sizeof(r->note), "%u of %u threads scanned from "
+				       "the stack end they saved when they last left Ruby (no "
+				       "registers on their stack: a running process, a signal "
+				       "handler)", st.saved, st.threads);
+	if (st.skipped && len < sizeof(r->note))
+		snprintf(r->note + len, sizeof(r->note) - len, "%s%u of %u threads not scanned "
+			 "(their stack bounds unreadable or lying)", len ? "; " : "",
+			 st.skipped, st.threads);
 	return RBI_OK;
 }
 
