@@ -10,7 +10,8 @@
 # raised again from 3.3), and the kernel writes the core.  Checked on the core: every thread
 # and frame against the truth, the crashed thread (first in bt, marked in threads), the
 # signal Ruby's handler reported and the one that ended the process (against gdb's word on
-# the same core), info and JSON, object counts, gdb's rb-bt, and the core compressed as
+# the same core), info and JSON, object counts, heap-dump (the segv core: against the
+# program's own ObjectSpace.dump_all), gdb's rb-bt, and the core compressed as
 # systemd-coredump stores it.  Then the core is read as if carried off its machine, without
 # the Ruby's files: Debian's Rubies ran in a chroot, so the core names paths this machine
 # does not have; a DWARF build runs from a copy of its ruby and libruby that is removed
@@ -121,6 +122,25 @@ offline_core() {
 	fi
 }
 
+# crash_heap_dump NAME CORE KIND VER RBINSPECT-OPTS...: heap-dump of the crash core against
+# the program's own dump_all, written with GC off once its threads were parked: every object
+# as it wrote it (tests/heap-check.py, what heap-dump.sh checks on a gcore core).  Objects
+# allocated after it (waking the crasher, Ruby's [BUG] report) are only in ours: allowed.
+crash_heap_dump() {
+	local name=$1 core=$2 kind=$3 ver=$4 out
+	shift 4
+	"$RBINSPECT" "$@" "$core" heap-dump --strings -o "$RB_TMP/crash-heap.json" 2>"$RB_TMP/crash-heap.err"
+	is "$?" 0 "$name: heap-dump of the crash core exits 0"
+	if out=$(python3 "$here/tests/heap-check.py" --values --roots --gc \
+		--unread "$(heap_unread "$kind" "$ver")" "$RB_TRUTH.heap.json" "$RB_TMP/crash-heap.json" 2>&1); then
+		ok "$name: heap-dump of the crash core: every object dump_all wrote before the crash ($(grep -m 1 'objects in the truth' <<<"$out"))"
+	else
+		not_ok "$name: heap-dump of the crash core differs from the target's own dump_all"
+		diag "$out"; diag "$(cat "$RB_TMP/crash-heap.err")"
+	fi
+	rm -f "$RB_TMP/crash-heap.json"
+}
+
 # crash_case KIND VER ROOT CMD MODE [pipe]: MODE segv or kill; "pipe": the core through a
 # piped core_pattern (then only what a core is checked for, not the extra ways to read it).
 crash_case() {
@@ -137,7 +157,10 @@ crash_case() {
 		cp -a "$cmd" "$copy/bin/" && cp -a "$root"/lib/libruby.so* "$copy/lib/"
 		cmd=$copy/bin/ruby
 	fi
-	if ! LD_LIBRARY_PATH=${copy:+$copy/lib} crash_start "$kind" "$root" "$cmd"; then
+	# The file crash: the heap's truth too (lib/truth.rb), for heap-dump of the core.
+	local heap=0
+	[ "$mode$via" = segvfile ] && heap=1
+	if ! RBI_HEAP_TRUTH=$heap LD_LIBRARY_PATH=${copy:+$copy/lib} crash_start "$kind" "$root" "$cmd"; then
 		not_ok "$name: crash.rb did not start"; return
 	fi
 	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
@@ -224,6 +247,7 @@ crash_case() {
 			'$1 == "count" && $2 == t { print $3 }' "$RB_TRUTH")" ] || bad="$bad $type"
 	done
 	is "$bad" "" "$name: objects on the crash core, as ObjectSpace.count_objects said"
+	[ "$heap" = 1 ] && crash_heap_dump "$name" "$core" "$kind" "$ver" "${opts[@]}"
 
 	if [ "$mode$via" = segvfile ]; then
 		lib=$(jq -r .libruby "$j.info.json" 2>/dev/null)

@@ -58,6 +58,11 @@
 #                        GC.start, most frequent first (top 40). Anonymous classes are inspected.
 #   end                  last line
 #
+# Heap truth: with ENV["RBI_HEAP_TRUTH"] = "1", the writer also writes the program's own
+# ObjectSpace.dump_all to the truth file's name + ".heap.json" after its final GC.start and turns GC off, so that every object
+# dumped is still in a core taken later (the file is opened by RbiTruth.start, before the
+# counts are taken: the dump adds no File to them).
+#
 # The counts are exact at the moment they are taken; the heap at READY differs from them by
 # the truth's own temporary strings (about 10 per frame record, freed by a final GC.start).
 
@@ -70,6 +75,7 @@ module RbiTruth
     @program = program
     @depth = depth
     @busy = busy
+    @heap_out = heap_truth_file
     to_writer = Queue.new
     to_helper = Queue.new
     helper = Thread.new { helper_loop(to_helper, to_writer) }
@@ -100,9 +106,29 @@ module RbiTruth
       write_truth(records, own)
       records = own = nil
       GC.start # free the truth's temporaries before READY
+      dump_heap if @heap_out
       $stdout.write("READY #{Process.pid}\n")
       $stdout.flush
     end
+  end
+
+  # The truth file's name.
+  def self.truth_path
+    ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"
+  end
+
+  # The File the heap truth goes to (RBI_HEAP_TRUTH), or nil.
+  def self.heap_truth_file
+    return nil unless ENV["RBI_HEAP_TRUTH"] == "1"
+    require "objspace"
+    File.open("#{truth_path}.heap.json", "w")
+  end
+
+  # The heap as dump_all sees it, with nothing freed afterwards.
+  def self.dump_heap
+    GC.disable
+    ObjectSpace.dump_all(output: @heap_out)
+    @heap_out.close # 2.7 writes through a stdio FILE of its own, flushed by close
   end
 
   # Record the local variables of the caller's frame for "local" records. index: the frame's
@@ -198,7 +224,7 @@ module RbiTruth
     (@locals || []).each { |l| out << l }
     out << counts
     out << "end\n"
-    path = ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"
+    path = truth_path
     tmp = "#{path}.tmp"
     File.open(tmp, "w") { |f| f.write(out) }
     File.rename(tmp, path)
