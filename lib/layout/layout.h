@@ -185,6 +185,23 @@
 	X(vm, top_self,          "rb_vm_struct", "top_self", OFF)                   \
 	X(vm, load_path,         "rb_vm_struct", "load_path", OFF)                  \
 	X(vm, loaded_features,   "rb_vm_struct", "loaded_features", OFF)            \
+	X(vm, load_path_snapshot, "rb_vm_struct", "load_path_snapshot", OFF)        \
+	X(vm, load_path_check_cache, "rb_vm_struct", "load_path_check_cache", OFF)  \
+	X(vm, expanded_load_path, "rb_vm_struct", "expanded_load_path", OFF)        \
+	X(vm, loaded_features_snapshot, "rb_vm_struct", "loaded_features_snapshot", OFF)\
+	X(vm, loaded_features_realpaths, "rb_vm_struct", "loaded_features_realpaths", OFF)\
+	X(vm, loaded_features_realpath_map, "rb_vm_struct", "loaded_features_realpath_map", OFF)\
+	X(vm, orig_progname,      "rb_vm_struct", "orig_progname", OFF)             \
+	X(vm, coverages,          "rb_vm_struct", "coverages", OFF)                 \
+	X(vm, me2counter,         "rb_vm_struct", "me2counter", OFF)                \
+	X(vm, thgroup_default,    "rb_vm_struct", "thgroup_default", OFF)           \
+	X(vm, defined_module_hash, "rb_vm_struct", "defined_module_hash", OFF)      \
+	X(vm, loading_table,      "rb_vm_struct", "loading_table", OFF)             \
+	X(vm, trap_cmd,           "rb_vm_struct", "trap_list.cmd", OFF)             \
+	X(vm, global_object_list, "rb_vm_struct", "global_object_list", OFF)        \
+	X(global_object_list, varptr, "global_object_list", "varptr", OFF)          \
+	X(global_object_list, next, "global_object_list", "next", OFF)              \
+	X(ractor, self,           "rb_ractor_struct", "pub.self", OFF)              \
 	X(heap_page, wb_unprotected_bits, "heap_page", "wb_unprotected_bits", OFF)  \
 	X(heap_page, mark_bits,  "heap_page", "mark_bits", OFF)                     \
 	X(heap_page, uncollectible_bits, "heap_page", "uncollectible_bits", OFF)    \

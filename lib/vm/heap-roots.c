@@ -1,7 +1,7 @@
 /* heap-roots.c: the GC roots ObjectSpace.dump_all writes as ROOT lines,
  * read from outside: what a retainer path starts at.
  *
- * vm (vm.c, rb_vm_mark): the VM's own fields the layout names; vm_stack
+ * vm (vm.c, rb_vm_mark): what the VM marks of its own; vm_stack
  * (rb_execution_context_mark): each thread's VM stack, which dump_all
  * reaches through the Thread object.
  *
@@ -27,8 +27,13 @@
 
 #include "vm/heap-pages.h"
 
-/* Entries of rb_global_tbl read at most (a few hundred in practice). */
+/* Entries of rb_global_tbl read at most (a few hundred in practice); the
+   same bound for 3.4's list of registered addresses. */
 #define GLOBALS_MAX (1u << 16)
+/* Entries of one of the VM's st_tables read at most. */
+#define TABLE_MAX (1u << 20)
+/* vm->trap_list.cmd: RUBY_NSIG handlers (65 on Linux). */
+#define TRAP_SIGNALS 65
 /* Traces of one global followed at most. */
 #define TRACES_MAX 1024
 /* Bytes of one machine stack scanned at most (a thread's is 8 MiB by
@@ -248,32 +253,133 @@ static int scan_stack(struct roots *r, uint64_t from, uint64_t to)
 
 /* ---- vm ---------------------------------------------------------------- */
 
-/* What rb_vm_mark marks of the VM's own fields that the layout names: a
-   part of dump_all's "vm" root (it also has the ractors, the trap
-   handlers, the special exceptions, the loading table...). */
+/* The values of the st_table at TBL (rb_mark_tbl: each record). */
+static int add_table_values(struct roots *r, uint64_t tbl)
+{
+	const struct rbi_layout *l = r->l;
+	struct rbi_st_entries e = { 0 };
+	uint8_t hdr[128];
+	uint64_t key, value;
+	int rc;
+
+	if (!tbl)
+		return RBI_OK;
+	if (!rbi_vm_st_layout(l) || RBI_ST_HEADER_SIZE(l) > sizeof(hdr))
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no st_table");
+	if (!(rc = rbi_read(r->t, tbl, hdr, RBI_ST_HEADER_SIZE(l))) &&
+	    !(rc = rbi_vm_st_entries(r->t, l, hdr, TABLE_MAX, &e)))
+		for (uint64_t i = 0; !rc && i < e.count; i++)
+			if (rbi_vm_st_entry(l, &e, i, &key, &value))
+				rc = add_maybe(r, value);
+	free(e.words);
+	return rc;
+}
+
+/* rb_vm_mark's first marks: each ractor's object (3.x), or each living
+   thread's (2.x). */
+static int ractor_self(struct rbi_target *t, uint64_t ractor, void *arg)
+{
+	struct roots *r = arg;
+	uint64_t self;
+	int rc;
+
+	if ((rc = rbi_read_u64(t, ractor + r->l->ractor_self, &self)))
+		return rc;
+	return add_maybe(r, self);
+}
+
+static int thread_self(const struct rbi_thread *th, void *arg)
+{
+	struct stacks *st = arg;
+
+	return th->error ? 0 : (st->rc = add_maybe(st->r, th->self));
+}
+
+static int add_owners(struct roots *r)
+{
+	const struct rbi_layout *l = r->l;
+	struct stacks st = { .r = r };
+	int rc;
+
+	if (l->vm_ractor_set == RBI_ABSENT) {
+		rc = rbi_thread_foreach(r->t, thread_self, &st);
+		return st.rc ? st.rc : rc;
+	}
+	if (l->ractor_self == RBI_ABSENT || l->ractor_vmlr_node == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "no ractor layout");
+	return rbi_list_walk(r->t, r->vm->info.vm + l->vm_ractor_set, l->ractor_vmlr_node,
+			     RBI_RACTORS_MAX, ractor_self, r);
+}
+
+/* 3.4's vm->global_object_list (rb_gc_register_address): each address's
+   value, conservatively. */
+static int add_global_objects(struct roots *r)
+{
+	const struct rbi_layout *l = r->l;
+	uint64_t node, var, value;
+	unsigned n = 0;
+	int rc;
+
+	if ((rc = rbi_read_u64(r->t, r->vm->info.vm + l->vm_global_object_list, &node)))
+		return rc;
+	for (; node; n++) {
+		if (n == GLOBALS_MAX)
+			return rbi_fail(RBI_CORRUPT, "the VM's global object list is longer "
+					"than %u", GLOBALS_MAX);
+		if ((rc = rbi_read_u64(r->t, node + l->global_object_list_varptr, &var)) ||
+		    (rc = rbi_read_u64(r->t, var, &value)) || (rc = add_maybe(r, value)) ||
+		    (rc = rbi_read_u64(r->t, node + l->global_object_list_next, &node)))
+			return rc;
+	}
+	return RBI_OK;
+}
+
+/* What rb_vm_mark marks (vm.c, 2.7-3.4), in its order, where the layout
+   names it: the ractors' (2.x: threads') objects, 3.4's registered
+   addresses, the VM's own VALUE fields, its tables' values (the root
+   modules until 3.3, the features being loaded), the trap handlers.  A
+   part of dump_all's "vm" root: it also has each mark_object_ary
+   element, the call caches of the global cache table and the method
+   entries of the negative and overloaded tables, which are reached from
+   here through their owners or not at all. */
 static int read_vm(struct roots *r)
 {
 	const struct rbi_layout *l = r->l;
-	const uint32_t fields[] = { l->vm_mark_object_ary, l->vm_load_path,
-				    l->vm_loaded_features, l->vm_top_self };
-	bool any = false;
+	const uint32_t fields[] = {
+		l->vm_mark_object_ary, l->vm_load_path, l->vm_load_path_snapshot,
+		l->vm_load_path_check_cache, l->vm_expanded_load_path, l->vm_loaded_features,
+		l->vm_loaded_features_snapshot, l->vm_loaded_features_realpaths,
+		l->vm_loaded_features_realpath_map, l->vm_top_self, l->vm_orig_progname,
+		l->vm_coverages, l->vm_me2counter, l->vm_thgroup_default,
+	};
+	const uint32_t tables[] = { l->vm_defined_module_hash, l->vm_loading_table };
+	uint64_t v, trap[TRAP_SIGNALS];
 	int rc;
 
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		uint64_t v;
-
-		if (fields[i] == RBI_ABSENT)
-			continue;
-		any = true;
-		if ((rc = rbi_read_u64(r->t, r->vm->info.vm + fields[i], &v)) ||
-		    (rc = add_maybe(r, v)))
-			return rc;
-	}
-	if (!any)
+	if (l->vm_mark_object_ary == RBI_ABSENT || l->vm_load_path == RBI_ABSENT ||
+	    l->vm_top_self == RBI_ABSENT)
 		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has none of the VM's "
-				"mark_object_ary, load_path, loaded_features, top_self");
-	snprintf(r->note, sizeof(r->note), "only the VM's mark_object_ary, load_path, "
-		 "loaded_features and top_self");
+				"mark_object_ary, load_path, top_self");
+	if ((rc = add_owners(r)) ||
+	    (l->vm_global_object_list != RBI_ABSENT && (rc = add_global_objects(r))))
+		return rc;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(fields); i++)
+		if (fields[i] != RBI_ABSENT &&
+		    ((rc = rbi_read_u64(r->t, r->vm->info.vm + fields[i], &v)) ||
+		     (rc = add_maybe(r, v))))
+			return rc;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(tables); i++)
+		if (tables[i] != RBI_ABSENT &&
+		    ((rc = rbi_read_u64(r->t, r->vm->info.vm + tables[i], &v)) ||
+		     (rc = add_table_values(r, v))))
+			return rc;
+	if (l->vm_trap_cmd != RBI_ABSENT) {
+		if ((rc = rbi_read(r->t, r->vm->info.vm + l->vm_trap_cmd, trap, sizeof(trap))))
+			return rc;
+		for (size_t i = 0; i < TRAP_SIGNALS; i++)
+			if ((rc = add_maybe(r, trap[i])))
+				return rc;
+	}
 	return RBI_OK;
 }
 
