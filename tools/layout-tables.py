@@ -94,10 +94,32 @@ ABSENT = None
 # carry-forward rule in the docstring): they changed within the family
 # where the CSV cannot show it.
 #   3.4 rb_class_cc_entries_entry: { argc, flag, cc } in 3.4.5 (DWARF),
-#     { cc, argc, flag } in Debian's 3.4.11 (its call caches as read in a
-#     live process); which release between them changed it is not known,
-#     so 3.4.6+ has no value without its own DWARF.
+#     { cc, argc, flag } in Debian's 3.4.11 (OBSERVED); which release
+#     between them changed it is not known, so 3.4.6-3.4.10 have no value
+#     without their own DWARF.
 NOT_CARRIED = {((3, 4), "rb_class_cc_entries_entry")}
+
+# Values of a release read from that release itself, where neither its
+# DWARF nor its source could be had: applied after the carry-forward, a
+# table of their own from that release on.  DWARF of the release (--dwarf,
+# tables/dwarf/) still wins, disagreements reported.
+#   3.4.11 rb_class_cc_entries_entry: { cc, argc, flag }, 16 bytes, in
+#     Debian's 3.4.11-1~exp1 (libruby-3.4.so.3.4.11, build-id d9c7dd45...;
+#     its source package, the mirror's current ruby3.4, is a 404 there and
+#     it has no -dbgsym on the mirror).  Read in a live process of it
+#     (testdata/programs/heap.rb) against its own ObjectSpace.dump_all:
+#     with cc at 0 and 16-byte entries, every call cache the truth has in
+#     classes' references (878, in 809 entry lists, 63 of them 2 or 3
+#     long: the stride) is an imemo_callcache where heap-dump reads it,
+#     and CLASS 760/762, MODULE 44/44, ICLASS 54/54 have dump_all's
+#     references (the 2: call caches made after dump_all ran); the rest
+#     of what heap-class.c reads (classext, m_tbl, const entries, cvar
+#     entries, rb_class_cc_entries) matched with 3.4.5's values.  The
+#     struct has no ci in 3.4 (3.4.5's vm_callinfo.h): ci stays absent.
+OBSERVED = {
+    "3.4.11": {("rb_class_cc_entries_entry", ""): 16,
+               ("rb_class_cc_entries_entry", "cc"): 0},
+}
 
 # A value is one (first, last, offset) range or a list of them.
 DEFAULTS = {
@@ -236,9 +258,18 @@ def main():
                  vkey(d) < vkey(v)]
         return max(older, key=vkey) if older else None
 
+    def csv_for(v):
+        """The CSV's values for v, else (a release it lacks, as OBSERVED's
+        may be) for the latest release of v's family before v it has."""
+        if v in table:
+            return table[v]
+        older = [c for c in table if family(c) == family(v) and
+                 vkey(c) < vkey(v)]
+        return table[max(older, key=vkey)] if older else {}
+
     def values_for(v):
         vals, src = [], "offsets of %s from its headers" % v
-        known = table.get(v, {})
+        known = csv_for(v)
         for g, f, st, path, kind in fields:
             val = known.get((st, path), ABSENT)
             if val is ABSENT:
@@ -263,9 +294,22 @@ def main():
                 if (family(v), st) in NOT_CARRIED:
                     continue
                 vals[i] = dwarf[d].get("%s.%s" % (g, f), ABSENT)
+        seen = OBSERVED.get(v, {})
+        for i, (g, f, st, path, kind) in enumerate(fields):
+            if (st, path) not in seen:
+                continue
+            if v in dwarf:
+                if vals[i] != seen[(st, path)]:
+                    print("layout %s %s.%s: observed %s, dwarf %s" %
+                          (v, g, f, seen[(st, path)], vals[i]),
+                          file=sys.stderr)
+                continue
+            vals[i] = seen[(st, path)]
         return vals, src
 
-    all_versions = list(versions) + [v for v in dwarf if v not in versions]
+    all_versions = list(versions) + [v for v in list(dwarf) + list(OBSERVED)
+                                     if v not in versions]
+    all_versions = list(dict.fromkeys(all_versions))
     all_versions.sort(key=lambda v: tuple(int(x) for x in v.split(".")))
     groups = []     # (family, first version, last version, values, sources)
     for v in all_versions:
@@ -294,6 +338,11 @@ def main():
         else:
             why = dw[0] if dw else ("offsets from headers, never checked "
                                     "against a real build")
+        seen = [v for v in OBSERVED if v not in dwarf and
+                 vkey(first) <= vkey(v) <= vkey(last)]
+        for v in seen:
+            why += "; %s as read in a live %s" % (
+                ", ".join(sorted({st for st, path in OBSERVED[v]})), v)
         desc = "table %s (%s)" % (rng, why)
         out.write("static const struct rbi_layout %s = {\n" % name)
         out.write('\t.source = "%s",\n' % desc)
