@@ -61,7 +61,8 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # only (2.7, 3.1, 3.3, 3.4: lib/layout/tables/dwarf); with DWARF, 3.2's Objects (its shapes
 # live in the VM, not read); classes' references only on the families whose GC marking of
 # classes was read (the same four: lib/vm/heap-class.c), and without DWARF not on 3.4
-# after 3.4.5 (its call caches' entries changed: tools/layout-tables.py NOT_CARRIED).
+# from 3.4.6 to 3.4.10 (its call caches' entries changed between 3.4.5 and 3.4.11, whose
+# are known: tools/layout-tables.py NOT_CARRIED, OBSERVED).
 # Iseqs' references ("iseq") only on 3.3 and 3.4, whose marking of them by mark bits was
 # read (lib/vm/heap-iseq.c), and not while YJIT runs (the yjit* variants).
 heap_unread() {
@@ -70,7 +71,7 @@ heap_unread() {
 		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;; 3.2.*) unread=OBJECT,$classes ;;
 		*) unread=$classes ;; esac
 	else
-		case $2 in 3.4.[0-5]|2.7.*|3.1.*|3.3.*) unread= ;; 3.4.*) unread=$classes ;;
+		case $2 in 3.4.[6-9]|3.4.10) unread=$classes ;; 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;;
 		*) unread=OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,$classes ;; esac
 	fi
 	case $1-$2 in yjit*|*-[0-2].*|*-3.[0-2].*|*-3.[5-9]*|*-[4-9].*)

@@ -29,7 +29,12 @@
  * entries_start.  None of them marks origin_, refined_class or the
  * subclass lists.  Only a class without a classext (RClass.ptr NULL,
  * 2.7-3.1: never seen) ends after its super.  The marking of other
- * families was not read: their classes' references stay unknown. */
+ * families was not read: their classes' references stay unknown.
+ * Debian's 3.4.11 (no source or DWARF to be had) gives dump_all's
+ * references with 3.4.5's marking; only its call cache entries are laid
+ * out otherwise, { cc, argc, flag } (tools/layout-tables.py OBSERVED):
+ * where a layout does not say where cc is (3.4.6-3.4.10), the classes'
+ * references are unknown. */
 #include <inttypes.h>
 #include <string.h>
 
