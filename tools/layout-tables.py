@@ -114,8 +114,14 @@ NOT_CARRIED = {((3, 4), "rb_class_cc_entries_entry")}
 #     and CLASS 760/762, MODULE 44/44, ICLASS 54/54 have dump_all's
 #     references (the 2: call caches made after dump_all ran); the rest
 #     of what heap-class.c reads (classext, m_tbl, const entries, cvar
-#     entries, rb_class_cc_entries) matched with 3.4.5's values.  The
-#     struct has no ci in 3.4 (3.4.5's vm_callinfo.h): ci stays absent.
+#     entries, rb_class_cc_entries) matched with 3.4.5's values.  Its
+#     machine code agrees: vm_ccs_push, inlined at 0x2a6dc4 of that
+#     libruby (after the cc_tbl lookup), reads len at 4, capa at 0 and
+#     entries at 16, scales the index by 16, stores the cc at +0, argc
+#     (the packed ci's bits 1-15) at +8 and flag (bits 16-31) at +12; at
+#     the same place 3.4.5's DWARF build stores argc at +0, flag at +4 and
+#     cc at +8.  The struct has no ci in 3.4 (3.4.5's vm_callinfo.h): ci
+#     stays absent.
 OBSERVED = {
     "3.4.11": {("rb_class_cc_entries_entry", ""): 16,
                ("rb_class_cc_entries_entry", "cc"): 0},
