@@ -40,8 +40,6 @@
 
 #include "vm/heap-object.h"
 
-/* METHOD_ENTRY_INVALIDATED: IMEMO_FL_USER5, FL_USER9 (method.h 3.1-3.4). */
-#define ME_INVALIDATED (1ull << (RBI_FL_USHIFT + 9))
 /* Call caches of one method in one class: a corrupt length must not make
    us read megabytes. */
 #define CC_ENTRIES_MAX (1u << 16)
@@ -161,7 +159,7 @@ static int cc_entries(uint32_t serial, uint64_t ccs, void *arg)
 	    (rc = rbi_vm_obj_flags(w->t, w->vm, cme, &flags)))
 		return rbi_fail_context(rc, "reading the call caches of class 0x%" PRIx64 ": ",
 					w->s->addr);
-	if (flags & ME_INVALIDATED)
+	if (flags & RBI_METHOD_ENTRY_INVALIDATED)
 		return RBI_OK;
 	if (len < 0 || (uint32_t)len > CC_ENTRIES_MAX)
 		return rbi_fail(RBI_CORRUPT, "class 0x%" PRIx64 " claims %" PRId32

@@ -32,9 +32,8 @@
 /* iseq.h: IMEMO_FL_USER1 and IMEMO_FL_USER2. */
 #define ISEQ_NOT_LOADED_YET (1ull << (RBI_FL_USHIFT + 5))
 #define ISEQ_USE_COMPILE_DATA (1ull << (RBI_FL_USHIFT + 6))
-/* vm_callinfo.h: FL_FREEZE; method.h: IMEMO_FL_USER5. */
+/* vm_callinfo.h: FL_FREEZE. */
 #define VM_CALLCACHE_UNMARKABLE (1ull << 11)
-#define METHOD_ENTRY_INVALIDATED (1ull << (RBI_FL_USHIFT + 9))
 /* ISEQ_MBITS_BITLENGTH: instruction words per mark bit word. */
 #define MBITS_WORD 64u
 
@@ -236,7 +235,7 @@ static int cc_active(struct iseq_walk *w, uint64_t cc, bool *active)
 	if ((rc = rbi_read_u64(w->t, cme, &cme_flags)))
 		return rbi_fail_context(rc, "reading the method entry of a call cache of "
 					"iseq 0x%" PRIx64 ": ", w->s->addr);
-	*active = !(cme_flags & METHOD_ENTRY_INVALIDATED);
+	*active = !(cme_flags & RBI_METHOD_ENTRY_INVALIDATED);
 	return RBI_OK;
 }
 

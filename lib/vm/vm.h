@@ -415,6 +415,9 @@ struct rbi_cref {
 	uint64_t klass, next;
 	bool pushed_by_eval;
 };
+/* A method entry's METHOD_ENTRY_INVALIDATED: IMEMO_FL_USER5, FL_USER9
+   (method.h 3.1-3.4). */
+#define RBI_METHOD_ENTRY_INVALIDATED (1ull << (RBI_FL_USHIFT + 9))
 /* IMEMO_FL_USER1 and _USER3 (FL_USER5, FL_USER7) of a cref, 2.6-3.4. */
 #define RBI_CREF_FL_PUSHED_BY_EVAL (1ull << (RBI_FL_USHIFT + 5))
 #define RBI_CREF_FL_SINGLETON (1ull << (RBI_FL_USHIFT + 7))
