@@ -199,6 +199,7 @@
 	X(vm, loading_table,      "rb_vm_struct", "loading_table", OFF)             \
 	X(vm, trap_cmd,           "rb_vm_struct", "trap_list.cmd", OFF)             \
 	X(vm, global_object_list, "rb_vm_struct", "global_object_list", OFF)        \
+	X(vm, global_cc_cache_table, "rb_vm_struct", "global_cc_cache_table", OFF)   \
 	X(global_object_list, varptr, "global_object_list", "varptr", OFF)          \
 	X(global_object_list, next, "global_object_list", "next", OFF)              \
 	X(ractor, self,           "rb_ractor_struct", "pub.self", OFF)              \

@@ -23,6 +23,7 @@
  * aligned to HEAP_PAGE_ALIGN and starts with a pointer to its struct
  * heap_page, whose start and slot size place the slots. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vm/heap-pages.h"
@@ -32,6 +33,8 @@
 #define GLOBALS_MAX (1u << 16)
 /* Entries of one of the VM's st_tables read at most. */
 #define TABLE_MAX (1u << 20)
+/* vm->global_cc_cache_table: VM_GLOBAL_CC_CACHE_TABLE_SIZE (3.1-3.4). */
+#define GLOBAL_CCS 1023
 /* vm->trap_list.cmd: RUBY_NSIG handlers (65 on Linux). */
 #define TRAP_SIGNALS 65
 /* Traces of one global followed at most. */
@@ -334,14 +337,40 @@ static int add_global_objects(struct roots *r)
 	return RBI_OK;
 }
 
+/* The global call cache table (3.1+): each cache rb_vm_mark keeps, one
+   not invalidated (vm_cc_invalidated_p: its class set, its method entry
+   valid). */
+static int add_global_ccs(struct roots *r)
+{
+	const struct rbi_layout *l = r->l;
+	uint64_t *ccs, klass, cme, flags;
+	int rc;
+
+	if (l->callcache_klass == RBI_ABSENT || l->callcache_cme == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "no call cache layout");
+	if (!(ccs = malloc(GLOBAL_CCS * 8)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	rc = rbi_read(r->t, r->vm->info.vm + l->vm_global_cc_cache_table, ccs, GLOBAL_CCS * 8);
+	for (size_t i = 0; !rc && i < GLOBAL_CCS; i++) {
+		if (!ccs[i])
+			continue;
+		if (!(rc = rbi_read_u64(r->t, ccs[i] + l->callcache_klass, &klass)) &&
+		    !(rc = rbi_read_u64(r->t, ccs[i] + l->callcache_cme, &cme)) && klass && cme &&
+		    !(rc = rbi_read_u64(r->t, cme, &flags)) &&
+		    !(flags & RBI_METHOD_ENTRY_INVALIDATED))
+			rc = add_maybe(r, ccs[i]);
+	}
+	free(ccs);
+	return rc;
+}
+
 /* What rb_vm_mark marks (vm.c, 2.7-3.4), in its order, where the layout
    names it: the ractors' (2.x: threads') objects, 3.4's registered
    addresses, the VM's own VALUE fields, its tables' values (the root
-   modules until 3.3, the features being loaded), the trap handlers.  A
-   part of dump_all's "vm" root: it also has each mark_object_ary
-   element, the call caches of the global cache table and the method
-   entries of the negative and overloaded tables, which are reached from
-   here through their owners or not at all. */
+   modules until 3.3, the features being loaded), the trap handlers, the
+   global call caches.  A part of dump_all's "vm" root: it also has each
+   mark_object_ary element and the method entries of the negative and
+   overloaded tables, which are reached through their owners. */
 static int read_vm(struct roots *r)
 {
 	const struct rbi_layout *l = r->l;
@@ -380,7 +409,7 @@ static int read_vm(struct roots *r)
 			if ((rc = add_maybe(r, trap[i])))
 				return rc;
 	}
-	return RBI_OK;
+	return l->vm_global_cc_cache_table == RBI_ABSENT ? RBI_OK : add_global_ccs(r);
 }
 
 /* ---- vm_stack ------------------------------------------------------------ */
