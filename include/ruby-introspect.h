@@ -1502,6 +1502,37 @@ int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			    uint64_t *out);
 
+/* Where an object was allocated, as ObjectSpace.trace_object_allocations
+   recorded it (the objspace extension's table) and dump_all writes it:
+   "file", "line", "method", "generation".  Borrowed from the iterator:
+   the strings are valid until rbi_heap_iter_free.
+   Since: 0.8 (LIBRUBY_INTROSPECT_0.8). */
+struct rbi_heap_alloc {
+	const char *file;       /* the path of the Ruby code that allocated
+				   it; NULL: none recorded (no Ruby frame) */
+	uint64_t line;          /* its line; 0: none recorded */
+	const char *method;     /* the name of the method allocating it
+				   (rb_tracearg_method_id); NULL: none */
+	const char *class_path; /* the path of that method's class
+				   (ObjectSpace.allocation_class_path, not in
+				   dump_all); NULL: none */
+	uint64_t generation;    /* GC.count when it was allocated */
+};
+
+/* The allocation site of used slot S of IT's walk into *OUT: RBI_OK when
+   the target's ObjectSpace.trace_object_allocations recorded one for this
+   address (as dump_all looks it up: any object at that address, so a
+   reused slot keeps it while tracing keeps the dead's, as in Ruby);
+   RBI_ITER_END when it did not, tracing was never started, or the objspace
+   extension is not loaded.  The tracer is found at the first call of a
+   walk (by objspace.so's symbol tmp_trace_arg, or, stripped, by a scan of
+   its data for the struct its two tracepoints point back at) and its table
+   read then.  Errors: RBI_UNSUPPORTED (a layout without st_table, two
+   candidate tracers), RBI_CORRUPT, read errors; a failure to find or read
+   the table is returned by every call of the walk. */
+int rbi_heap_object_alloc(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			  struct rbi_heap_alloc *out);
+
 /* One GC root as ObjectSpace.dump_all writes its ROOT line: the heap
    objects it keeps alive.  Borrowed: valid during the callback.
    Frozen ("Structs and sizes" above). */

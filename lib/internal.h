@@ -451,6 +451,10 @@ const struct rbi_image *rbi_images_find_symbol(struct rbi_image_list *l,
    offset in the module's TLS block and *IS_TLS is set. */
 int rbi_image_symbol(const struct rbi_image *img, const char *name,
 		     uint64_t *addr, uint64_t *size, bool *is_tls);
+/* The runtime range [*START, *END) of IMG's first writable PT_LOAD (its
+   .data and .bss, and what the dynamic linker relocates).  RBI_ITER_END
+   if it has none, RBI_ELF without program headers. */
+int rbi_image_writable(const struct rbi_image *img, uint64_t *start, uint64_t *end);
 /* IMG's DWARF (its own or from separate debug info: debuglink,
    /usr/lib/debug/.build-id, debuginfod), or NULL. */
 Dwarf *rbi_image_dwarf(const struct rbi_image *img, Dwarf_Addr *bias);

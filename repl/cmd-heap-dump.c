@@ -48,6 +48,9 @@ struct dump_format {
 				   class, anonymous ones too (<= 3.0); else its
 				   own permanent name, "real_class_name" and
 				   "singleton" */
+	bool alloc_always;      /* an allocation site's "file" and "line" even
+				   when none was recorded (<= 3.0: printf's
+				   "(null)" and 0); else only those recorded */
 };
 
 static struct dump_format format_for(const struct rbi_ruby_info *ri)
@@ -57,7 +60,7 @@ static struct dump_format format_for(const struct rbi_ruby_info *ri)
 
 	return (struct dump_format){ .slot_size = v32, .array_embedded = v32,
 				     .imemo_class = !v32, .empty_value = !v32,
-				     .class_path = !v31 };
+				     .class_path = !v31, .alloc_always = !v31 };
 }
 
 struct heap_dump {
@@ -73,6 +76,9 @@ struct heap_dump {
 	uint64_t classes_unread;        /* and classes, modules, wrappers */
 	uint64_t no_memsize, no_flags;  /* objects written without them */
 	uint64_t no_kind;               /* IMEMOs and T_DATA without their kind */
+	uint64_t allocs, no_alloc;      /* objects written with their allocation
+					   site, without it (unreadable) */
+	char alloc_err[256];            /* why, the first time */
 	unsigned roots;         /* ROOT lines written */
 	uint64_t shapes;        /* SHAPE lines written */
 	uint64_t shapes_unnamed, shapes_no_edges;      /* written without
@@ -194,6 +200,34 @@ static void kind_field(struct heap_dump *d, struct rbi_json *j, const struct rbi
 	}
 }
 
+/* Where ObjectSpace.trace_object_allocations saw it allocated: dump_all's
+   "file", "line", "method" and "generation" (objspace_dump.c dump_object,
+   after the references). */
+static void alloc_fields(struct heap_dump *d, struct rbi_json *j, const struct rbi_heap_slot *s)
+{
+	struct rbi_heap_alloc a;
+	int rc = rbi_heap_object_alloc(d->w.it, s, &a);
+
+	if (rc == RBI_ITER_END)
+		return;
+	if (rc) {
+		if (!d->no_alloc++)
+			snprintf(d->alloc_err, sizeof(d->alloc_err), "%s", rbi_errmsg());
+		return;
+	}
+	if (a.file || d->fmt.alloc_always) {
+		rbi_json_key(j, "file"); rbi_json_cstr(j, a.file ? a.file : "(null)");
+	}
+	if (a.line || d->fmt.alloc_always) {
+		rbi_json_key(j, "line"); rbi_json_int(j, (int64_t)a.line);
+	}
+	if (a.method) {
+		rbi_json_key(j, "method"); rbi_json_cstr(j, a.method);
+	}
+	rbi_json_key(j, "generation"); rbi_json_int(j, (int64_t)a.generation);
+	d->allocs++;
+}
+
 static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 			const struct rbi_heap_object *o)
 {
@@ -265,6 +299,7 @@ static void object_line(struct heap_dump *d, const struct rbi_heap_slot *s,
 			rbi_json_addr(&j, o->refs[i]);
 		rbi_json_end_array(&j);
 	}
+	alloc_fields(d, &j, s);
 	gc_fields(d, &j, s);
 	rbi_json_end_object(&j);     /* and the line's end */
 }
@@ -451,6 +486,15 @@ static void summary(struct heap_dump *d)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " internal objects and "
 			"T_DATA written without their imemo_type or struct (this Ruby's layout "
 			"does not name the type, or its name could not be read)\n", d->no_kind);
+	if (d->allocs)
+		fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects with the allocation "
+			"site ObjectSpace.trace_object_allocations recorded\n", d->allocs);
+	if (d->no_alloc) {
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects written without "
+			"their allocation site: ", d->no_alloc);
+		rbi_out_text_cstr(stderr, d->alloc_err);
+		fputc('\n', stderr);
+	}
 	if (st.moved || d->unreadable)
 		fprintf(stderr, "rbinspect: heap-dump: note: approximate: %s%s%" PRIu64
 			" objects changed while read were left out%s\n",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""heap-check.py TRUTH DUMP [--values] [--roots] [--gc] [--unread TYPE|KIND,...] [--need TYPE,...]:
+"""heap-check.py TRUTH DUMP [--values] [--roots] [--gc] [--alloc] [--unread TYPE|KIND,...] [--need TYPE,...]:
 rbinspect heap-dump's file
 (DUMP, gzip if it ends in .gz) against the target's own ObjectSpace.dump_all (TRUTH), both
 one JSON object per line.
@@ -52,6 +52,11 @@ as the truth's, in the 0.1 % budget; DUMP must have a memsize for 99 % of the tr
 objects of the types in MEMSIZE_TYPES (not for those with generic instance variables,
 nor Strings in other encodings); the share that match is printed per type ("memsize
 STRING 9260/9260").
+Allocation sites (ObjectSpace.trace_object_allocations): every object either file has
+"file", "line", "method" or "generation" for must have the same four in both (a key left out
+the same); how many match is printed ("allocation sites 5000/5000").  With --alloc the
+truth must have some (the program traced: no vacuous pass) and every one must match.
+
 Exit 0 when it holds, 1 with the differences on stderr."""
 import gzip
 import json
@@ -65,6 +70,8 @@ REFERENCED = ("OBJECT", "HASH", "STRUCT", "STRING", "FLOAT", "BIGNUM", "SYMBOL",
 MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL",
                  "RATIONAL", "COMPLEX", "FILE", "BIGNUM", "REGEXP", "MATCH")
 # The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
+# dump_all's keys of an allocation site (objspace_dump.c dump_object).
+ALLOC_KEYS = ("file", "line", "method", "generation")
 READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
                                         "iseq"})}
@@ -173,7 +180,8 @@ def main():
     values = "--values" in args
     want_roots = "--roots" in args
     want_gc = "--gc" in args
-    args = [a for a in args if a not in ("--values", "--roots", "--gc")]
+    want_alloc = "--alloc" in args
+    args = [a for a in args if a not in ("--values", "--roots", "--gc", "--alloc")]
     unread, need = option_set(args, "--unread"), option_set(args, "--need")
     if len(args) != 2:
         sys.exit(__doc__)
@@ -210,6 +218,15 @@ def main():
         same("object", t, o, "shape_id", addr)
         same("object", t, o, "imemo_type", addr)
         same("object", t, o, "struct", addr)
+        if any(k in t or k in o for k in ALLOC_KEYS):
+            r = rates["allocation sites"]
+            r[1] += 1
+            if all(t.get(k) == o.get(k) for k in ALLOC_KEYS):
+                r[0] += 1
+            else:
+                diffs["allocation site"].append("%s (%s): %r, dumped %r" % (
+                    addr, t.get("type"), [t.get(k) for k in ALLOC_KEYS],
+                    [o.get(k) for k in ALLOC_KEYS]))
         typ = t.get("type")
         if typ == "STRING":
             for key in ("bytesize", "embedded", "fstring", "shared"):
@@ -263,6 +280,11 @@ def main():
     left_out_ok = 0
     hard = [k for k in diffs
             if "root" in k or k.startswith(("global_tbl", "machine_context", "SHAPE"))]
+    if want_alloc and not rates["allocation sites"][1]:
+        diffs["no allocation sites"].append("(none in the truth?)")
+        hard.append("no allocation sites")
+    if want_alloc and "allocation site" in diffs:
+        hard.append("allocation site")
     for typ in sorted(need - unread):
         if not with_refs[typ]:
             diffs["no %s with references the same" % typ].append("(none in the truth?)")
@@ -290,11 +312,14 @@ def main():
           "written without their references)%s%s" %
           (len(truth), len(ours), total, limit, left_out_ok, "; " + shapes if shapes else "",
            "; " + reach if reach else ""))
+    if "allocation sites" in rates:
+        print("allocation sites %d/%d" % tuple(rates["allocation sites"]))
     print("references " + "; ".join("%s %d/%d (%d in order)" % (k, v[0], v[1], v[2])
                                     for k, v in sorted(kinds.items())))
     if rates:
         print("; ".join("%s %d/%d" % (k, v[0], v[1]) for k, v in sorted(rates.items())
-                        if not k.startswith("memsize left")))
+                        if not k.startswith(("memsize left", "allocation"))))
+
     sys.exit(0 if total <= limit and not hard and len(truth) > 1000 else 1)
 
 

@@ -896,6 +896,26 @@ struct rbi_image *rbi_images_at(struct rbi_image_list *l, uint64_t addr)
 	return NULL;
 }
 
+int rbi_image_writable(const struct rbi_image *img, uint64_t *start, uint64_t *end)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = img && img->mod ? dwfl_module_getelf(img->mod, &bias) : NULL;
+	size_t nph = 0;
+	GElf_Phdr ph;
+
+	if (!elf || elf_getphdrnum(elf, &nph) != 0)
+		return rbi_fail(RBI_ELF, "no program headers for %s", img ? img->name : "?");
+	for (size_t i = 0; i < nph && i < IMAGE_PHNUM_MAX; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_W))
+			continue;
+		*start = bias + ph.p_vaddr;
+		*end = *start + ph.p_memsz;
+		return RBI_OK;
+	}
+	return RBI_ITER_END;
+}
+
 const struct rbi_image *rbi_images_find_symbol(struct rbi_image_list *l,
 					       const char *name)
 {

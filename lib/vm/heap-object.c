@@ -95,6 +95,7 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->ccs);
 	rbi_ivars_free(&sc->ivars);
 	rbi_map_free(&sc->data_kinds);
+	rbi_heap_alloc_free(sc->alloc);
 	*sc = (struct heap_object_scratch){ 0 };
 }
 

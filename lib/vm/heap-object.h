@@ -7,6 +7,7 @@
 #include "vm/vm.h"
 
 struct heap_page;
+struct heap_alloc;               /* heap-alloc.c */
 
 /* Class names are read as far as objects --by-class reads them. */
 #define HEAP_OBJECT_NAME_MAX RBI_NAME_MAX
@@ -35,7 +36,12 @@ struct heap_object_scratch {
 				   holds (heap-gc.c); 0: none */
 	uint8_t *bits;
 	size_t bits_cap;
+	struct heap_alloc *alloc;       /* the allocation tracer's table
+					   (heap-alloc.c), read at the first
+					   rbi_heap_object_alloc of a walk */
 };
+
+void rbi_heap_alloc_free(struct heap_alloc *a);
 
 void rbi_heap_object_scratch_free(struct heap_object_scratch *sc);
 

@@ -18,8 +18,15 @@
 #
 # RBI_HEAP_OBJECTS=N (bench/heap-dump.sh) adds N small Strings, in Arrays of 1000, and
 # prints "DUMP_ALL_US <microseconds>": how long the program's own dump_all took.
+#
+# RBI_HEAP_TRACE=1 turns ObjectSpace.trace_object_allocations on first, so that dump_all
+# writes "file", "line", "method" and "generation" for everything made after it; and, after
+# a GC (a later generation), makes objects in RbiTraced's methods at known lines, one of
+# them named by a dynamic Symbol.
 require "objspace"
 $stdout.sync = true
+trace = ENV["RBI_HEAP_TRACE"] == "1"
+ObjectSpace.trace_object_allocations_start if trace
 
 module RbiHeap
   class Leaf
@@ -202,6 +209,18 @@ RbiHeap::Square.side
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
              RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures,
              shapes]
+
+if trace
+  module RbiTraced
+    def self.make
+      [Object.new, "made in make", { here: __LINE__ }]
+    end
+  end
+  GC.start
+  dynamic = ["made", "by", ENV.fetch("RBI_TRACED_NAME", "dynamic")].join("_").to_sym
+  RbiTraced.define_singleton_method(dynamic) { [Object.new, "made in a block"] }
+  $rbi_traced = [RbiTraced.make, RbiTraced.public_send(dynamic)]
+end
 
 bulk = Integer(ENV.fetch("RBI_HEAP_OBJECTS", "0"))
 $rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{j}" } }

@@ -18,7 +18,9 @@
 # testdata/programs/leak.rb, which keeps 1000 objects of its own class a step: the new
 # ones between two dumps, the retained ones of three; and (on the first Ruby: the
 # dumps are heap-dump's, tested on each) of the snapshots `heap diff --every` takes
-# of the running process itself, a step made between them.
+# of the running process itself, a step made between them.  And heap.rb again with
+# ObjectSpace.trace_object_allocations on: every allocation site (file, line, method,
+# generation) as dump_all's, live and from a core; none written when it was never on.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -43,6 +45,33 @@ compare() {
 	else
 		not_ok "$1: objects differ from the target's own dump_all"; diag "$out"
 	fi
+}
+
+# traced KIND VER ROOT CMD: heap.rb with ObjectSpace.trace_object_allocations on
+# (RBI_HEAP_TRACE=1): every object dump_all wrote a file, line, method and generation for
+# has the same in heap-dump's, live (--pause) and from a core (heap-check.py --alloc: the
+# truth has some, all match); the count printed.
+traced() {
+	local out
+	if ! RBI_HEAP_TRACE=1 ruby_start "$1" "$3" "$4" heap.rb; then
+		not_ok "$R traced: heap.rb did not start"; return
+	fi
+	wait_parked "$RB_PID" || diag "$R traced: not every task sleeps"
+	"$RBINSPECT" -p "$RB_PID" heap-dump --pause -o "$RB_TMP/traced.json" 2>"$RB_TMP/err"
+	is "$? $(grep -Ec '^rbinspect: heap-dump: [1-9][0-9]* objects with the allocation site' "$RB_TMP/err")" \
+		"0 1" "$R traced live: heap-dump exits 0 and counts the objects with an allocation site"
+	core=$(core_of "$RB_PID")
+	"$RBINSPECT" "$core" heap-dump -o "$RB_TMP/traced-core.json" 2>/dev/null
+	rm -f "$core"
+	for f in traced traced-core; do
+		if out=$(python3 "$check_py" --alloc --unread "$(heap_unread "$1" "$2")" \
+			"$RB_TRUTH" "$RB_TMP/$f.json" 2>&1); then
+			ok "$R $f: every allocation site dump_all wrote, as it wrote it ($(grep -m 1 '^allocation sites' <<<"$out"))"
+		else
+			not_ok "$R $f: allocation sites differ from the target's own dump_all"; diag "$out"
+		fi
+	done
+	kill -9 "$RB_PID" 2>/dev/null
 }
 
 # snapshots_of_leak: heap diff --every of leak.rb (two steps made so far), a third step
@@ -88,6 +117,8 @@ while read -r kind ver root cmd; do
 		not_ok "$R live: -o FILE.gz is gzip"
 	fi
 	compare "$R live --pause" "$RB_TMP/live.json.gz"
+	is "$(gzip -dc "$RB_TMP/live.json.gz" | grep -c '"generation":')" 0 \
+		"$R live: objspace loaded, allocations never traced: no allocation sites"
 	case $ver in
 	2.*|3.[01].*) want= what="no SHAPE lines (no object shapes before 3.2)" ;;
 	*) want="FROZEN IVAR OBJ_TOO_COMPLEX ROOT T_OBJECT "
@@ -146,6 +177,7 @@ while read -r kind ver root cmd; do
 		first=0
 	fi
 	kill -9 "$RB_PID" 2>/dev/null
+	traced "$kind" "$ver" "$root" "$cmd"
 
 	# heap diff: leak.rb keeps 1000 RbiLeak::Item a step and drops 3000 Strings.
 	if ruby_start "$kind" "$root" "$cmd" leak.rb; then
