@@ -17,7 +17,9 @@
  * references of Arrays, Objects, Hashes, Structs, Strings, Floats,
  * Bignums, Symbols, Rationals, Complexes, Regexps, MatchData, Files, Procs,
  * Bindings, Methods, environments, method entries, classes, modules and
- * include wrappers.  Where this Ruby's layout lacks what Objects',
+ * include wrappers; where ObjectSpace.trace_object_allocations recorded
+ * it, an object's file, line, method and generation
+ * (rbi_heap_object_alloc).  Where this Ruby's layout lacks what Objects',
  * Hashes', Structs' and classes' are read with (3.2's object shapes; a
  * Ruby without a table from DWARF), or how its GC marks classes was not
  * read, the summary says so. */
