@@ -5,7 +5,8 @@
  * the counts the core's Ruby recorded; so do the tallies by class, slot by
  * slot (rbi_heap_object_class) and by batch (rbi_heap_iter_count_classes);
  * a walk that counts refuses to go on slot by slot or to count the other
- * way; a Ruby before object shapes has none to list and no shape ids.
+ * way; a Ruby before object shapes has none to list and no shape ids; a
+ * Ruby without objspace gives no object an allocation site.
  * st_memsize as st.c's table of features has it, without a core.
  * TAP output. */
 #define _GNU_SOURCE
@@ -579,6 +580,33 @@ static void check_no_shapes(rbi_target *t)
 	rbi_heap_iter_free(it);
 }
 
+/* The example core's Ruby never loaded objspace: no object has an
+   allocation site (RBI_ITER_END for every one, no error), and the call
+   checks its arguments. */
+static void check_no_alloc(rbi_target *t)
+{
+	const struct rbi_heap_slot *s;
+	struct rbi_heap_alloc a;
+	uint64_t objects = 0, none = 0;
+	rbi_heap_iter *it;
+	int rc;
+
+	if (!check(rbi_heap_iter_init(t, 0, &it) == RBI_OK, "a heap walk"))
+		return;
+	while ((rc = rbi_heap_iter_next(it, &s)) == RBI_OK) {
+		objects++;
+		none += rbi_heap_object_alloc(it, s, &a) == RBI_ITER_END && !a.file &&
+			!a.method && !a.line && !a.generation;
+	}
+	ok(rc == RBI_ITER_END && objects > 1000 && none == objects,
+	   "no objspace: rbi_heap_object_alloc is RBI_ITER_END for all %llu objects (%llu)",
+	   (unsigned long long)objects, (unsigned long long)none);
+	ok(rbi_heap_object_alloc(it, NULL, &a) == RBI_INVAL &&
+	   rbi_heap_object_alloc(NULL, NULL, &a) == RBI_INVAL,
+	   "rbi_heap_object_alloc without a walk or slot: RBI_INVAL");
+	rbi_heap_iter_free(it);
+}
+
 /* rbi_vm_st_memsize against rows of st.c's features[] (64-bit, the same
    2.6-3.4): { entry_power, bins_words }, the table's header 56 bytes and
    an entry 24 (3.4.5's layout). */
@@ -631,6 +659,7 @@ int main(void)
 		check_names_after_death(core, t);
 		check_impossible_type(core, t);
 		check_no_shapes(t);
+		check_no_alloc(t);
 		rbi_target_free(t);
 	}
 	unlink(core);
