@@ -59,11 +59,6 @@
 #define TP_WORDS 9
 #define EVENT_NEWOBJ 0x100000u  /* RUBY_INTERNAL_EVENT_NEWOBJ */
 #define EVENT_FREEOBJ 0x200000u /* RUBY_INTERNAL_EVENT_FREEOBJ */
-#define T_DATA 0x0c
-#define T_SYMBOL 0x14
-/* A static Symbol: (id << RUBY_SPECIAL_SHIFT) | SYMBOL_FLAG. */
-#define SPECIAL_SHIFT 8
-#define SYMBOL_FLAG 0x0c
 /* Bounds: running is a count of nested starts; a writable segment of
    more than this is no extension's; traced objects past this are a torn
    table; a path or class path longer than this is cut. */
@@ -111,7 +106,7 @@ static bool tracepoint_of(struct rbi_target *t, const struct rbi_vm *vm, uint64_
 		return false;
 	s.flags = rbi_get_u64(head, 0);
 	s.type = (unsigned)(s.flags & RBI_T_MASK);
-	if (s.type != T_DATA || !rbi_vm_typed_data(l, &s, &type, &data, &embedded) ||
+	if (s.type != RBI_T_DATA || !rbi_vm_typed_data(l, &s, &type, &data, &embedded) ||
 	    rbi_vm_data_type_name(t, type, name, sizeof(name)) || strcmp(name, "tracepoint"))
 		return false;
 	if (rbi_read(t, embedded ? v + l->rtypeddata_data : data, tp, sizeof(tp)) ||
@@ -325,7 +320,7 @@ static int mid_name(struct rbi_target *t, const struct rbi_vm *vm, struct heap_a
 		    uint64_t mid, const char **out)
 {
 	char buf[MID_NAME_MAX];
-	uint64_t v, flags, fstr;
+	uint64_t v;
 	int rc;
 
 	*out = NULL;
@@ -335,18 +330,7 @@ static int mid_name(struct rbi_target *t, const struct rbi_vm *vm, struct heap_a
 		*out = (const char *)(uintptr_t)v;
 		return RBI_OK;
 	}
-	if ((mid & 0xff) == SYMBOL_FLAG) {
-		rc = rbi_vm_id_name(t, vm, mid >> SPECIAL_SHIFT, buf, sizeof(buf), NULL);
-	} else if (vm->layout->rsymbol_fstr == RBI_ABSENT) {
-		rc = rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout lacks RSymbol's fstr");
-	} else if (!(rc = rbi_vm_obj_flags(t, vm, mid, &flags))) {
-		if ((flags & RBI_T_MASK) != T_SYMBOL)
-			rc = rbi_fail(RBI_CORRUPT, "an allocation's method 0x%" PRIx64
-				      " is no Symbol", mid);
-		else if (!(rc = rbi_read_u64(t, mid + vm->layout->rsymbol_fstr, &fstr)))
-			rc = rbi_vm_string(t, vm, fstr, buf, sizeof(buf), NULL);
-	}
-	if (rc)
+	if ((rc = rbi_vm_symbol_name(t, vm, mid, buf, sizeof(buf))))
 		return rbi_fail_context(rc, "naming an allocation's method: ");
 	if (!(*out = rbi_strtab_intern(&a->strs, buf, strlen(buf))))
 		return rbi_fail(RBI_NOMEM, "out of memory");

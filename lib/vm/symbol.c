@@ -62,6 +62,25 @@ int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
 #define RUBY_SPECIAL_SHIFT 8
 #define SYMBOL_FLAG 0x0c
 
+int rbi_vm_symbol_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t sym,
+		       char *buf, size_t cap)
+{
+	uint64_t flags, fstr;
+	int rc;
+
+	if ((sym & 0xff) == SYMBOL_FLAG)
+		return rbi_vm_id_name(t, vm, sym >> RUBY_SPECIAL_SHIFT, buf, cap, NULL);
+	if (vm->layout->rsymbol_fstr == RBI_ABSENT)
+		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout lacks RSymbol's fstr");
+	if ((rc = rbi_vm_obj_flags(t, vm, sym, &flags)))
+		return rc;
+	if ((flags & RBI_T_MASK) != RBI_T_SYMBOL)
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " is no Symbol", sym);
+	if ((rc = rbi_read_u64(t, sym + vm->layout->rsymbol_fstr, &fstr)))
+		return rc;
+	return rbi_vm_string(t, vm, fstr, buf, cap, NULL);
+}
+
 int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
 		     const char *name, uint64_t *id)
 {

@@ -309,6 +309,11 @@ int rbi_vm_array_at(struct rbi_target *t, const struct rbi_vm *vm, uint64_t v,
    table was not found, RBI_CORRUPT for an unknown ID. */
 int rbi_vm_id_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t id,
 		   char *buf, size_t cap, uint64_t *cut);
+/* The name of the Symbol SYM into BUF, as rbi_vm_id_name: a static one
+   by its ID, a dynamic one (a T_SYMBOL) by its fstr.  RBI_CORRUPT when
+   SYM is neither. */
+int rbi_vm_symbol_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t sym,
+		       char *buf, size_t cap);
 /* The same for an ID's serial (the key of an rb_id_table). */
 int rbi_vm_serial_name(struct rbi_target *t, const struct rbi_vm *vm, uint64_t serial,
 		       char *buf, size_t cap, uint64_t *cut);
