@@ -1537,11 +1537,15 @@ int rbi_heap_object_alloc(rbi_heap_iter *it, const struct rbi_heap_slot *s,
    objects it keeps alive.  Borrowed: valid during the callback.
    Frozen ("Structs and sizes" above). */
 struct rbi_heap_root {
-	const char *name;       /* dump_all's "root": "vm" (the VM fields
-				   rb_vm_mark marks that the layout names:
-				   mark_object_ary, load_path,
-				   loaded_features, top_self), "global_tbl"
-				   (every global variable's value),
+	const char *name;       /* dump_all's "root": "vm" (what rb_vm_mark
+				   marks of the VM's own: its ractors' or
+				   threads' objects, its VALUE fields and
+				   tables, trap handlers, global call
+				   caches), "global_tbl" (every global
+				   variable's value), "global_list" (2.7-3.3:
+				   the addresses C code registered),
+				   "finalizers" (the finalizer table's
+				   Arrays, when there are any),
 				   "machine_context" (the words of each
 				   thread's machine stack and registers that
 				   point at a used heap slot: Ruby scans them
@@ -1560,8 +1564,9 @@ struct rbi_heap_root {
 typedef int (*rbi_heap_root_fn)(const struct rbi_heap_root *root, void *arg);
 
 /* Call FN for each root this library reads of T's heap, unreadable ones
-   too (with ERROR set): vm, vm_stack, global_tbl, machine_context (3.x
-   dump_all's order, vm_stack beside vm).  Suspended fibers' stacks are not
+   too (with ERROR set): vm, vm_stack, global_tbl, machine_context,
+   global_list, finalizers (vm_stack beside vm; a root this Ruby does not
+   have, or an empty finalizer table, is not called for).  Suspended fibers' stacks are not
    scanned.  dump_all's "machine_context"
    is the stack of the thread that runs the dump and every other thread's
    stack is marked through its Thread object; from outside no thread runs

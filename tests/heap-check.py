@@ -39,8 +39,8 @@ written (counted), and a truth's shape that is their parent may have them as edg
 (its "edges" the truth's plus those, its "memsize" no less).  No budget: a shape differs
 or not.
 
-ROOT lines: DUMP's global_tbl must hold what the truth's does, as a multiset (objects
-the truth does not have aside: allocated after it), its vm a part of the truth's (the
+ROOT lines: DUMP's global_tbl, global_list (2.7-3.3) and finalizers must hold what the
+truth's do, as multisets (objects the truth does not have aside: allocated after it), its vm a part of the truth's (the
 VM's fields it reads); its machine_context (read while the
 program sleeps, not while it dumps) only has to be there and point at objects of DUMP.
 The objects reachable from each file's roots through its own references are counted and
@@ -131,12 +131,13 @@ def reachable(objs, roots):
 
 
 def check_roots(truth, troots, ours, oroots, diffs):
-    t = Counter(troots.get("global_tbl", []))
-    o = Counter(a for a in oroots.get("global_tbl", []) if a in truth)
-    for a in (t - o).elements():
-        diffs["global_tbl missing"].append(a)
-    for a in (o - t).elements():
-        diffs["global_tbl extra"].append(a)
+    for name in ("global_tbl", "global_list", "finalizers"):
+        t = Counter(troots.get(name, []))
+        o = Counter(a for a in oroots.get(name, []) if a in truth)
+        for a in (t - o).elements():
+            diffs["%s missing" % name].append(a)
+        for a in (o - t).elements():
+            diffs["%s extra" % name].append(a)
     for a in set(oroots.get("vm", [])) - set(troots.get("vm", [])):
         if a in truth:
             diffs["vm root not in the truth's"].append(a)
@@ -279,7 +280,8 @@ def main():
     # comparison vacuous.
     left_out_ok = 0
     hard = [k for k in diffs
-            if "root" in k or k.startswith(("global_tbl", "machine_context", "SHAPE"))]
+            if "root" in k or k.startswith(("global_tbl", "global_list", "finalizers",
+                                            "machine_context", "SHAPE"))]
     if want_alloc and not rates["allocation sites"][1]:
         diffs["no allocation sites"].append("(none in the truth?)")
         hard.append("no allocation sites")

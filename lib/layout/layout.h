@@ -118,6 +118,10 @@
 	X(objspace, sorted,      "rb_objspace", "heap_pages.sorted", OFF)           \
 	X(objspace, allocated_pages, "rb_objspace", "heap_pages.allocated_pages", OFF) \
 	X(objspace, gc_count,    "rb_objspace", "profile.count", OFF)               \
+	X(objspace, global_list,  "rb_objspace", "global_list", OFF)                \
+	X(objspace, finalizer_table, "rb_objspace", "finalizer_table", OFF)         \
+	X(gc_list, varptr,        "gc_list", "varptr", OFF)                         \
+	X(gc_list, next,          "gc_list", "next", OFF)                           \
 	X(heap_page, size,       "heap_page", "", SIZE)                             \
 	X(heap_page, slot_size,  "heap_page", "slot_size", OFF)                     \
 	X(heap_page, total_slots, "heap_page", "total_slots", OFF)                  \

@@ -3,7 +3,9 @@
  *
  * vm (vm.c, rb_vm_mark): what the VM marks of its own; vm_stack
  * (rb_execution_context_mark): each thread's VM stack, which dump_all
- * reaches through the Thread object.
+ * reaches through the Thread object.  global_list (gc.c, 2.7-3.3): the
+ * addresses C code registered; finalizers: the finalizer table's Arrays
+ * (only when there are any, as dump_all).
  *
  * global_tbl (variable.c, rb_gc_mark_global_tbl): every entry of
  * rb_global_tbl, an rb_id_table of ID to rb_global_entry, has its
@@ -314,24 +316,22 @@ static int add_owners(struct roots *r)
 			     RBI_RACTORS_MAX, ractor_self, r);
 }
 
-/* 3.4's vm->global_object_list (rb_gc_register_address): each address's
-   value, conservatively. */
-static int add_global_objects(struct roots *r)
+/* A list of registered addresses from node FIRST on, each node's VARPTR
+   and NEXT at the given offsets (rb_gc_register_address: 3.4's
+   vm->global_object_list, the objspace's global_list before): each
+   address's value, conservatively (gc_mark_maybe). */
+static int add_address_list(struct roots *r, uint64_t node, uint32_t varptr, uint32_t next)
 {
-	const struct rbi_layout *l = r->l;
-	uint64_t node, var, value;
-	unsigned n = 0;
+	uint64_t var, value;
 	int rc;
 
-	if ((rc = rbi_read_u64(r->t, r->vm->info.vm + l->vm_global_object_list, &node)))
-		return rc;
-	for (; node; n++) {
+	for (unsigned n = 0; node; n++) {
 		if (n == GLOBALS_MAX)
-			return rbi_fail(RBI_CORRUPT, "the VM's global object list is longer "
-					"than %u", GLOBALS_MAX);
-		if ((rc = rbi_read_u64(r->t, node + l->global_object_list_varptr, &var)) ||
+			return rbi_fail(RBI_CORRUPT, "a list of registered addresses is "
+					"longer than %u", GLOBALS_MAX);
+		if ((rc = rbi_read_u64(r->t, node + varptr, &var)) ||
 		    (rc = rbi_read_u64(r->t, var, &value)) || (rc = add_maybe(r, value)) ||
-		    (rc = rbi_read_u64(r->t, node + l->global_object_list_next, &node)))
+		    (rc = rbi_read_u64(r->t, node + next, &node)))
 			return rc;
 	}
 	return RBI_OK;
@@ -389,8 +389,12 @@ static int read_vm(struct roots *r)
 	    l->vm_top_self == RBI_ABSENT)
 		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has none of the VM's "
 				"mark_object_ary, load_path, top_self");
-	if ((rc = add_owners(r)) ||
-	    (l->vm_global_object_list != RBI_ABSENT && (rc = add_global_objects(r))))
+	if ((rc = add_owners(r)))
+		return rc;
+	if (l->vm_global_object_list != RBI_ABSENT &&
+	    ((rc = rbi_read_u64(r->t, r->vm->info.vm + l->vm_global_object_list, &v)) ||
+	     (rc = add_address_list(r, v, l->global_object_list_varptr,
+				    l->global_object_list_next))))
 		return rc;
 	for (size_t i = 0; i < RBI_ARRAY_SIZE(fields); i++)
 		if (fields[i] != RBI_ABSENT &&
@@ -547,6 +551,55 @@ static int read_stacks(struct roots *r)
 	return RBI_OK;
 }
 
+/* ---- global_list, finalizers --------------------------------------------- */
+
+/* The objspace's address (vm->objspace; 3.4: vm->gc.objspace). */
+static int objspace_addr(struct roots *r, uint64_t *out)
+{
+	uint32_t off = r->l->vm_gc_objspace != RBI_ABSENT ? r->l->vm_gc_objspace
+							  : r->l->vm_objspace;
+
+	if (off == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no objspace");
+	return rbi_read_u64(r->t, r->vm->info.vm + off, out);
+}
+
+/* gc.c's global_list (2.7-3.3): the addresses C code registered
+   (rb_gc_register_address).  3.4 keeps them in the VM (its vm root):
+   no such root there. */
+static int read_global_list(struct roots *r)
+{
+	const struct rbi_layout *l = r->l;
+	uint64_t objspace, first;
+	int rc;
+
+	if (l->vm_global_object_list != RBI_ABSENT)
+		return RBI_ITER_END;
+	if (l->objspace_global_list == RBI_ABSENT || l->gc_list_varptr == RBI_ABSENT ||
+	    l->gc_list_next == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no global_list");
+	if ((rc = objspace_addr(r, &objspace)) ||
+	    (rc = rbi_read_u64(r->t, objspace + l->objspace_global_list, &first)))
+		return rc;
+	return add_address_list(r, first, l->gc_list_varptr, l->gc_list_next);
+}
+
+/* The finalizer table (mark_finalizer_tbl): each object's finalizers, an
+   Array.  No finalizer anywhere: no root, as dump_all writes none. */
+static int read_finalizers(struct roots *r)
+{
+	uint64_t objspace, tbl;
+	int rc;
+
+	if (r->l->objspace_finalizer_table == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no finalizer table");
+	if ((rc = objspace_addr(r, &objspace)) ||
+	    (rc = rbi_read_u64(r->t, objspace + r->l->objspace_finalizer_table, &tbl)) ||
+	    (rc = add_table_values(r, tbl)))
+		return rc;
+	return r->nrefs ? RBI_OK : RBI_ITER_END;
+}
+
 /* dump_all's order (3.x: vm first; its vm root holds what vm_stack has),
    vm_stack, a root of this library's own, beside its vm. */
 static const struct {
@@ -555,6 +608,7 @@ static const struct {
 } readers[] = {
 	{ "vm", read_vm }, { "vm_stack", read_vm_stacks },
 	{ "global_tbl", read_globals }, { "machine_context", read_stacks },
+	{ "global_list", read_global_list }, { "finalizers", read_finalizers },
 };
 
 RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *arg)
@@ -584,6 +638,12 @@ RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *
 	}
 	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
 		rc = readers[i].read(r);
+		if (rc == RBI_ITER_END) {       /* no such root in this Ruby */
+			rc = RBI_OK;
+			r->nrefs = 0;
+			r->note[0] = 0;
+			continue;
+		}
 		if (rc == RBI_GONE || rc == RBI_NOMEM || rc == RBI_PERM ||
 		    (rc = emit(r, readers[i].name, rc, fn, arg)))
 			break;
