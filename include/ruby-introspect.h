@@ -1544,8 +1544,10 @@ struct rbi_heap_root {
 				   caches), "global_tbl" (every global
 				   variable's value), "global_list" (2.7-3.3:
 				   the addresses C code registered),
-				   "finalizers" (the finalizer table's
-				   Arrays, when there are any),
+				   "finalizers" (up to 3.3; 3.4: "objspace",
+				   a GC root its dump_all does not write:
+				   the finalizer table's Arrays, when there
+				   are any),
 				   "machine_context" (the words of each
 				   thread's machine stack and registers that
 				   point at a used heap slot: Ruby scans them
@@ -1565,7 +1567,7 @@ typedef int (*rbi_heap_root_fn)(const struct rbi_heap_root *root, void *arg);
 
 /* Call FN for each root this library reads of T's heap, unreadable ones
    too (with ERROR set): vm, vm_stack, global_tbl, machine_context,
-   global_list, finalizers (vm_stack beside vm; a root this Ruby does not
+   global_list, finalizers, objspace (vm_stack beside vm; a root this Ruby does not
    have, or an empty finalizer table, is not called for).  Suspended fibers' stacks are not
    scanned.  dump_all's "machine_context"
    is the stack of the thread that runs the dump and every other thread's

@@ -39,8 +39,9 @@ written (counted), and a truth's shape that is their parent may have them as edg
 (its "edges" the truth's plus those, its "memsize" no less).  No budget: a shape differs
 or not.
 
-ROOT lines: DUMP's global_tbl, global_list (2.7-3.3) and finalizers must hold what the
-truth's do, as multisets (objects the truth does not have aside: allocated after it), its vm a part of the truth's (the
+ROOT lines: DUMP's global_tbl, global_list (2.7-3.3) and finalizers (up to 3.3) must hold
+what the truth's do (3.4's objspace root, which its dump_all does not write, is only
+checked to point at objects of DUMP), as multisets (objects the truth does not have aside: allocated after it), its vm a part of the truth's (the
 VM's fields it reads); its machine_context (read while the
 program sleeps, not while it dumps) only has to be there and point at objects of DUMP.
 The objects reachable from each file's roots through its own references are counted and

@@ -120,6 +120,7 @@
 	X(objspace, gc_count,    "rb_objspace", "profile.count", OFF)               \
 	X(objspace, global_list,  "rb_objspace", "global_list", OFF)                \
 	X(objspace, finalizer_table, "rb_objspace", "finalizer_table", OFF)         \
+	X(objspace, obj_to_id_tbl, "rb_objspace", "obj_to_id_tbl", OFF)              \
 	X(gc_list, varptr,        "gc_list", "varptr", OFF)                         \
 	X(gc_list, next,          "gc_list", "next", OFF)                           \
 	X(heap_page, size,       "heap_page", "", SIZE)                             \

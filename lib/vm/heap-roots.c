@@ -4,8 +4,8 @@
  * vm (vm.c, rb_vm_mark): what the VM marks of its own; vm_stack
  * (rb_execution_context_mark): each thread's VM stack, which dump_all
  * reaches through the Thread object.  global_list (gc.c, 2.7-3.3): the
- * addresses C code registered; finalizers: the finalizer table's Arrays
- * (only when there are any, as dump_all).
+ * addresses C code registered; finalizers (up to 3.3) or objspace (3.4):
+ * the finalizer table's Arrays (only when there are any, as dump_all).
  *
  * global_tbl (variable.c, rb_gc_mark_global_tbl): every entry of
  * rb_global_tbl, an rb_id_table of ID to rb_global_entry, has its
@@ -584,18 +584,46 @@ static int read_global_list(struct roots *r)
 	return add_address_list(r, first, l->gc_list_varptr, l->gc_list_next);
 }
 
-/* The finalizer table (mark_finalizer_tbl): each object's finalizers, an
-   Array.  No finalizer anywhere: no root, as dump_all writes none. */
-static int read_finalizers(struct roots *r)
+/* The values of the objspace's st_table at OFF. */
+static int add_objspace_table(struct roots *r, uint32_t off)
 {
 	uint64_t objspace, tbl;
 	int rc;
 
-	if (r->l->objspace_finalizer_table == RBI_ABSENT)
-		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout has no finalizer table");
-	if ((rc = objspace_addr(r, &objspace)) ||
-	    (rc = rbi_read_u64(r->t, objspace + r->l->objspace_finalizer_table, &tbl)) ||
-	    (rc = add_table_values(r, tbl)))
+	if (off == RBI_ABSENT)
+		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout lacks a table of its objspace");
+	if ((rc = objspace_addr(r, &objspace)) || (rc = rbi_read_u64(r->t, objspace + off, &tbl)))
+		return rc;
+	return add_table_values(r, tbl);
+}
+
+/* Up to 3.3 (mark_finalizer_tbl): the finalizer table's values, each
+   object's finalizers, an Array.  None anywhere: no root, as dump_all
+   writes none. */
+static int read_finalizers(struct roots *r)
+{
+	int rc;
+
+	if (r->l->vm_gc_objspace != RBI_ABSENT)
+		return RBI_ITER_END;    /* 3.4: in the objspace root */
+	if ((rc = add_objspace_table(r, r->l->objspace_finalizer_table)))
+		return rc;
+	return r->nrefs ? RBI_OK : RBI_ITER_END;
+}
+
+/* 3.4 (gc/default.c mark_roots, category "objspace"): the finalizer
+   table's values, then the object id table's (Integers: on the heap only
+   as Bignums).  3.4's dump_all does not write it (it asks gc.c's
+   rb_gc_mark_roots only), but the GC keeps these: a retainer path may
+   start here. */
+static int read_objspace(struct roots *r)
+{
+	int rc;
+
+	if (r->l->vm_gc_objspace == RBI_ABSENT)
+		return RBI_ITER_END;
+	if ((rc = add_objspace_table(r, r->l->objspace_finalizer_table)) ||
+	    (rc = add_objspace_table(r, r->l->objspace_obj_to_id_tbl)))
 		return rc;
 	return r->nrefs ? RBI_OK : RBI_ITER_END;
 }
@@ -609,6 +637,7 @@ static const struct {
 	{ "vm", read_vm }, { "vm_stack", read_vm_stacks },
 	{ "global_tbl", read_globals }, { "machine_context", read_stacks },
 	{ "global_list", read_global_list }, { "finalizers", read_finalizers },
+	{ "objspace", read_objspace },
 };
 
 RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *arg)

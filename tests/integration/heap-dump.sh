@@ -130,9 +130,9 @@ while read -r kind ver root cmd; do
 	is "$(jq -r '[([.gone[].count] | add // 0), ([.new[].count] | add // 0) < 100] | @tsv' "$RB_TMP/self.json")" \
 		"$(printf '0\ttrue')" "$R: heap diff of the target's own dump_all and ours: none gone, a few new (printing READY)"
 	case $ver in 2.*|3.[01].*) shapes= ;; *) shapes=", [0-9]+ SHAPE lines" ;; esac
-	# vm, vm_stack, global_tbl, machine_context, and up to 3.3 global_list (heap.rb
-	# has no finalizers).
-	case $ver in 2.*|3.[0-3].*) nroots=5 ;; *) nroots=4 ;; esac
+	# vm, vm_stack, global_tbl, machine_context, finalizers (heap.rb has one), and up to
+	# 3.3 global_list.
+	case $ver in 2.*|3.[0-3].*) nroots=6 ;; *) nroots=5 ;; esac
 	is "$(grep -Ec "objects written to .*live.json.gz \(paused\), $nroots ROOT lines$shapes\$" "$RB_TMP/err")" 1 \
 		"$R live: says how many objects, ROOT and SHAPE lines went where, and that the process was paused"
 	wait_parked "$RB_PID"
