@@ -75,7 +75,7 @@ MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL
 ALLOC_KEYS = ("file", "line", "method", "generation")
 READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
-                                        "iseq"})}
+                                        "iseq", "callcache", "callinfo", "ifunc", "memo"})}
 
 
 def load(path):

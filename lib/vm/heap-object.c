@@ -17,7 +17,8 @@
  * on its locals; a method entry (IMEMO ment) its owner, defined class and
  * what its definition holds; a class, module or include wrapper what
  * heap-class.c reads of it; an instruction sequence (IMEMO iseq) what
- * heap-iseq.c reads of it.
+ * heap-iseq.c reads of it; a call cache, call info, ifunc or memo what
+ * heap-imemo.c reads of it.
  * Other types, and any object with generic instance variables (the GC
  * marks those first, from a table elsewhere), say their references are
  * unknown rather than give part of them.
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "vm/heap-object.h"
+#include "vm/heap-pages.h"
 
 #define FL_FREEZE (1ull << 11)
 #define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
@@ -93,6 +95,7 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->st.words);
 	free(sc->marks);
 	free(sc->ccs);
+	rbi_heap_maybe_close(sc->maybe);
 	rbi_ivars_free(&sc->ivars);
 	rbi_map_free(&sc->data_kinds);
 	rbi_heap_alloc_free(sc->alloc);
@@ -901,8 +904,12 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 			return ment_object(it, s, out);
 		case RBI_IMEMO_ISEQ:
 			return rbi_heap_iseq_refs(it, s, out);
-		default:
-			return rbi_heap_slot_refs(it, s, out);
+		default: {
+			bool mine;
+			int rc = rbi_heap_imemo_refs(it, s, out, &mine);
+
+			return rc || mine ? rc : rbi_heap_slot_refs(it, s, out);
+		}
 		}
 	case RBI_T_DATA:
 		return data_object(it, s, out);

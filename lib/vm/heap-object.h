@@ -39,6 +39,8 @@ struct heap_object_scratch {
 	struct heap_alloc *alloc;       /* the allocation tracer's table
 					   (heap-alloc.c), read at the first
 					   rbi_heap_object_alloc of a walk */
+	struct heap_maybe *maybe;       /* heap-imemo.c: gc_mark_maybe's test */
+	bool maybe_tried;               /* opened (or failed to) this walk */
 };
 
 void rbi_heap_alloc_free(struct heap_alloc *a);
@@ -103,6 +105,12 @@ int rbi_heap_class_marks(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
    loaded, and marks of hooks or JIT code. */
 int rbi_heap_iseq_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out);
+
+/* heap-imemo.c: the references of the IMEMO callcache, callinfo, ifunc
+   and memo in slot S into OUT (left unknown where their marking or words
+   cannot be read); *MINE false for the other IMEMOs, left alone. */
+int rbi_heap_imemo_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			struct rbi_heap_object *out, bool *mine);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);

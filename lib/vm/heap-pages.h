@@ -113,4 +113,13 @@ void rbi_heap_reader_read_ahead(struct heap_reader *r);
 /* Stops and joins the read-ahead thread. */
 void rbi_heap_reader_close(struct heap_reader *r);
 
+/* heap-maybe.c: gc_mark_maybe's test.  RBI_NO_LAYOUT when the layout does
+   not describe the heap's pages. */
+struct heap_maybe;
+int rbi_heap_maybe_open(struct rbi_target *t, const struct rbi_vm *vm, struct heap_maybe **out);
+/* Would gc_mark_maybe mark V: a used slot of the heap?  Pages are
+   remembered: one handle serves one moment of the heap. */
+bool rbi_heap_maybe_slot(struct heap_maybe *m, uint64_t v);
+void rbi_heap_maybe_close(struct heap_maybe *m);
+
 #endif

@@ -21,9 +21,7 @@
  * rb_gc_mark_machine_stack): the words from a thread's stack pointer to
  * ec->machine.stack_start and its registers, each marked if it points at
  * a used heap slot (gc_mark_maybe: is_pointer_to_heap, not T_NONE,
- * T_ZOMBIE or T_MOVED).  A slot is recognised by its page: the body is
- * aligned to HEAP_PAGE_ALIGN and starts with a pointer to its struct
- * heap_page, whose start and slot size place the slots. */
+ * T_ZOMBIE or T_MOVED: heap-maybe.c). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,17 +44,8 @@
 #define STACK_MAX (64ull << 20)
 /* Stack bytes read at a time. */
 #define STACK_CHUNK 65536
-/* Heap pages remembered by the conservative check (direct-mapped). */
-#define PAGE_CACHE 256
 /* General registers scanned: rax..r15 in DWARF's numbering. */
 #define GP_REGS 16
-
-struct page_entry {
-	uint64_t body;          /* 0: empty */
-	bool ok;                /* a page of this heap */
-	uint64_t start, end;
-	uint32_t slot_size;
-};
 
 struct roots;
 
@@ -71,9 +60,7 @@ struct roots {
 	struct rbi_target *t;
 	const struct rbi_vm *vm;
 	const struct rbi_layout *l;
-	struct heap_geometry g;
-	uint32_t hdr_len;       /* bytes of a struct heap_page read */
-	struct page_entry pages[PAGE_CACHE];
+	struct heap_maybe *maybe;       /* gc_mark_maybe's test */
 	uint64_t *refs;
 	size_t nrefs, cap;
 	char note[256];
@@ -88,47 +75,9 @@ static int add(struct roots *r, uint64_t v)
 	return RBI_OK;
 }
 
-static const struct page_entry *page_of(struct roots *r, uint64_t body)
-{
-	struct page_entry *e = &r->pages[(body / r->g.align) % PAGE_CACHE];
-	uint8_t hdr[256];
-	struct heap_page p = { 0 };
-
-	if (e->body == body)
-		return e;
-	*e = (struct page_entry){ .body = body };
-	if (rbi_read_u64(r->t, body, &p.page) || !p.page || (p.page & 7) ||
-	    rbi_read(r->t, p.page, hdr, r->hdr_len) || !rbi_heap_page_parse(&r->g, &p, hdr) ||
-	    p.empty || p.body != body)
-		return e;
-	e->ok = true;
-	e->start = p.start;
-	e->end = p.start + (uint64_t)p.total * p.slot_size;
-	e->slot_size = p.slot_size;
-	return e;
-}
-
-/* Would gc_mark_maybe mark V: a used slot of the heap? */
-static bool used_slot(struct roots *r, uint64_t v)
-{
-	const struct page_entry *e;
-	uint64_t flags;
-	unsigned type;
-
-	if (!rbi_vm_heap_p(r->vm, v))
-		return false;
-	e = page_of(r, v & ~(uint64_t)(r->g.align - 1));
-	if (!e->ok || v < e->start || v >= e->end || (v - e->start) % e->slot_size)
-		return false;
-	if (rbi_read_u64(r->t, v, &flags) || !flags)
-		return false;
-	type = flags & RBI_T_MASK;
-	return type != RBI_T_NONE && type != RBI_T_ZOMBIE && type != RBI_T_MOVED;
-}
-
 static int add_maybe(struct roots *r, uint64_t v)
 {
-	return used_slot(r, v) ? add(r, v) : RBI_OK;
+	return rbi_heap_maybe_slot(r->maybe, v) ? add(r, v) : RBI_OK;
 }
 
 static int emit(struct roots *r, const char *name, int error, rbi_heap_root_fn fn, void *arg)
@@ -652,18 +601,10 @@ RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *
 		return rc;
 	if (!(r = calloc(1, sizeof(*r))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	*r = (struct roots){ .t = t, .vm = vm, .l = vm->layout,
-		.g = { .l = vm->layout, .align = vm->k.heap_page_align } };
-	r->hdr_len = r->l->heap_page_start;
-	if (r->l->heap_page_total_slots != RBI_ABSENT && r->l->heap_page_total_slots > r->hdr_len)
-		r->hdr_len = r->l->heap_page_total_slots;
-	if (r->l->heap_page_slot_size != RBI_ABSENT && r->l->heap_page_slot_size > r->hdr_len)
-		r->hdr_len = r->l->heap_page_slot_size;
-	r->hdr_len += 8;
-	if (r->l->heap_page_start == RBI_ABSENT || r->l->heap_page_total_slots == RBI_ABSENT ||
-	    r->hdr_len > 256 || !r->g.align || (r->g.align & (r->g.align - 1))) {
+	*r = (struct roots){ .t = t, .vm = vm, .l = vm->layout };
+	if ((rc = rbi_heap_maybe_open(t, vm, &r->maybe))) {
 		free(r);
-		return rbi_fail(RBI_NO_LAYOUT, "this Ruby's layout does not describe its heap pages");
+		return rc;
 	}
 	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
 		rc = readers[i].read(r);
@@ -677,6 +618,7 @@ RBI_EXPORT int rbi_heap_roots_foreach(rbi_target *t, rbi_heap_root_fn fn, void *
 		    (rc = emit(r, readers[i].name, rc, fn, arg)))
 			break;
 	}
+	rbi_heap_maybe_close(r->maybe);
 	free(r->refs);
 	free(r);
 	return rc;

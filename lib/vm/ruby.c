@@ -78,7 +78,7 @@ static bool family(const struct rbi_vm *vm, int major, int minor)
    (first_lineno), vm_backtrace.c (labels), gc.c and gc/default/default.c
    (HEAP_PAGE_ALIGN_LOG 14, 16 from 3.3; the darray page list from 3.4),
    gc.c's gc_mark_children and internal/class.h (how classes are marked,
-   the RICLASS_* flags). */
+   the RICLASS_* flags), gc.c gc_mark_imemo and imemo.c (call caches). */
 static void set_constants(struct rbi_vm *vm)
 {
 	struct rbi_vm_consts *k = &vm->k;
@@ -103,6 +103,9 @@ static void set_constants(struct rbi_vm *vm)
 	k->class_marks_ext_values = rbi_vm_ge(vm, 3, 3);
 	k->iseq_marks_read = family(vm, 3, 3) || family(vm, 3, 4);
 	k->iseq_marks_cc = family(vm, 3, 3);
+	k->cc_marks = family(vm, 3, 1) ? RBI_CC_MARKS_CME :
+		      family(vm, 3, 3) ? RBI_CC_MARKS_SUPER_CME :
+		      family(vm, 3, 4) ? RBI_CC_MARKS_SUPER_CME_KLASS : RBI_CC_MARKS_UNKNOWN;
 	k->riclass_is_origin = 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 0 : 5));
 	k->riclass_shared_mtbl = !rbi_vm_ge(vm, 3, 1) ? 0 :
 				 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 3 : 8));

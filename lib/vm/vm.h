@@ -51,6 +51,12 @@ struct rbi_vm_consts {
 	   cc_is_active takes every one for the empty cache). */
 	bool iseq_marks_read;
 	bool iseq_marks_cc;
+	/* How gc.c marks an IMEMO callcache (heap-imemo.c): its cme_ (3.1);
+	   only a super or refinement call's cme_ (3.3), then its klass
+	   (3.4); unknown in the other families (none read; 2.7 has no call
+	   caches).  A callinfo marks nothing where this is known. */
+	enum { RBI_CC_MARKS_UNKNOWN, RBI_CC_MARKS_CME, RBI_CC_MARKS_SUPER_CME,
+	       RBI_CC_MARKS_SUPER_CME_KLASS } cc_marks;
 	uint64_t riclass_is_origin;     /* RICLASS_IS_ORIGIN: FL_USER5 (<= 3.1),
 					   FL_USER0 (3.3+) */
 	uint64_t riclass_shared_mtbl;   /* RICLASS_ORIGIN_SHARED_MTBL, which
