@@ -354,6 +354,25 @@
 	X(call_data, cc,         "rb_call_data", "cc", OFF)                         \
 	X(callcache, klass,      "rb_callcache", "klass", OFF)                      \
 	X(callcache, cme,        "rb_callcache", "cme_", OFF)                       \
+	X(time, timew,           "time_object", "timew", OFF)                       \
+	X(time, year,            "time_object", "vtm.year", OFF)                    \
+	X(time, subsecx,         "time_object", "vtm.subsecx", OFF)                 \
+	X(time, utc_offset,      "time_object", "vtm.utc_offset", OFF)              \
+	X(time, zone,            "time_object", "vtm.zone", OFF)                    \
+	X(argf, filename,        "argf", "filename", OFF)                           \
+	X(argf, current_file,    "argf", "current_file", OFF)                       \
+	X(argf, argv,            "argf", "argv", OFF)                               \
+	X(argf, inplace,         "argf", "inplace", OFF)                            \
+	X(argf, encs_ecopts,     "argf", "encs.ecopts", OFF)                        \
+	X(autoload_const, mod,   "autoload_const", "mod", OFF)                      \
+	X(autoload_const, module, "autoload_const", "module", OFF)                  \
+	X(autoload_const, ad,    "autoload_const", "ad", OFF)                       \
+	X(autoload_const, data_value, "autoload_const", "autoload_data_value", OFF) \
+	X(autoload_const, value, "autoload_const", "value", OFF)                    \
+	X(autoload_const, file,  "autoload_const", "file", OFF)                     \
+	X(autoload_i, feature,   "autoload_data_i", "feature", OFF)                 \
+	X(autoload_data, feature, "autoload_data", "feature", OFF)                  \
+	X(autoload_data, mutex,  "autoload_data", "mutex", OFF)                     \
 	X(is_entry, size,        "iseq_inline_storage_entry", "", SIZE)             \
 	X(is_entry, once_value,  "iseq_inline_storage_entry", "once.value", OFF)    \
 	X(ic, entry,             "iseq_inline_constant_cache", "entry", OFF)        \

@@ -68,8 +68,9 @@ enum { BLOCK_TYPE_ISEQ, BLOCK_TYPE_IFUNC, BLOCK_TYPE_SYMBOL, BLOCK_TYPE_PROC };
 enum { METHOD_ISEQ = 0, METHOD_ATTRSET = 2, METHOD_IVAR = 3, METHOD_BMETHOD = 4,
        METHOD_ALIAS = 6, METHOD_REFINED = 11 };
 #define METHOD_TYPE_BITS 4
-/* T_DATA types whose references we read (data_kind). */
-enum { DATA_OTHER = 1, DATA_PROC, DATA_BINDING, DATA_METHOD };
+/* T_DATA types whose references we read (data_kind); DATA_WORDS + K:
+   heap-data.c's kind K. */
+enum { DATA_OTHER = 1, DATA_PROC, DATA_BINDING, DATA_METHOD, DATA_WORDS };
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -281,8 +282,8 @@ static int ar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 /* The live entries of the st_table whose header is HDR: their keys (if
    KEYS) and records, in entries order (st_foreach's); its num_entries to
    *SIZE. */
-static int st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
-		   struct rbi_heap_object *out, const uint8_t *hdr, bool keys, int64_t *size)
+int rbi_heap_st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		     struct rbi_heap_object *out, const uint8_t *hdr, bool keys, int64_t *size)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	struct rbi_st_entries *e = &rbi_heap_iter_scratch(it)->st;
@@ -429,7 +430,7 @@ static int hash_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if ((rc = rbi_heap_hash_table(it, s, buf, &table)) || !table)
 		return rc;
 	if (s->flags & RHASH_ST_TABLE_FLAG)
-		rc = st_refs(it, s, out, table, true, &out->entries);
+		rc = rbi_heap_st_refs(it, s, out, table, true, &out->entries);
 	else if (!(rc = ar_refs(it, s, out, table, l->ar_table_size)))
 		out->entries = (s->flags >> RHASH_AR_SIZE_SHIFT) & RHASH_AR_FIELD_MASK;
 	ifnone = rbi_get_u64(s->bytes, l->rhash_ifnone);
@@ -514,10 +515,6 @@ static int env_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	out->refs_known = true;
 	return RBI_OK;
 }
-
-/* The most bytes of a T_DATA's struct read: rb_proc_t, rb_binding_t and
-   struct METHOD are 40 or 48 bytes. */
-#define DATA_BYTES_MAX 128u
 
 /* The bytes of the words at OFFS[N] (RBI_ABSENT: left out) past BASE: as
    far as the last one reaches. */
@@ -618,7 +615,7 @@ static uint64_t method_def_size(const struct rbi_layout *l)
 	if (l->method_def_type == RBI_ABSENT)
 		return 0;
 	end = words_end(0, words, RBI_ARRAY_SIZE(words));
-	return end <= DATA_BYTES_MAX && l->method_def_type / 8 + 4 <= end &&
+	return end <= RBI_DATA_BYTES_MAX && l->method_def_type / 8 + 4 <= end &&
 	       (l->method_def_iseq_overload == RBI_ABSENT ||
 		l->method_def_iseq_overload / 8 + 4 <= end) ? end : 0;
 }
@@ -630,7 +627,7 @@ static int ment_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	uint64_t size = method_def_size(l), words[2], def;
-	uint8_t b[DATA_BYTES_MAX];
+	uint8_t b[RBI_DATA_BYTES_MAX];
 	bool known = true;
 	int rc;
 
@@ -730,12 +727,12 @@ static uint64_t data_size(const struct rbi_layout *l, unsigned kind)
 	default:
 		end = 0;
 	}
-	return end <= DATA_BYTES_MAX ? end : 0;
+	return end <= RBI_DATA_BYTES_MAX ? end : 0;
 }
 
 /* What the data type TYPE (an rb_data_type_t) is to us, by its
-   wrap_struct_name (proc.c's "proc", "binding" and "method"), remembered
-   per walk. */
+   wrap_struct_name (proc.c's "proc", "binding" and "method", and
+   heap-data.c's), remembered per walk. */
 static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 {
 	static const char *const names[] = { [DATA_PROC] = "proc", [DATA_BINDING] = "binding",
@@ -747,20 +744,22 @@ static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 	if (rbi_map_get(kinds, type, 0, 1, &kind))
 		return (unsigned)kind;
 	kind = DATA_OTHER;
-	if (!rbi_vm_data_type_name(rbi_heap_iter_target(it), type, name, sizeof(name)))
+	if (!rbi_vm_data_type_name(rbi_heap_iter_target(it), type, name, sizeof(name))) {
+		unsigned words = rbi_heap_data_kind(name);
+
 		for (unsigned k = DATA_PROC; k < RBI_ARRAY_SIZE(names); k++)
 			if (!strcmp(name, names[k]))
 				kind = k;
+		if (words)
+			kind = DATA_WORDS + words;
+	}
 	/* Not remembered when out of memory: asked again next time. */
 	rbi_map_put(kinds, type, 0, 1, kind);
 	return (unsigned)kind;
 }
 
-/* The first SIZE bytes of S's struct into B: in the slot where
-   RTypedData's data pointer would be when EMBEDDED (3.3+), else at DATA in
-   the target. */
-static int data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t data,
-		       bool embedded, uint8_t *b, uint64_t size)
+int rbi_heap_data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t data,
+			 bool embedded, uint8_t *b, uint64_t size)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
 	int rc;
@@ -777,26 +776,30 @@ static int data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, 
 }
 
 /* A T_DATA's references where its type's mark function is known: a Proc,
-   a Binding (its block, then its path) or a Method.  One with generic
-   instance variables (marked before its data) stays unknown. */
+   a Binding (its block, then its path), a Method, or one of heap-data.c's
+   types.  One with generic instance variables (marked before its data)
+   stays unknown. */
 static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
 	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
-	uint8_t b[DATA_BYTES_MAX];
+	uint8_t b[RBI_DATA_BYTES_MAX];
 	uint64_t type, data, size;
 	unsigned kind;
 	bool embedded;
 	int rc;
 
-	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded) || (s->flags & RBI_FL_EXIVAR) ||
-	    !(size = data_size(l, (kind = data_kind(it, type)))))
+	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded) || (s->flags & RBI_FL_EXIVAR))
+		return RBI_OK;
+	if ((kind = data_kind(it, type)) > DATA_WORDS)
+		return rbi_heap_data_refs(it, s, out, kind - DATA_WORDS, data, embedded);
+	if (!(size = data_size(l, kind)))
 		return RBI_OK;
 	if (!embedded && !data) {
 		out->refs_known = true;  /* no data: nothing marked */
 		return RBI_OK;
 	}
-	if ((rc = data_struct(it, s, data, embedded, b, size)))
+	if ((rc = rbi_heap_data_struct(it, s, data, embedded, b, size)))
 		return rc;
 	if (kind == DATA_METHOD)
 		rc = method_refs(it, s, out, b);

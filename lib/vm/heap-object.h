@@ -73,6 +73,30 @@ int rbi_heap_read_words(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 int rbi_heap_hash_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			uint8_t buf[RBI_HASH_TABLE_MAX], const uint8_t **table);
 
+/* The live entries of the st_table whose header (RBI_ST_HEADER_SIZE
+   bytes) is HDR as references of S: their keys (if KEYS) and records, in
+   st_foreach's order; its num_entries to *SIZE. */
+int rbi_heap_st_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		     struct rbi_heap_object *out, const uint8_t *hdr, bool keys, int64_t *size);
+
+/* The most bytes of a T_DATA's struct read: rb_proc_t, rb_binding_t and
+   struct METHOD are 40 or 48 bytes, struct argf's marked words end at 80. */
+#define RBI_DATA_BYTES_MAX 128u
+/* The first SIZE bytes (at most RBI_DATA_BYTES_MAX) of the T_DATA S's
+   struct into B: in the slot where RTypedData's data pointer would be
+   when EMBEDDED (3.3+), else at DATA in the target. */
+int rbi_heap_data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t data,
+			 bool embedded, uint8_t *b, uint64_t size);
+
+/* heap-data.c: which of its T_DATA types (1...) the one whose
+   wrap_struct_name is NAME is; 0: none. */
+unsigned rbi_heap_data_kind(const char *name);
+/* The references of the T_DATA in slot S, of heap-data.c's type KIND,
+   whose data is DATA or EMBEDDED in the slot, into OUT; left unknown
+   where the layout lacks what its marking reads. */
+int rbi_heap_data_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out, unsigned kind, uint64_t data, bool embedded);
+
 /* heap-refs.c: the references of the types marked by words of their slot
    (Float, Bignum, Symbol, Rational, Complex, Regexp, MatchData) or of a
    File's rb_io_t; others, and a layout without those words, are left

@@ -1,0 +1,149 @@
+/* heap-data.c: the references dump_all lists for T_DATA objects of the
+ * types below, which their rb_data_type_t's wrap_struct_name tells apart
+ * (heap-object.c's data_kind), each as its dmark function marks them
+ * (reached from gc_mark_children's T_DATA case, 2.7-3.3;
+ * rb_gc_mark_children, 3.4):
+ *   "time"            time.c time_mark: timew (when not a Fixnum), then
+ *                     vtm.year, vtm.subsecx, vtm.utc_offset, vtm.zone
+ *   "ARGF"            io.c argf_mark: filename, current_file, argv,
+ *                     inplace, encs.ecopts
+ *   "monitor"         ext/monitor/monitor.c monitor_mark: owner, mutex
+ *   "autoload_const"  variable.c autoload_c_mark (2.7-3.1: mod, ad) and
+ *                     autoload_const_mark (3.2+: module,
+ *                     autoload_data_value), then value, file
+ *   "autoload_i"      variable.c autoload_i_mark (2.7-3.1): feature
+ *   "autoload_data"   variable.c autoload_data_mark (3.2+): feature, mutex
+ *   "autoload",       variable.c autoload_mark (2.7-3.1) and
+ *   "autoload_table"  autoload_table_mark (3.2+): rb_mark_tbl_no_pin of
+ *                     its st_table, the values of its entries in
+ *                     st_foreach's order
+ * each only if it is a heap object and not the object's class.  Offsets
+ * come from the layout (struct time_object, argf, autoload_const,
+ * autoload_data_i, autoload_data of libruby's DWARF), but those of
+ * struct rb_monitor { long count; VALUE owner; VALUE mutex; }, which
+ * lives in monitor.so, unchanged since monitor.c was written (2.7) to
+ * 3.4.  A layout without a word leaves the object's references unknown. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "vm/heap-object.h"
+
+/* The types, numbered from 1 (rbi_heap_data_kind). */
+enum { KIND_TIME = 1, KIND_ARGF, KIND_MONITOR, KIND_AUTOLOAD_CONST, KIND_AUTOLOAD_I,
+       KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2 };
+
+static const char *const names[] = {
+	[KIND_TIME] = "time", [KIND_ARGF] = "ARGF", [KIND_MONITOR] = "monitor",
+	[KIND_AUTOLOAD_CONST] = "autoload_const", [KIND_AUTOLOAD_I] = "autoload_i",
+	[KIND_AUTOLOAD_DATA] = "autoload_data", [KIND_AUTOLOAD_TABLE] = "autoload",
+	[KIND_AUTOLOAD_TABLE_2] = "autoload_table",
+};
+
+/* struct rb_monitor's owner and mutex. */
+#define MONITOR_OWNER 8
+#define MONITOR_MUTEX 16
+/* The most words a type marks of its struct. */
+#define WORDS_MAX 5
+
+unsigned rbi_heap_data_kind(const char *name)
+{
+	for (unsigned k = 1; k < RBI_ARRAY_SIZE(names); k++)
+		if (!strcmp(name, names[k]))
+			return k;
+	return 0;
+}
+
+/* The words KIND marks of its struct, as offsets in it in marking order,
+   into OFFS (*N of them); false when the layout lacks one. */
+static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[WORDS_MAX],
+		       size_t *n)
+{
+	/* Which of autoload_const's two namings this Ruby has. */
+	uint32_t module = l->autoload_const_mod != RBI_ABSENT ? l->autoload_const_mod :
+			  l->autoload_const_module,
+		 data = l->autoload_const_ad != RBI_ABSENT ? l->autoload_const_ad :
+			l->autoload_const_data_value;
+	const uint32_t time[] = { l->time_timew, l->time_year, l->time_subsecx,
+				  l->time_utc_offset, l->time_zone },
+		       argf[] = { l->argf_filename, l->argf_current_file, l->argf_argv,
+				  l->argf_inplace, l->argf_encs_ecopts },
+		       monitor[] = { MONITOR_OWNER, MONITOR_MUTEX },
+		       ac[] = { module, data, l->autoload_const_value, l->autoload_const_file },
+		       ai[] = { l->autoload_i_feature },
+		       ad[] = { l->autoload_data_feature, l->autoload_data_mutex };
+	const struct { const uint32_t *offs; size_t n; } words[] = {
+		[KIND_TIME] = { time, RBI_ARRAY_SIZE(time) },
+		[KIND_ARGF] = { argf, RBI_ARRAY_SIZE(argf) },
+		[KIND_MONITOR] = { monitor, RBI_ARRAY_SIZE(monitor) },
+		[KIND_AUTOLOAD_CONST] = { ac, RBI_ARRAY_SIZE(ac) },
+		[KIND_AUTOLOAD_I] = { ai, RBI_ARRAY_SIZE(ai) },
+		[KIND_AUTOLOAD_DATA] = { ad, RBI_ARRAY_SIZE(ad) },
+	};
+
+	if (kind >= RBI_ARRAY_SIZE(words) || !words[kind].offs)
+		return false;
+	for (size_t i = 0; i < words[kind].n; i++)
+		if (words[kind].offs[i] == RBI_ABSENT || words[kind].offs[i] > RBI_DATA_BYTES_MAX - 8)
+			return false;
+	memcpy(offs, words[kind].offs, words[kind].n * sizeof(*offs));
+	*n = words[kind].n;
+	return true;
+}
+
+/* An autoload table's references: the values of the st_table at DATA. */
+static int table_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		      struct rbi_heap_object *out, uint64_t data)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint8_t hdr[RBI_DATA_BYTES_MAX];
+	int64_t size;
+	int rc;
+
+	if (l->st_table_entries == RBI_ABSENT || RBI_ST_HEADER_SIZE(l) > sizeof(hdr))
+		return RBI_OK;
+	if ((rc = rbi_read(rbi_heap_iter_target(it), data, hdr, RBI_ST_HEADER_SIZE(l))))
+		return rbi_fail_context(rc, "reading the table of 0x%" PRIx64 ": ", s->addr);
+	if ((rc = rbi_heap_st_refs(it, s, out, hdr, false, &size)))
+		return rc;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+int rbi_heap_data_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+		       struct rbi_heap_object *out, unsigned kind, uint64_t data, bool embedded)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint32_t offs[WORDS_MAX];
+	uint8_t b[RBI_DATA_BYTES_MAX];
+	uint64_t end = 0;
+	size_t n;
+	int rc;
+
+	if (kind == KIND_AUTOLOAD_TABLE || kind == KIND_AUTOLOAD_TABLE_2) {
+		if (embedded)
+			return RBI_OK;  /* not a type that embeds: unknown */
+		if (!data) {
+			out->refs_known = true;
+			return RBI_OK;
+		}
+		return table_refs(it, s, out, data);
+	}
+	if (!kind_words(l, kind, offs, &n))
+		return RBI_OK;
+	if (!embedded && !data) {
+		out->refs_known = true;  /* no data: nothing marked */
+		return RBI_OK;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] + 8ull > end)
+			end = offs[i] + 8ull;
+	if ((rc = rbi_heap_data_struct(it, s, data, embedded, b, end)))
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = rbi_heap_add_refs(it, s, out, b + offs[i], 1)))
+			return rc;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
