@@ -19,10 +19,13 @@ references (one with generic instance variables: unknown) is outside the 0.1 % b
 but within 1 % of its type.  The share of each type's references that match is printed
 ("references MATCH 5/5"); each type given to --need must have objects with references
 in the truth that DUMP gives the same (the program made them: no vacuous pass).  Procs,
-Bindings and Methods (DATA whose "struct" is "proc", "binding", "method") and environments
-and method entries, and lexical scopes, special variables, throw data and constant caches
-(IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data", "constcache",
-"iseq") with their references (a closure's hold on what it
+Bindings, Methods, Times, ARGF, Monitors and autoload's data (DATA whose "struct" is
+"proc", "binding", "method", "time", "ARGF", "monitor", "autoload_const", "autoload_i",
+"autoload_data", "autoload", "autoload_table") and environments and method entries,
+lexical scopes, special variables, throw data, constant caches, call caches, call infos,
+ifuncs and memos (IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data",
+"constcache", "iseq", "callcache", "callinfo", "ifunc", "memo") with their references (a
+closure's hold on what it
 captured; how many match is printed per kind, and how many of those in the same order:
 "references env 120/120 (120 in order)"); every other DATA and IMEMO, and the kinds given
 to --unread ("iseq" where heap-dump cannot read them), must have none in
@@ -70,10 +73,12 @@ REFERENCED = ("OBJECT", "HASH", "STRUCT", "STRING", "FLOAT", "BIGNUM", "SYMBOL",
 # The types whose memsize DUMP gives, but for a few objects (see above).
 MEMSIZE_TYPES = ("STRING", "ARRAY", "OBJECT", "HASH", "STRUCT", "FLOAT", "SYMBOL",
                  "RATIONAL", "COMPLEX", "FILE", "BIGNUM", "REGEXP", "MATCH")
-# The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
 # dump_all's keys of an allocation site (objspace_dump.c dump_object).
 ALLOC_KEYS = ("file", "line", "method", "generation")
-READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method"}),
+# The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
+READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method", "time", "ARGF", "monitor",
+                                  "autoload_const", "autoload_i", "autoload_data", "autoload",
+                                  "autoload_table"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
                                         "iseq", "callcache", "callinfo", "ifunc", "memo"})}
 

@@ -64,18 +64,24 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # from 3.4.6 to 3.4.10 (its call caches' entries changed between 3.4.5 and 3.4.11, whose
 # are known: tools/layout-tables.py NOT_CARRIED, OBSERVED).
 # Iseqs' references ("iseq") only on 3.3 and 3.4, whose marking of them by mark bits was
-# read (lib/vm/heap-iseq.c), and not while YJIT runs (the yjit* variants).
+# read (lib/vm/heap-iseq.c), and not while YJIT runs (the yjit* variants).  Call caches'
+# and call infos' ("callcache", "callinfo") only on 3.1, 3.3 and 3.4, whose marking of
+# them was read (lib/vm/heap-imemo.c); the T_DATA of Time, ARGF and autoload
+# (lib/vm/heap-data.c) where the layout has their structs: with DWARF, or the built-in
+# tables of the four families.
 heap_unread() {
 	local classes=CLASS,MODULE,ICLASS unread
+	local data=time,ARGF,autoload_const,autoload_i,autoload_data,autoload,autoload_table
 	if ruby_dwarf "$1"; then
 		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;; 3.2.*) unread=OBJECT,$classes ;;
 		*) unread=$classes ;; esac
 	else
 		case $2 in 3.4.[6-9]|3.4.10) unread=$classes ;; 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;;
-		*) unread=OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,$classes ;; esac
+		*) unread=OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,$classes,$data ;; esac
 	fi
 	case $1-$2 in yjit*|*-[0-2].*|*-3.[0-2].*|*-3.[5-9]*|*-[4-9].*)
 		unread=${unread:+$unread,}iseq ;; esac
+	case $2 in 3.[134].*) ;; *) unread=${unread:+$unread,}callcache,callinfo ;; esac
 	echo "$unread"
 }
 

@@ -11,7 +11,8 @@
 # lambdas of blocks, nested blocks, a method's block taken as a Proc, a Method's and a
 # Symbol's Procs, a Binding, Methods bound and unbound; a Captured object reachable only
 # through the environment of a Proc held in a global), and methods of each kind whose
-# entry marks something: attribute reader and writer, alias, bmethod, refined; classes with
+# entry marks something: attribute reader and writer, alias, bmethod, refined (and, 3.3+,
+# called through the refinement); classes with
 # methods, constants, class instance and class variables, included and prepended modules
 # and singleton methods.  After a full GC (and with GC off, so nothing dumped is freed) it writes
 # ObjectSpace.dump_all to ENV["RBI_TRUTH"], prints "READY <pid>" and sleeps: what it
@@ -158,6 +159,13 @@ module RbiHeap
     end
   end
 end
+
+# A call through a refinement: its call cache (cc_type_refinement) marks its method entry
+# (3.4: and its class), where 3.3+ marks nothing of other call caches.  Not before 3.3:
+# there `using` flushes every call cache (eval.c rb_clear_method_cache_all), the ones the
+# truth would otherwise have.
+using RbiHeap::Refined if RUBY_VERSION >= "3.3"
+$rbi_refined = RbiHeap::Kinds.new.value
 
 leaves = Array.new(50) { |i| RbiHeap::Leaf.new(i) }
 nested = [leaves[0], [leaves[1], [leaves[2], leaves[2]]], leaves[0]]
