@@ -160,12 +160,12 @@ module RbiHeap
   end
 end
 
-# A call through a refinement: its call cache (cc_type_refinement) marks its method entry
-# (3.4: and its class), where 3.3+ marks nothing of other call caches.  Not before 3.3:
-# there `using` flushes every call cache (eval.c rb_clear_method_cache_all), the ones the
-# truth would otherwise have.
+# Calls through a refinement (made below, once GC is off: 3.4 frees such a call cache at
+# the next GC, its iseq does not mark it): a refinement call's cache (cc_type_refinement)
+# marks its method entry (3.4: and its class), where 3.3+ marks nothing of other call
+# caches.  Not before 3.3: there `using` flushes every call cache (eval.c
+# rb_clear_method_cache_all), the ones the truth would otherwise have.
 using RbiHeap::Refined if RUBY_VERSION >= "3.3"
-$rbi_refined = RbiHeap::Kinds.new.value
 
 leaves = Array.new(50) { |i| RbiHeap::Leaf.new(i) }
 nested = [leaves[0], [leaves[1], [leaves[2], leaves[2]]], leaves[0]]
@@ -244,6 +244,7 @@ $rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{
 ready = "READY #{Process.pid}\n"
 GC.start
 GC.disable
+$rbi_refined = RbiHeap::Kinds.new.value
 t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :microsecond)
 File.open(ENV.fetch("RBI_TRUTH"), "w") { |f| ObjectSpace.dump_all(output: f) }
 if bulk > 0

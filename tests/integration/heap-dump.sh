@@ -135,6 +135,12 @@ while read -r kind ver root cmd; do
 	esac
 	is "$(grep -o '"shape_type":"[A-Z_]*"' "$RB_TRUTH" | cut -d'"' -f4 | sort -u | tr '\n' ' ')" "$want" \
 		"$R: the truth has $what"
+	# heap.rb's call through its refinement (3.3+; 3.1 marks every call cache's entry).
+	case $ver in
+	3.[134].*)
+		is "$(grep -c '"imemo_type":"callcache".*"references":\["0x' "$RB_TRUTH" | awk '{ print ($1 > 0) }')" 1 \
+			"$R: the truth has call caches with references to compare" ;;
+	esac
 	"$RBINSPECT" --json heap diff "$RB_TRUTH" "$RB_TMP/live.json.gz" >"$RB_TMP/self.json" 2>&1
 	is "$(jq -r '[([.gone[].count] | add // 0), ([.new[].count] | add // 0) < 100] | @tsv' "$RB_TMP/self.json")" \
 		"$(printf '0\ttrue')" "$R: heap diff of the target's own dump_all and ours: none gone, a few new (printing READY)"
