@@ -16,10 +16,12 @@
  * module's name; an Object's ivars and a Hash's size and default; the
  * references of Arrays, Objects, Hashes, Structs, Strings, Floats,
  * Bignums, Symbols, Rationals, Complexes, Regexps, MatchData, Files, Procs,
- * Bindings, Methods, environments, method entries, classes, modules and
- * include wrappers; where ObjectSpace.trace_object_allocations recorded
- * it, an object's file, line, method and generation
- * (rbi_heap_object_alloc).  Where this Ruby's layout lacks what Objects',
+ * Bindings, Methods, Times, ARGF, Monitors, autoload's data, environments,
+ * method entries, the other internal objects lib/vm/heap-refs.c,
+ * heap-imemo.c and heap-iseq.c read, classes, modules and include
+ * wrappers; where ObjectSpace.trace_object_allocations recorded it, an
+ * object's file, line, method and generation (rbi_heap_object_alloc).
+ * Where this Ruby's layout lacks what Objects',
  * Hashes', Structs' and classes' are read with (3.2's object shapes; a
  * Ruby without a table from DWARF), or how its GC marks classes was not
  * read, the summary says so. */
@@ -323,10 +325,11 @@ static int root_line(const struct rbi_heap_root *root, void *arg)
 	rbi_json_object(&j);
 	rbi_json_key(&j, "type"); rbi_json_cstr(&j, "ROOT");
 	rbi_json_key(&j, "root"); rbi_json_cstr(&j, root->name);
-	/* The references of T_DATA and internal objects other than Procs,
-	   Bindings, Methods, environments and method entries are not
-	   written: what they hold looks unreferenced (heap top and heap
-	   retainers then start from such objects too). */
+	/* The references of T_DATA and internal objects other than those
+	   read (Procs, Bindings, Methods, Times..., environments, method
+	   entries, call caches...: lib/vm/heap-object.c) are not written:
+	   what they hold looks unreferenced (heap top and heap retainers
+	   then start from such objects too). */
 	rbi_json_key(&j, "partial"); rbi_json_bool(&j, true);
 	rbi_json_key(&j, "references");
 	rbi_json_array(&j);
