@@ -354,6 +354,10 @@
 	X(call_data, cc,         "rb_call_data", "cc", OFF)                         \
 	X(callcache, klass,      "rb_callcache", "klass", OFF)                      \
 	X(callcache, cme,        "rb_callcache", "cme_", OFF)                       \
+	X(ifunc, data,           "vm_ifunc", "data", OFF)                           \
+	X(memo, v1,              "MEMO", "v1", OFF)                                 \
+	X(memo, v2,              "MEMO", "v2", OFF)                                 \
+	X(memo, u3,              "MEMO", "u3.value", OFF)                           \
 	X(time, timew,           "time_object", "timew", OFF)                       \
 	X(time, year,            "time_object", "vtm.year", OFF)                    \
 	X(time, subsecx,         "time_object", "vtm.subsecx", OFF)                 \

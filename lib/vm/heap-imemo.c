@@ -10,13 +10,12 @@
  *   memo        v1, v2, then u3.value if gc_mark_maybe would mark it
  *               (2.7-3.4)
  * each only if it is a heap object and not what dump_all takes for the
- * IMEMO's class (heap-object.c).  The words' offsets: struct rb_callcache
- * { flags, klass, cme_, ... } from the layout; struct vm_ifunc { flags,
- * reserved (svar_lep 3.3+), func, data, ... } and struct MEMO { flags,
- * reserved, v1, v2, u3 } kept their shape from 2.6 to 3.4.  The call
- * caches of the families whose marking was not read (3.0, 3.2, 3.5+)
- * stay unknown, as does an ifunc or memo where the heap's pages cannot
- * be told (the layout lacks struct heap_page). */
+ * IMEMO's class (heap-object.c).  The words' offsets come from the
+ * layout (struct rb_callcache, vm_ifunc, MEMO); a layout without one
+ * leaves the object's references unknown.  So do the call caches of the
+ * families whose marking was not read (3.0, 3.2, 3.5+), and an ifunc or
+ * memo where the heap's pages cannot be told (the layout lacks struct
+ * heap_page). */
 #include <stdlib.h>
 
 #include "vm/heap-object.h"
@@ -25,12 +24,6 @@
 /* vm_callinfo.h 3.3-3.4: VM_CALLCACHE_SUPER, VM_CALLCACHE_REFINEMENT. */
 #define CC_SUPER (1ull << (RBI_FL_USHIFT + 6))
 #define CC_REFINEMENT (1ull << (RBI_FL_USHIFT + 7))
-/* struct vm_ifunc's data; struct MEMO's v1, v2, u3. */
-#define IFUNC_DATA 24
-#define MEMO_V1 16
-#define MEMO_V2 24
-#define MEMO_U3 32
-
 /* The walk's gc_mark_maybe test, opened once (NULL: the heap's pages
    cannot be told). */
 static struct heap_maybe *maybe_of(struct rbi_heap_iter *it)
@@ -83,16 +76,19 @@ int rbi_heap_imemo_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		if (vm->k.cc_marks == RBI_CC_MARKS_UNKNOWN)
 			return RBI_OK;
 	} else if (l->imemo_type_ifunc != RBI_ABSENT && type == l->imemo_type_ifunc) {
-		if (IFUNC_DATA + 8 > s->size || !(m = maybe_of(it)))
+		if (l->ifunc_data == RBI_ABSENT || l->ifunc_data + 8 > s->size ||
+		    !(m = maybe_of(it)))
 			return RBI_OK;
-		if (rbi_heap_maybe_slot(m, (w[0] = rbi_get_u64(s->bytes, IFUNC_DATA))))
+		if (rbi_heap_maybe_slot(m, (w[0] = rbi_get_u64(s->bytes, l->ifunc_data))))
 			n = 1;
 	} else if (l->imemo_type_memo != RBI_ABSENT && type == l->imemo_type_memo) {
-		if (MEMO_U3 + 8 > s->size || !(m = maybe_of(it)))
+		if (l->memo_v1 == RBI_ABSENT || l->memo_v2 == RBI_ABSENT ||
+		    l->memo_u3 == RBI_ABSENT || l->memo_v1 + 8 > s->size ||
+		    l->memo_v2 + 8 > s->size || l->memo_u3 + 8 > s->size || !(m = maybe_of(it)))
 			return RBI_OK;
-		w[n++] = rbi_get_u64(s->bytes, MEMO_V1);
-		w[n++] = rbi_get_u64(s->bytes, MEMO_V2);
-		if (rbi_heap_maybe_slot(m, (w[2] = rbi_get_u64(s->bytes, MEMO_U3))))
+		w[n++] = rbi_get_u64(s->bytes, l->memo_v1);
+		w[n++] = rbi_get_u64(s->bytes, l->memo_v2);
+		if (rbi_heap_maybe_slot(m, (w[2] = rbi_get_u64(s->bytes, l->memo_u3))))
 			n++;
 	} else {
 		*mine = false;
