@@ -78,7 +78,7 @@ ALLOC_KEYS = ("file", "line", "method", "generation")
 # The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
 READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method", "time", "ARGF", "monitor",
                                   "autoload_const", "autoload_i", "autoload_data", "autoload",
-                                  "autoload_table"}),
+                                  "autoload_table", "VM/pin_array_list"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
                                         "iseq", "callcache", "callinfo", "ifunc", "memo"})}
 

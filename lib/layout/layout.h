@@ -121,6 +121,9 @@
 	X(objspace, global_list,  "rb_objspace", "global_list", OFF)                \
 	X(objspace, finalizer_table, "rb_objspace", "finalizer_table", OFF)         \
 	X(objspace, obj_to_id_tbl, "rb_objspace", "obj_to_id_tbl", OFF)              \
+	X(pin_array_list, next,   "pin_array_list", "next", OFF)                    \
+	X(pin_array_list, len,    "pin_array_list", "len", OFF)                     \
+	X(pin_array_list, array,  "pin_array_list", "array", OFF)                   \
 	X(gc_list, varptr,        "gc_list", "varptr", OFF)                         \
 	X(gc_list, next,          "gc_list", "next", OFF)                           \
 	X(heap_page, size,       "heap_page", "", SIZE)                             \

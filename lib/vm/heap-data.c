@@ -17,6 +17,9 @@
  *   "autoload_table"  autoload_table_mark (3.2+): rb_mark_tbl_no_pin of
  *                     its st_table, the values of its entries in
  *                     st_foreach's order
+ *   "VM/pin_array_list"  vm.c pin_array_list_mark (3.4: what C code
+ *                     registered, rb_vm_register_global_object, in
+ *                     buckets of 1024): next, then array[0, len)
  * each only if it is a heap object and not the object's class.  Offsets
  * come from the layout (struct time_object, argf, autoload_const,
  * autoload_data_i, autoload_data of libruby's DWARF), but those of
@@ -24,19 +27,20 @@
  * lives in monitor.so, unchanged since monitor.c was written (2.7) to
  * 3.4.  A layout without a word leaves the object's references unknown. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vm/heap-object.h"
 
 /* The types, numbered from 1 (rbi_heap_data_kind). */
 enum { KIND_TIME = 1, KIND_ARGF, KIND_MONITOR, KIND_AUTOLOAD_CONST, KIND_AUTOLOAD_I,
-       KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2 };
+       KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2, KIND_PIN_ARRAY_LIST };
 
 static const char *const names[] = {
 	[KIND_TIME] = "time", [KIND_ARGF] = "ARGF", [KIND_MONITOR] = "monitor",
 	[KIND_AUTOLOAD_CONST] = "autoload_const", [KIND_AUTOLOAD_I] = "autoload_i",
 	[KIND_AUTOLOAD_DATA] = "autoload_data", [KIND_AUTOLOAD_TABLE] = "autoload",
-	[KIND_AUTOLOAD_TABLE_2] = "autoload_table",
+	[KIND_AUTOLOAD_TABLE_2] = "autoload_table", [KIND_PIN_ARRAY_LIST] = "VM/pin_array_list",
 };
 
 /* struct rb_monitor's owner and mutex. */
@@ -44,6 +48,8 @@ static const char *const names[] = {
 #define MONITOR_MUTEX 16
 /* The most words a type marks of its struct. */
 #define WORDS_MAX 5
+/* MARK_OBJECT_ARY_BUCKET_SIZE (vm.c): a pin_array_list's capacity. */
+#define PIN_BUCKET 1024
 
 unsigned rbi_heap_data_kind(const char *name)
 {
@@ -110,6 +116,49 @@ static int table_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	return RBI_OK;
 }
 
+/* A pin_array_list's references: its next bucket, then its values. */
+static int pin_list_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 struct rbi_heap_object *out, uint64_t data, bool embedded)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	uint8_t b[RBI_DATA_BYTES_MAX], *values;
+	uint64_t end = 0, len, array;
+	const uint32_t offs[] = { l->pin_array_list_next, l->pin_array_list_len,
+				  l->pin_array_list_array };
+	int rc;
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(offs); i++) {
+		if (offs[i] == RBI_ABSENT || offs[i] > RBI_DATA_BYTES_MAX - 8)
+			return RBI_OK;  /* unknown */
+		end = offs[i] + 8ull > end ? offs[i] + 8ull : end;
+	}
+	if (!embedded && !data) {
+		out->refs_known = true;
+		return RBI_OK;
+	}
+	if ((rc = rbi_heap_data_struct(it, s, data, embedded, b, end)) ||
+	    (rc = rbi_heap_add_refs(it, s, out, b + l->pin_array_list_next, 1)))
+		return rc;
+	len = rbi_get_u64(b, l->pin_array_list_len);
+	array = rbi_get_u64(b, l->pin_array_list_array);
+	if (len > PIN_BUCKET || (len && !array))
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " holds %" PRIu64 " values", s->addr,
+				len);
+	if (len) {
+		if (!(values = malloc(len * 8)))
+			return rbi_fail(RBI_NOMEM, "out of memory");
+		if (!(rc = rbi_read(rbi_heap_iter_target(it), array, values, len * 8)))
+			rc = rbi_heap_add_refs(it, s, out, values, len);
+		free(values);
+		if (rc)
+			return rbi_fail_context(rc, "reading the values of 0x%" PRIx64 ": ",
+						s->addr);
+	}
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
 int rbi_heap_data_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out, unsigned kind, uint64_t data, bool embedded)
 {
@@ -129,6 +178,8 @@ int rbi_heap_data_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		}
 		return table_refs(it, s, out, data);
 	}
+	if (kind == KIND_PIN_ARRAY_LIST)
+		return pin_list_refs(it, s, out, data, embedded);
 	if (!kind_words(l, kind, offs, &n))
 		return RBI_OK;
 	if (!embedded && !data) {

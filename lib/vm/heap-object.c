@@ -738,7 +738,7 @@ static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 	static const char *const names[] = { [DATA_PROC] = "proc", [DATA_BINDING] = "binding",
 					     [DATA_METHOD] = "method" };
 	struct rbi_map *kinds = &rbi_heap_iter_scratch(it)->data_kinds;
-	char name[16];  /* longer names are other types' */
+	char name[32];  /* longer names are other types' */
 	uint64_t kind;
 
 	if (rbi_map_get(kinds, type, 0, 1, &kind))

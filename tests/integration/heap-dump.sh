@@ -32,7 +32,7 @@ heap_rb_refs=OBJECT,HASH,STRUCT,STRING,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,CLASS,
 # The DATA and IMEMO kinds every heap.rb heap has (callcache from 3.0), and those some
 # Rubies' have (each compared where it is).
 heap_rb_kinds="time ARGF monitor ifunc memo autoload_const callcache"
-other_kinds="callinfo autoload autoload_i autoload_data autoload_table"
+other_kinds="callinfo autoload autoload_i autoload_data autoload_table VM/pin_array_list"
 
 # compare LABEL DUMP: DUMP against the truth the program wrote.
 compare() {
