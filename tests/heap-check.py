@@ -19,9 +19,10 @@ references (one with generic instance variables: unknown) is outside the 0.1 % b
 but within 1 % of its type.  The share of each type's references that match is printed
 ("references MATCH 5/5"); each type given to --need must have objects with references
 in the truth that DUMP gives the same (the program made them: no vacuous pass).  Procs,
-Bindings, Methods, Times, ARGF, Monitors and autoload's data (DATA whose "struct" is
-"proc", "binding", "method", "time", "ARGF", "monitor", "autoload_const", "autoload_i",
-"autoload_data", "autoload", "autoload_table") and environments and method entries,
+Bindings, Methods, Times, ARGF, Monitors, autoload's data, Queues and 3.4's list of
+registered objects (DATA whose "struct" is "proc", "binding", "method", "time", "ARGF",
+"monitor", "autoload_const", "autoload_i", "autoload_data", "autoload", "autoload_table",
+"queue", "sized_queue", "VM/pin_array_list") and environments and method entries,
 lexical scopes, special variables, throw data, constant caches, call caches, call infos,
 ifuncs and memos (IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data",
 "constcache", "iseq", "callcache", "callinfo", "ifunc", "memo") with their references (a
@@ -29,7 +30,8 @@ closure's hold on what it
 captured; how many match is printed per kind, and how many of those in the same order:
 "references env 120/120 (120 in order)"); every other DATA and IMEMO, and the kinds given
 to --unread ("iseq" where heap-dump cannot read them), must have none in
-DUMP (never a part given as all).  Objects only DUMP has were allocated after the truth was written (by the dump itself, by printing
+DUMP (never a part given as all), and each that has references in the truth is a
+difference (within the budget below) unless its kind is given to --unread.  Objects only DUMP has were allocated after the truth was written (by the dump itself, by printing
 READY): allowed, and references to them left out of the comparison (a class whose method
 those calls used also refers to its method entry in the call cache: a difference, within
 the budget).  At most
@@ -78,7 +80,8 @@ ALLOC_KEYS = ("file", "line", "method", "generation")
 # The kinds of DATA ("struct") and IMEMO ("imemo_type") objects whose references DUMP has.
 READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method", "time", "ARGF", "monitor",
                                   "autoload_const", "autoload_i", "autoload_data", "autoload",
-                                  "autoload_table", "VM/pin_array_list"}),
+                                  "autoload_table", "VM/pin_array_list", "queue",
+                                  "sized_queue"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
                                         "iseq", "callcache", "callinfo", "ifunc", "memo"})}
 
@@ -281,6 +284,9 @@ def main():
             elif "references" in o:
                 diffs["%s %s references (unread)" % (typ, kind)].append(
                     "%s: dumped %r" % (addr, o["references"]))
+            elif t.get("references") and kind not in unread:
+                # Unknown where dump_all has some: a difference like any other.
+                diffs["%s %s references unknown" % (typ, kind)].append(addr)
 
     # Failures whatever the budget: the roots, the shapes, and what would make the
     # comparison vacuous.

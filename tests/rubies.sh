@@ -67,12 +67,12 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # read (lib/vm/heap-iseq.c), and not while YJIT runs (the yjit* variants).  Call caches'
 # and call infos' ("callcache", "callinfo") only on 3.1, 3.3 and 3.4, whose marking of
 # them was read (lib/vm/heap-imemo.c); ifuncs, memos and the T_DATA of Time, ARGF and
-# autoload and 3.4's pin_array_list (lib/vm/heap-imemo.c, heap-data.c) where the layout has their structs: with
+# autoload, queues and 3.4's pin_array_list (lib/vm/heap-imemo.c, heap-data.c) where the layout has their structs: with
 # DWARF, or the built-in tables of the four families.
 heap_unread() {
 	local classes=CLASS,MODULE,ICLASS unread
 	local data=ifunc,memo,time,ARGF,autoload_const,autoload_i,autoload_data,autoload,autoload_table
-	data=$data,VM/pin_array_list
+	data=$data,VM/pin_array_list,queue,sized_queue
 	if ruby_dwarf "$1"; then
 		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;; 3.2.*) unread=OBJECT,$classes ;;
 		*) unread=$classes ;; esac

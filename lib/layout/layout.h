@@ -124,6 +124,7 @@
 	X(pin_array_list, next,   "pin_array_list", "next", OFF)                    \
 	X(pin_array_list, len,    "pin_array_list", "len", OFF)                     \
 	X(pin_array_list, array,  "pin_array_list", "array", OFF)                   \
+	X(queue, que,             "rb_queue", "que", OFF)                           \
 	X(gc_list, varptr,        "gc_list", "varptr", OFF)                         \
 	X(gc_list, next,          "gc_list", "next", OFF)                           \
 	X(heap_page, size,       "heap_page", "", SIZE)                             \

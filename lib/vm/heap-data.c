@@ -17,12 +17,14 @@
  *   "autoload_table"  autoload_table_mark (3.2+): rb_mark_tbl_no_pin of
  *                     its st_table, the values of its entries in
  *                     st_foreach's order
+ *   "queue",          thread_sync.c queue_mark and szqueue_mark (whose
+ *   "sized_queue"     struct begins with a queue's): que, the Array
  *   "VM/pin_array_list"  vm.c pin_array_list_mark (3.4: what C code
  *                     registered, rb_vm_register_global_object, in
  *                     buckets of 1024): next, then array[0, len)
  * each only if it is a heap object and not the object's class.  Offsets
  * come from the layout (struct time_object, argf, autoload_const,
- * autoload_data_i, autoload_data of libruby's DWARF), but those of
+ * autoload_data_i, autoload_data, rb_queue of libruby's DWARF), but those of
  * struct rb_monitor { long count; VALUE owner; VALUE mutex; }, which
  * lives in monitor.so, unchanged since monitor.c was written (2.7) to
  * 3.4.  A layout without a word leaves the object's references unknown. */
@@ -34,13 +36,15 @@
 
 /* The types, numbered from 1 (rbi_heap_data_kind). */
 enum { KIND_TIME = 1, KIND_ARGF, KIND_MONITOR, KIND_AUTOLOAD_CONST, KIND_AUTOLOAD_I,
-       KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2, KIND_PIN_ARRAY_LIST };
+       KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2, KIND_PIN_ARRAY_LIST,
+       KIND_QUEUE, KIND_SIZED_QUEUE };
 
 static const char *const names[] = {
 	[KIND_TIME] = "time", [KIND_ARGF] = "ARGF", [KIND_MONITOR] = "monitor",
 	[KIND_AUTOLOAD_CONST] = "autoload_const", [KIND_AUTOLOAD_I] = "autoload_i",
 	[KIND_AUTOLOAD_DATA] = "autoload_data", [KIND_AUTOLOAD_TABLE] = "autoload",
 	[KIND_AUTOLOAD_TABLE_2] = "autoload_table", [KIND_PIN_ARRAY_LIST] = "VM/pin_array_list",
+	[KIND_QUEUE] = "queue", [KIND_SIZED_QUEUE] = "sized_queue",
 };
 
 /* struct rb_monitor's owner and mutex. */
@@ -76,7 +80,8 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		       monitor[] = { MONITOR_OWNER, MONITOR_MUTEX },
 		       ac[] = { module, data, l->autoload_const_value, l->autoload_const_file },
 		       ai[] = { l->autoload_i_feature },
-		       ad[] = { l->autoload_data_feature, l->autoload_data_mutex };
+		       ad[] = { l->autoload_data_feature, l->autoload_data_mutex },
+		       queue[] = { l->queue_que };
 	const struct { const uint32_t *offs; size_t n; } words[] = {
 		[KIND_TIME] = { time, RBI_ARRAY_SIZE(time) },
 		[KIND_ARGF] = { argf, RBI_ARRAY_SIZE(argf) },
@@ -84,6 +89,8 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		[KIND_AUTOLOAD_CONST] = { ac, RBI_ARRAY_SIZE(ac) },
 		[KIND_AUTOLOAD_I] = { ai, RBI_ARRAY_SIZE(ai) },
 		[KIND_AUTOLOAD_DATA] = { ad, RBI_ARRAY_SIZE(ad) },
+		[KIND_QUEUE] = { queue, RBI_ARRAY_SIZE(queue) },
+		[KIND_SIZED_QUEUE] = { queue, RBI_ARRAY_SIZE(queue) },
 	};
 
 	if (kind >= RBI_ARRAY_SIZE(words) || !words[kind].offs)

@@ -6,8 +6,8 @@
 # slot) and wide, a Data (3.2+), Strings with control, escape, bidirectional-control and
 # non-ASCII bytes, a long one, a binary one, named classes and modules and an anonymous
 # one; Strings sharing another's bytes, dynamic Symbols, Bignums, heap Floats, Rationals,
-# Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries; an object with a
-# finalizer; closures (Procs and
+# Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries; Queues; an object
+# with a finalizer; closures (Procs and
 # lambdas of blocks, nested blocks, a method's block taken as a Proc, a Method's and a
 # Symbol's Procs, a Binding, Methods bound and unbound; a Captured object reachable only
 # through the environment of a Proc held in a global), and methods of each kind whose
@@ -216,12 +216,14 @@ $rbi_closure = RbiHeap.capture(RbiHeap::Captured.new)
 shapes = [RbiHeap::Shape.build, RbiHeap::Square.build]
 shapes.each { |s| s.area && s.mixed }
 RbiHeap::Square.side
+# Queues holding objects.
+queues = [Queue.new.tap { |q| q << leaves[40] }, SizedQueue.new(2).tap { |q| q << leaves[41] }]
 # An object with a finalizer: the finalizers ROOT line.
 finalized = RbiHeap::Leaf.new(-1)
 ObjectSpace.define_finalizer(finalized, RbiHeap.method(:capture).to_proc)
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
              RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures,
-             shapes, finalized]
+             shapes, finalized, queues]
 
 if trace
   module RbiTraced

@@ -8,7 +8,8 @@
 # where heap-dump can read them (heap.rb makes each with references: --need), and none
 # where it says it cannot, those of every
 # Proc, Binding, Method, environment, method entry and lexical scope (heap.rb's closures among them: each matches, in
-# marking order), of every Time, ARGF, Monitor, autoload's data, ifunc, memo, call info
+# marking order), of every Time, ARGF, Monitor, autoload's data, Queue, SizedQueue, 3.4's
+# list of registered objects, ifunc, memo, call info
 # and (3.1, 3.3, 3.4) call cache (the same) and on 3.3 and 3.4 of every instruction
 # sequence (the same; the counts printed), the ROOT lines (global_tbl and, up to 3.3,
 # global_list as the target's, vm a part of its, a
@@ -31,7 +32,7 @@ check_py=$here/tests/heap-check.py
 heap_rb_refs=OBJECT,HASH,STRUCT,STRING,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,CLASS,MODULE,ICLASS
 # The DATA and IMEMO kinds every heap.rb heap has (callcache from 3.0), and those some
 # Rubies' have (each compared where it is).
-heap_rb_kinds="time ARGF monitor ifunc memo autoload_const callcache"
+heap_rb_kinds="time ARGF monitor ifunc memo autoload_const callcache queue sized_queue"
 other_kinds="callinfo autoload autoload_i autoload_data autoload_table VM/pin_array_list"
 
 # compare LABEL DUMP: DUMP against the truth the program wrote.
