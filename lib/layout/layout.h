@@ -385,7 +385,38 @@
 	X(is_entry, once_value,  "iseq_inline_storage_entry", "once.value", OFF)    \
 	X(ic, entry,             "iseq_inline_constant_cache", "entry", OFF)        \
 	X(icvarc, entry,         "iseq_inline_cvar_cache_entry", "entry", OFF)      \
-	X(cvar_entry, class_value, "rb_cvar_class_tbl_entry", "class_value", OFF)
+	X(cvar_entry, class_value, "rb_cvar_class_tbl_entry", "class_value", OFF) \
+	X(cfp, block_code, "rb_control_frame_struct", "block_code", OFF) \
+	X(ec, errinfo, "rb_execution_context_struct", "errinfo", OFF) \
+	X(ec, root_svar, "rb_execution_context_struct", "root_svar", OFF) \
+	X(ec, local_storage, "rb_execution_context_struct", "local_storage", OFF) \
+	X(ec, local_storage_recursive_hash, "rb_execution_context_struct", "local_storage_recursive_hash", OFF) \
+	X(ec, local_storage_recursive_hash_for_trace, "rb_execution_context_struct", "local_storage_recursive_hash_for_trace", OFF) \
+	X(ec, private_const_reference, "rb_execution_context_struct", "private_const_reference", OFF) \
+	X(ec, storage, "rb_execution_context_struct", "storage", OFF) \
+	X(ec, machine_regs, "rb_execution_context_struct", "machine.regs", OFF) \
+	X(thread, invoke_type, "rb_thread_struct", "invoke_type", OFF) \
+	X(thread, invoke_proc, "rb_thread_struct", "invoke_arg.proc.proc", OFF) \
+	X(thread, invoke_args, "rb_thread_struct", "invoke_arg.proc.args", OFF) \
+	X(thread, invoke_func_arg, "rb_thread_struct", "invoke_arg.func.arg", OFF) \
+	X(thread, thgroup, "rb_thread_struct", "thgroup", OFF) \
+	X(thread, value, "rb_thread_struct", "value", OFF) \
+	X(thread, pending_interrupt_queue, "rb_thread_struct", "pending_interrupt_queue", OFF) \
+	X(thread, pending_interrupt_mask_stack, "rb_thread_struct", "pending_interrupt_mask_stack", OFF) \
+	X(thread, top_self, "rb_thread_struct", "top_self", OFF) \
+	X(thread, top_wrapper, "rb_thread_struct", "top_wrapper", OFF) \
+	X(thread, stat_insn_usage, "rb_thread_struct", "stat_insn_usage", OFF) \
+	X(thread, last_status, "rb_thread_struct", "last_status", OFF) \
+	X(thread, locking_mutex, "rb_thread_struct", "locking_mutex", OFF) \
+	X(thread, scheduler, "rb_thread_struct", "scheduler", OFF) \
+	X(thread, interrupt_exec_tasks, "rb_thread_struct", "interrupt_exec_tasks", OFF) \
+	X(thread, invoke_type_proc, "", "thread_invoke_type_proc", CONST) \
+	X(thread, invoke_type_ractor_proc, "", "thread_invoke_type_ractor_proc", CONST) \
+	X(thread, invoke_type_func, "", "thread_invoke_type_func", CONST) \
+	X(fiber, first_proc, "rb_fiber_struct", "first_proc", OFF) \
+	X(fiber, value, "rb_fiber_struct", "cont.value", OFF) \
+	X(fiber, saved_vm_stack, "rb_fiber_struct", "cont.saved_vm_stack.ptr", OFF) \
+	X(fiber, machine_stack, "rb_fiber_struct", "cont.machine.stack", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

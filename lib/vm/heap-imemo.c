@@ -24,20 +24,6 @@
 /* vm_callinfo.h 3.3-3.4: VM_CALLCACHE_SUPER, VM_CALLCACHE_REFINEMENT. */
 #define CC_SUPER (1ull << (RBI_FL_USHIFT + 6))
 #define CC_REFINEMENT (1ull << (RBI_FL_USHIFT + 7))
-/* The walk's gc_mark_maybe test, opened once (NULL: the heap's pages
-   cannot be told). */
-static struct heap_maybe *maybe_of(struct rbi_heap_iter *it)
-{
-	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
-
-	if (!sc->maybe_tried) {
-		sc->maybe_tried = true;
-		if (rbi_heap_maybe_open(rbi_heap_iter_target(it), rbi_heap_iter_vm(it), &sc->maybe))
-			sc->maybe = NULL;
-	}
-	return sc->maybe;
-}
-
 /* A call cache's marked words into W (*N of them); false when not known. */
 static bool callcache_words(const struct rbi_vm *vm, const struct rbi_heap_slot *s,
 			    uint64_t w[2], size_t *n)
@@ -77,14 +63,14 @@ int rbi_heap_imemo_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			return RBI_OK;
 	} else if (l->imemo_type_ifunc != RBI_ABSENT && type == l->imemo_type_ifunc) {
 		if (l->ifunc_data == RBI_ABSENT || l->ifunc_data + 8 > s->size ||
-		    !(m = maybe_of(it)))
+		    !(m = rbi_heap_object_maybe(it)))
 			return RBI_OK;
 		if (rbi_heap_maybe_slot(m, (w[0] = rbi_get_u64(s->bytes, l->ifunc_data))))
 			n = 1;
 	} else if (l->imemo_type_memo != RBI_ABSENT && type == l->imemo_type_memo) {
 		if (l->memo_v1 == RBI_ABSENT || l->memo_v2 == RBI_ABSENT ||
 		    l->memo_u3 == RBI_ABSENT || l->memo_v1 + 8 > s->size ||
-		    l->memo_v2 + 8 > s->size || l->memo_u3 + 8 > s->size || !(m = maybe_of(it)))
+		    l->memo_v2 + 8 > s->size || l->memo_u3 + 8 > s->size || !(m = rbi_heap_object_maybe(it)))
 			return RBI_OK;
 		w[n++] = rbi_get_u64(s->bytes, l->memo_v1);
 		w[n++] = rbi_get_u64(s->bytes, l->memo_v2);

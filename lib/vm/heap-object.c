@@ -70,7 +70,8 @@ enum { METHOD_ISEQ = 0, METHOD_ATTRSET = 2, METHOD_IVAR = 3, METHOD_BMETHOD = 4,
 #define METHOD_TYPE_BITS 4
 /* T_DATA types whose references we read (data_kind); DATA_WORDS + K:
    heap-data.c's kind K. */
-enum { DATA_OTHER = 1, DATA_PROC, DATA_BINDING, DATA_METHOD, DATA_WORDS };
+enum { DATA_OTHER = 1, DATA_PROC, DATA_BINDING, DATA_METHOD, DATA_THREAD, DATA_FIBER,
+       DATA_WORDS };
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -736,7 +737,8 @@ static uint64_t data_size(const struct rbi_layout *l, unsigned kind)
 static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 {
 	static const char *const names[] = { [DATA_PROC] = "proc", [DATA_BINDING] = "binding",
-					     [DATA_METHOD] = "method" };
+					     [DATA_METHOD] = "method",
+					     [DATA_THREAD] = "VM/thread", [DATA_FIBER] = "fiber" };
 	struct rbi_map *kinds = &rbi_heap_iter_scratch(it)->data_kinds;
 	char name[32];  /* longer names are other types' */
 	uint64_t kind;
@@ -756,6 +758,20 @@ static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 	/* Not remembered when out of memory: asked again next time. */
 	rbi_map_put(kinds, type, 0, 1, kind);
 	return (unsigned)kind;
+}
+
+/* The walk's gc_mark_maybe test, opened once (NULL: the heap's pages
+   cannot be told). */
+struct heap_maybe *rbi_heap_object_maybe(struct rbi_heap_iter *it)
+{
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
+
+	if (!sc->maybe_tried) {
+		sc->maybe_tried = true;
+		if (rbi_heap_maybe_open(rbi_heap_iter_target(it), rbi_heap_iter_vm(it), &sc->maybe))
+			sc->maybe = NULL;
+	}
+	return sc->maybe;
 }
 
 int rbi_heap_data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t data,
@@ -793,6 +809,8 @@ static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		return RBI_OK;
 	if ((kind = data_kind(it, type)) > DATA_WORDS)
 		return rbi_heap_data_refs(it, s, out, kind - DATA_WORDS, data, embedded);
+	if ((kind = data_kind(it, type)) == DATA_THREAD || kind == DATA_FIBER)
+		return embedded ? RBI_OK : rbi_heap_thread_refs(it, s, kind == DATA_FIBER, data, out);
 	if (!(size = data_size(l, kind)))
 		return RBI_OK;
 	if (!embedded && !data) {

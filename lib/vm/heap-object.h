@@ -36,10 +36,13 @@ struct heap_object_scratch {
 				   holds (heap-gc.c); 0: none */
 	uint8_t *bits;
 	size_t bits_cap;
+	uint64_t current_ec;    /* heap-thread.c: GET_EC() as dump_all
+				   would see it, looked up once a walk */
+	bool current_ec_known;
 	struct heap_alloc *alloc;       /* the allocation tracer's table
 					   (heap-alloc.c), read at the first
 					   rbi_heap_object_alloc of a walk */
-	struct heap_maybe *maybe;       /* heap-imemo.c: gc_mark_maybe's test */
+	struct heap_maybe *maybe;       /* gc_mark_maybe's test (rbi_heap_object_maybe) */
 	bool maybe_tried;               /* opened (or failed to) this walk */
 };
 
@@ -135,6 +138,17 @@ int rbi_heap_iseq_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
    cannot be read); *MINE false for the other IMEMOs, left alone. */
 int rbi_heap_imemo_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			struct rbi_heap_object *out, bool *mine);
+
+/* The walk's gc_mark_maybe test (heap-maybe.c), opened at the first call;
+   NULL when the heap's pages cannot be told. */
+struct heap_maybe *rbi_heap_object_maybe(struct rbi_heap_iter *it);
+
+/* heap-thread.c: the references of a Thread (FIBER false: data type
+   "VM/thread") or a Fiber ("fiber") whose struct is at DATA, as their
+   mark functions mark them; left unknown where a part cannot be read
+   exactly (a live process not paused: its stacks move). */
+int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, bool fiber,
+			 uint64_t data, struct rbi_heap_object *out);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "vm/heap-pages.h"
+#include "vm/heap-stack.h"
 
 /* Entries of rb_global_tbl read at most (a few hundred in practice); the
    same bound for 3.4's list of registered addresses. */
@@ -42,8 +43,6 @@
 /* Bytes of one machine stack scanned at most (a thread's is 8 MiB by
    default, 1 MiB in Ruby's own threads). */
 #define STACK_MAX (64ull << 20)
-/* Stack bytes read at a time. */
-#define STACK_CHUNK 65536
 /* General registers scanned: rax..r15 in DWARF's numbering. */
 #define GP_REGS 16
 
@@ -64,7 +63,6 @@ struct roots {
 	uint64_t *refs;
 	size_t nrefs, cap;
 	char note[256];
-	uint64_t stack_buf[STACK_CHUNK / 8];
 };
 
 static int add(struct roots *r, uint64_t v)
@@ -78,6 +76,11 @@ static int add(struct roots *r, uint64_t v)
 static int add_maybe(struct roots *r, uint64_t v)
 {
 	return rbi_heap_maybe_slot(r->maybe, v) ? add(r, v) : RBI_OK;
+}
+
+static int add_maybe_fn(uint64_t v, void *arg)
+{
+	return add_maybe(arg, v);
 }
 
 static int emit(struct roots *r, const char *name, int error, rbi_heap_root_fn fn, void *arg)
@@ -190,19 +193,7 @@ static int read_globals(struct roots *r)
 /* The used slots the words of [FROM, TO) point at. */
 static int scan_stack(struct roots *r, uint64_t from, uint64_t to)
 {
-	int rc;
-
-	for (uint64_t at = from; at < to; ) {
-		size_t len = to - at < STACK_CHUNK ? (size_t)(to - at) : STACK_CHUNK;
-
-		if ((rc = rbi_read(r->t, at, r->stack_buf, len)))
-			return rc;
-		for (size_t i = 0; i < len / 8; i++)
-			if ((rc = add_maybe(r, r->stack_buf[i])))
-				return rc;
-		at += len;
-	}
-	return RBI_OK;
+	return rbi_heap_stack_words(r->t, from, to, add_maybe_fn, r);
 }
 
 /* ---- vm ---------------------------------------------------------------- */
@@ -367,60 +358,30 @@ static int read_vm(struct roots *r)
 
 /* ---- vm_stack ------------------------------------------------------------ */
 
-/* Thread TH's VM stack as rb_execution_context_mark marks it: the values
-   from its bottom to the top frame's sp, then each frame's self and
-   iseq.  dump_all reaches them through the Thread object (a T_DATA whose
-   references this library does not read), so they are a root of their
-   own here. */
+/* Thread TH's VM stack as rb_execution_context_mark marks it
+   (heap-stack.c), its heap objects.  dump_all reaches them through the
+   Thread object or its Fiber, so they are a root of their own here. */
 static int thread_vm_stack(const struct rbi_thread *th, void *arg)
 {
 	struct stacks *st = arg;
-	struct roots *r = st->r;
-	const struct rbi_layout *l = r->l;
-	uint64_t stack, size, cfp, sp, end;
 	int rc;
 
 	if (th->error || !th->ec)
 		return 0;
 	st->threads++;
-	if (rbi_read_u64(r->t, th->ec + l->ec_vm_stack, &stack) ||
-	    rbi_read_u64(r->t, th->ec + l->ec_vm_stack_size, &size) ||
-	    rbi_read_u64(r->t, th->ec + l->ec_cfp, &cfp) || !stack || !cfp)
-		goto skip;
-	end = stack + size * 8;
-	if ((stack & 7) || !size || size > STACK_MAX / 8 || cfp < stack || cfp >= end ||
-	    (end - cfp) % l->cfp_size || rbi_read_u64(r->t, cfp + l->cfp_sp, &sp) ||
-	    sp < stack || sp > cfp || (sp & 7))
-		goto skip;
-	if ((rc = scan_stack(r, stack, sp)))
-		goto failed;
-	for (uint64_t f = cfp; f + l->cfp_size <= end; f += l->cfp_size) {
-		uint64_t self, iseq;
-
-		if ((rc = rbi_read_u64(r->t, f + l->cfp_self, &self)) ||
-		    (rc = rbi_read_u64(r->t, f + l->cfp_iseq, &iseq)) ||
-		    (rc = add_maybe(r, self)) || (rc = add_maybe(r, iseq)))
-			goto failed;
-	}
-	return 0;
-failed:
+	rc = rbi_heap_ec_vm_stack(st->r->t, st->r->vm, th->ec, add_maybe_fn, st->r);
 	if (rc == RBI_GONE || rc == RBI_NOMEM || rc == RBI_PERM)
 		return st->rc = rc;
-skip:
-	st->skipped++;          /* a stack that moved or lies: that thread only */
+	if (rc)
+		st->skipped++;  /* a stack that moved or lies: that thread only */
 	return 0;
 }
 
 static int read_vm_stacks(struct roots *r)
 {
-	const struct rbi_layout *l = r->l;
 	struct stacks st = { .r = r };
 	int rc;
 
-	if (l->ec_vm_stack == RBI_ABSENT || l->ec_vm_stack_size == RBI_ABSENT ||
-	    l->ec_cfp == RBI_ABSENT || l->cfp_size == RBI_ABSENT || l->cfp_size < 40 ||
-	    l->cfp_sp == RBI_ABSENT || l->cfp_self == RBI_ABSENT || l->cfp_iseq == RBI_ABSENT)
-		return rbi_fail(RBI_NO_LAYOUT, "no execution context layout");
 	rc = rbi_thread_foreach(r->t, thread_vm_stack, &st);
 	if (st.rc || rc)
 		return st.rc ? st.rc : rc;
