@@ -18,8 +18,11 @@
  *                                           when empty (else unknown)
  * fiber_mark (cont.c): first_proc, rb_fiber_mark_self(fiber->prev), then
  * cont_mark: cont.self, cont.value, rb_execution_context_mark(&saved_ec),
- * the thread's object (cont_thread_value); a saved VM stack or machine
- * stack copy (continuations, copying coroutines) is not read: unknown.
+ * the thread's object (cont_thread_value), a saved copy of the VM stack
+ * (a continuation's: not read, unknown), then up to 3.3, unless the
+ * fiber ended, the words of cont.machine.stack (the fiber's own machine
+ * stack as it last left it, stack_size words) each marked if it points at
+ * a used slot (3.4 leaves it to rb_execution_context_mark).
  * rb_execution_context_mark (vm.c): the VM stack (heap-stack.c); the
  * machine stack from machine.stack_end to machine.stack_start, then
  * machine.regs, each word marked if it points at a used slot
@@ -265,20 +268,22 @@ static int fiber_marks(struct marks *m, uint64_t fiber)
 {
 	struct rbi_target *t = rbi_heap_iter_target(m->it);
 	const struct rbi_layout *l = rbi_heap_iter_vm(m->it)->layout;
-	uint64_t prev, self, th, saved, machine;
+	const struct rbi_vm *vm = rbi_heap_iter_vm(m->it);
+	uint64_t prev, self, th, saved, machine, words;
+	uint32_t status;
 	int rc;
 
 	if (l->fiber_first_proc == RBI_ABSENT || l->fiber_prev == RBI_ABSENT ||
 	    l->fiber_self == RBI_ABSENT || l->fiber_value == RBI_ABSENT ||
 	    l->fiber_saved_ec == RBI_ABSENT || l->ec_thread_ptr == RBI_ABSENT ||
 	    l->thread_self == RBI_ABSENT || l->fiber_saved_vm_stack == RBI_ABSENT ||
-	    l->fiber_machine_stack == RBI_ABSENT)
+	    l->fiber_machine_stack == RBI_ABSENT || l->fiber_status == RBI_ABSENT)
 		return RBI_UNSUPPORTED;
 	if ((rc = rbi_read_u64(t, fiber + l->fiber_saved_vm_stack, &saved)) ||
 	    (rc = rbi_read_u64(t, fiber + l->fiber_machine_stack, &machine)))
 		return rc;
-	if (saved || machine)
-		return RBI_UNSUPPORTED;         /* copies not read */
+	if (saved)
+		return RBI_UNSUPPORTED;         /* a copy, not read */
 	if ((rc = mark_at(m, fiber + l->fiber_first_proc)) ||
 	    (rc = rbi_read_u64(t, fiber + l->fiber_prev, &prev)) ||
 	    (prev && (rc = fiber_mark_self(m, prev))) ||
@@ -288,7 +293,22 @@ static int fiber_marks(struct marks *m, uint64_t fiber)
 	    (rc = ec_mark(m, fiber + l->fiber_saved_ec)) ||
 	    (rc = rbi_read_u64(t, fiber + l->fiber_saved_ec + l->ec_thread_ptr, &th)))
 		return rc;
-	return th ? mark_at(m, th + l->thread_self) : RBI_OK;
+	if (th && (rc = mark_at(m, th + l->thread_self)))
+		return rc;
+	if (!machine || rbi_vm_ge(vm, 3, 4))
+		return RBI_OK;
+	/* enum fiber_status in 2 bits: FIBER_TERMINATED is 3 (2.7-3.3) */
+	if ((rc = rbi_read_u32(t, fiber + l->fiber_status / 8, &status)))
+		return rc;
+	if (((status >> (l->fiber_status % 8)) & 3) == 3)
+		return RBI_OK;
+	/* machine: { stack, stack_src, stack_size } */
+	if ((rc = rbi_read_u64(t, fiber + l->fiber_machine_stack + 16, &words)))
+		return rc;
+	if ((machine & 7) || words > (64ull << 20) / 8)
+		return rbi_fail(RBI_CORRUPT, "a fiber's machine stack of %" PRIu64 " words "
+				"at 0x%" PRIx64, words, machine);
+	return rbi_heap_stack_words(t, machine, machine + words * 8, mark_maybe, m);
 }
 
 int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, bool fiber,

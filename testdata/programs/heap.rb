@@ -14,10 +14,11 @@
 # entry marks something: attribute reader and writer, alias, bmethod, refined (and, 3.3+,
 # called through the refinement); classes with
 # methods, constants, class instance and class variables, included and prepended modules
-# and singleton methods.  After a full GC (and with GC off, so nothing dumped is freed) it writes
-# ObjectSpace.dump_all to ENV["RBI_TRUTH"] (a call through the refinement and an
-# Enumerable#grep made in between: their call cache and memo are garbage it keeps), prints
-# "READY <pid>" and sleeps: what it allocates afterwards is only what printing READY takes.  Ruby 2.7 to 3.4, no gems.
+# and singleton methods; a Thread asleep and a Fiber suspended.  After a full GC (and with
+# GC off, so nothing dumped is freed) it writes ObjectSpace.dump_all to ENV["RBI_TRUTH"] (a
+# call through the refinement and an Enumerable#grep made in between: their call cache and
+# memo are garbage it keeps), prints "READY <pid>" and sleeps: what it allocates afterwards
+# is only what printing READY takes.  Ruby 2.7 to 3.4, no gems.
 #
 # RBI_HEAP_OBJECTS=N (bench/heap-dump.sh) adds N small Strings, in Arrays of 1000, and
 # prints "DUMP_ALL_US <microseconds>": how long the program's own dump_all took.
@@ -212,6 +213,16 @@ plain = {
   wide: Array.new(1000) { |i| [i, leaves[i % 50]] }.to_h,
 }
 closures = RbiHeap.closures(leaves[33])
+# A Thread asleep (made with a block and arguments, a fiber-local variable set) and a Fiber
+# suspended in Fiber.yield: their execution contexts (VM stack, machine stack, locals)
+# stay as they are while the program sleeps, so their references compare.
+sleeper = Thread.new(leaves[40], "argument") do |item, _|
+  Thread.current[:rbi_held] = item
+  sleep
+end
+Thread.pass until sleeper.status == "sleep" && sleeper.stop?
+suspended = Fiber.new { |item| Fiber.yield(item) && leaves[42] }
+suspended.resume(leaves[41])
 $rbi_closure = RbiHeap.capture(RbiHeap::Captured.new)
 shapes = [RbiHeap::Shape.build, RbiHeap::Square.build]
 shapes.each { |s| s.area && s.mixed }
@@ -223,7 +234,7 @@ finalized = RbiHeap::Leaf.new(-1)
 ObjectSpace.define_finalizer(finalized, RbiHeap.method(:capture).to_proc)
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
              RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures,
-             shapes, finalized, queues]
+             shapes, finalized, queues, sleeper, suspended]
 
 if trace
   module RbiTraced
@@ -245,6 +256,13 @@ $rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{
 # Integer's to_s), which would differ from it: so the READY line is made before, and the
 # timing runs only when asked for.
 ready = "READY #{Process.pid}\n"
+# The thread that calls dump_all is elsewhere then (in dump_all) than once the program
+# sleeps: what marks its execution context cannot compare.  Named for heap-check.py in
+# RBI_TRUTH.running: its address, and "ec" where thread_mark marks the execution context
+# itself (up to 3.1; 3.3+ only through its Fiber, which heap-check.py finds).
+File.write("#{ENV.fetch("RBI_TRUTH")}.running",
+           "#{ObjectSpace.dump(Thread.current)[/"address":"(0x\h+)"/, 1]}" \
+           "#{" ec" if RUBY_VERSION < "3.3"}\n")
 GC.start
 GC.disable
 $rbi_refined = RbiHeap::Kinds.new.value
