@@ -218,7 +218,7 @@ closures = RbiHeap.closures(leaves[33])
 # stay as they are while the program sleeps, so their references compare.
 sleeper = Thread.new(leaves[40], "argument") do |item, _|
   Thread.current[:rbi_held] = item
-  sleep
+  Thread.stop   # not sleep: its call cache would serve the main script's sleep after the truth
 end
 Thread.pass until sleeper.status == "sleep" && sleeper.stop?
 suspended = Fiber.new { |item| Fiber.yield(item) && leaves[42] }
