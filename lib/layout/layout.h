@@ -416,7 +416,25 @@
 	X(fiber, first_proc, "rb_fiber_struct", "first_proc", OFF) \
 	X(fiber, value, "rb_fiber_struct", "cont.value", OFF) \
 	X(fiber, saved_vm_stack, "rb_fiber_struct", "cont.saved_vm_stack.ptr", OFF) \
-	X(fiber, machine_stack, "rb_fiber_struct", "cont.machine.stack", OFF)
+	X(fiber, machine_stack, "rb_fiber_struct", "cont.machine.stack", OFF) \
+	X(ractor, incoming_cnt, "rb_ractor_struct", "sync.incoming_queue.cnt", OFF) \
+	X(ractor, recv_cnt, "rb_ractor_struct", "sync.recv_queue.cnt", OFF) \
+	X(ractor, takers_cnt, "rb_ractor_struct", "sync.takers_queue.cnt", OFF) \
+	X(ractor, taken_v, "rb_ractor_struct", "sync.wait.taken_basket.v", OFF) \
+	X(ractor, taken_sender, "rb_ractor_struct", "sync.wait.taken_basket.sender", OFF) \
+	X(ractor, yielded_v, "rb_ractor_struct", "sync.wait.yielded_basket.v", OFF) \
+	X(ractor, yielded_sender, "rb_ractor_struct", "sync.wait.yielded_basket.sender", OFF) \
+	X(ractor, receiving_mutex, "rb_ractor_struct", "receiving_mutex", OFF) \
+	X(ractor, loc, "rb_ractor_struct", "loc", OFF) \
+	X(ractor, r_stdin, "rb_ractor_struct", "r_stdin", OFF) \
+	X(ractor, r_stdout, "rb_ractor_struct", "r_stdout", OFF) \
+	X(ractor, r_stderr, "rb_ractor_struct", "r_stderr", OFF) \
+	X(ractor, hooks, "rb_ractor_struct", "pub.hooks.hooks", OFF) \
+	X(ractor, local_storage, "rb_ractor_struct", "local_storage", OFF) \
+	X(ractor, idkey_local_storage, "rb_ractor_struct", "idkey_local_storage", OFF) \
+	X(ractor, local_storage_store_lock, "rb_ractor_struct", "local_storage_store_lock", OFF) \
+	X(ractor_local_key, type, "rb_ractor_local_key_struct", "type", OFF) \
+	X(ractor_local_type, mark, "rb_ractor_local_storage_type", "mark", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 

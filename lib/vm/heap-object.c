@@ -71,7 +71,7 @@ enum { METHOD_ISEQ = 0, METHOD_ATTRSET = 2, METHOD_IVAR = 3, METHOD_BMETHOD = 4,
 /* T_DATA types whose references we read (data_kind); DATA_WORDS + K:
    heap-data.c's kind K. */
 enum { DATA_OTHER = 1, DATA_PROC, DATA_BINDING, DATA_METHOD, DATA_THREAD, DATA_FIBER,
-       DATA_WORDS };
+       DATA_RACTOR, DATA_WORDS };
 
 /* Encodings every Ruby numbers the same (encindex.h: ENCINDEX_ASCII_8BIT,
    _UTF_8, _US_ASCII), all three ASCII-compatible. */
@@ -738,7 +738,8 @@ static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 {
 	static const char *const names[] = { [DATA_PROC] = "proc", [DATA_BINDING] = "binding",
 					     [DATA_METHOD] = "method",
-					     [DATA_THREAD] = "VM/thread", [DATA_FIBER] = "fiber" };
+					     [DATA_THREAD] = "VM/thread", [DATA_FIBER] = "fiber",
+					     [DATA_RACTOR] = "ractor" };
 	struct rbi_map *kinds = &rbi_heap_iter_scratch(it)->data_kinds;
 	char name[32];  /* longer names are other types' */
 	uint64_t kind;
@@ -809,8 +810,9 @@ static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		return RBI_OK;
 	if ((kind = data_kind(it, type)) > DATA_WORDS)
 		return rbi_heap_data_refs(it, s, out, kind - DATA_WORDS, data, embedded);
-	if ((kind = data_kind(it, type)) == DATA_THREAD || kind == DATA_FIBER)
-		return embedded ? RBI_OK : rbi_heap_thread_refs(it, s, kind == DATA_FIBER, data, out);
+	if (kind >= DATA_THREAD)        /* heap-thread.c */
+		return embedded ? RBI_OK : rbi_heap_thread_refs(it, s, kind == DATA_FIBER ? HEAP_FIBER :
+				kind == DATA_RACTOR ? HEAP_RACTOR : HEAP_THREAD, data, out);
 	if (!(size = data_size(l, kind)))
 		return RBI_OK;
 	if (!embedded && !data) {

@@ -143,12 +143,13 @@ int rbi_heap_imemo_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
    NULL when the heap's pages cannot be told. */
 struct heap_maybe *rbi_heap_object_maybe(struct rbi_heap_iter *it);
 
-/* heap-thread.c: the references of a Thread (FIBER false: data type
-   "VM/thread") or a Fiber ("fiber") whose struct is at DATA, as their
-   mark functions mark them; left unknown where a part cannot be read
-   exactly (a live process not paused: its stacks move). */
-int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, bool fiber,
-			 uint64_t data, struct rbi_heap_object *out);
+/* heap-thread.c: the references of a Thread (data type "VM/thread"), a
+   Fiber ("fiber") or a Ractor ("ractor") whose struct is at DATA, as
+   their mark functions mark them; left unknown where a part cannot be
+   read exactly (a live process not paused: its stacks move). */
+enum heap_thread_kind { HEAP_THREAD, HEAP_FIBER, HEAP_RACTOR };
+int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 enum heap_thread_kind kind, uint64_t data, struct rbi_heap_object *out);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);

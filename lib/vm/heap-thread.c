@@ -1,6 +1,7 @@
 /* heap-thread.c: the references dump_all lists for a Thread (T_DATA of
- * type "VM/thread") and a Fiber ("fiber"): what their mark functions
- * mark, in their order (gc_mark_children calls the type's dmark).
+ * type "VM/thread"), a Fiber ("fiber") and a Ractor ("ractor"): what their
+ * mark functions mark, in their order (gc_mark_children calls the type's
+ * dmark).
  *
  * thread_mark (vm.c, 2.7-3.4):
  *   rb_fiber_mark_self(th->ec->fiber_ptr)   the fiber's object, or its
@@ -31,6 +32,14 @@
  * local_storage's values (2.7: an st_table; 3.x: an rb_id_table),
  * local_storage_recursive_hash, ..._for_trace, private_const_reference,
  * storage (3.2+).
+ * ractor_mark (ractor.c, 3.1-3.4): its queues' baskets (read only when
+ * empty: else unknown), 3.1's taken and yielded baskets' v and sender,
+ * receiving_mutex, loc, name, r_stdin, r_stdout, r_stderr, its hooks
+ * (read only when none), each of its threads' object, then its local
+ * storage (ractor_local_storage_mark): each entry's value where its key's
+ * type marks with rb_ractor_local_storage_value_mark (a type marking
+ * otherwise: unknown), the values of idkey_local_storage, 3.4's
+ * local_storage_store_lock.
  * A stack moves while its thread runs: of a live process not paused,
  * whatever marks an execution context stays "references unknown". */
 #include <inttypes.h>
@@ -311,8 +320,114 @@ static int fiber_marks(struct marks *m, uint64_t fiber)
 	return rbi_heap_stack_words(t, machine, machine + words * 8, mark_maybe, m);
 }
 
-int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, bool fiber,
-			 uint64_t data, struct rbi_heap_object *out)
+static int thread_self(struct rbi_target *t, uint64_t th, void *arg)
+{
+	struct marks *m = arg;
+
+	(void)t;
+	return mark_at(m, th + rbi_heap_iter_vm(m->it)->layout->thread_self);
+}
+
+/* ractor_local_storage_mark_i of each entry of the st_table at TBL:
+   RBI_UNSUPPORTED for a key whose type marks with a function of its own. */
+static int ractor_storage(struct marks *m, uint64_t tbl)
+{
+	struct rbi_target *t = rbi_heap_iter_target(m->it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(m->it);
+	const struct rbi_layout *l = vm->layout;
+	struct rbi_st_entries e = { 0 };
+	uint64_t value_mark = 0, size, key, value, type, fn;
+	uint8_t hdr[128];
+	bool tls;
+	int rc;
+
+	if (!rbi_vm_st_layout(l) || RBI_ST_HEADER_SIZE(l) > sizeof(hdr) ||
+	    l->ractor_local_key_type == RBI_ABSENT || l->ractor_local_type_mark == RBI_ABSENT)
+		return RBI_UNSUPPORTED;
+	if (rbi_image_symbol(vm->image, "rb_ractor_local_storage_value_mark", &value_mark,
+			     &size, &tls))
+		value_mark = 0;
+	if (!(rc = rbi_read(t, tbl, hdr, RBI_ST_HEADER_SIZE(l))) &&
+	    !(rc = rbi_vm_st_entries(t, l, hdr, STORAGE_MAX, &e)))
+		for (uint64_t i = 0; !rc && i < e.count; i++) {
+			if (!rbi_vm_st_entry(l, &e, i, &key, &value))
+				continue;
+			if ((rc = rbi_read_u64(t, key + l->ractor_local_key_type, &type)) ||
+			    (rc = rbi_read_u64(t, type + l->ractor_local_type_mark, &fn)))
+				break;
+			if (fn && (!value_mark || fn != value_mark))
+				rc = RBI_UNSUPPORTED;
+			else if (fn)
+				rc = mark(value, m);
+		}
+	free(e.words);
+	return rc;
+}
+
+static int ractor_marks(struct marks *m, uint64_t r)
+{
+	struct rbi_target *t = rbi_heap_iter_target(m->it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(m->it);
+	const struct rbi_layout *l = vm->layout;
+	const bool v31 = l->ractor_incoming_cnt != RBI_ABSENT;
+	const uint32_t baskets[] = { l->ractor_taken_v, l->ractor_taken_sender,
+				     l->ractor_yielded_v, l->ractor_yielded_sender };
+	const uint32_t fields[] = { l->ractor_receiving_mutex, l->ractor_loc, l->ractor_name,
+				    l->ractor_r_stdin, l->ractor_r_stdout, l->ractor_r_stderr };
+	uint32_t queues[2] = { v31 ? l->ractor_incoming_cnt : l->ractor_recv_cnt,
+			       v31 ? RBI_ABSENT : l->ractor_takers_cnt };
+	uint64_t hooks, cnt, storage;
+	int rc;
+
+	if ((v31 ? baskets[0] == RBI_ABSENT || baskets[1] == RBI_ABSENT ||
+		   baskets[2] == RBI_ABSENT || baskets[3] == RBI_ABSENT :
+		   queues[0] == RBI_ABSENT || queues[1] == RBI_ABSENT) ||
+	    l->ractor_hooks == RBI_ABSENT || l->ractor_threads_set == RBI_ABSENT ||
+	    l->ractor_threads_cnt == RBI_ABSENT || l->thread_lt_node == RBI_ABSENT ||
+	    l->thread_self == RBI_ABSENT || l->ractor_local_storage == RBI_ABSENT ||
+	    l->ractor_idkey_local_storage == RBI_ABSENT ||
+	    (rbi_vm_ge(vm, 3, 4) && l->ractor_local_storage_store_lock == RBI_ABSENT))
+		return RBI_UNSUPPORTED;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(fields); i++)
+		if (fields[i] == RBI_ABSENT)
+			return RBI_UNSUPPORTED;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(queues); i++) {
+		uint32_t n;
+
+		if (queues[i] == RBI_ABSENT)
+			continue;
+		if ((rc = rbi_read_u32(t, r + queues[i], &n)))
+			return rc;
+		if (n)
+			return RBI_UNSUPPORTED;         /* baskets not read */
+	}
+	for (size_t i = 0; v31 && i < RBI_ARRAY_SIZE(baskets); i++)
+		if ((rc = mark_at(m, r + baskets[i])))
+			return rc;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(fields); i++)
+		if ((rc = mark_at(m, r + fields[i])))
+			return rc;
+	if ((rc = rbi_read_u64(t, r + l->ractor_hooks, &hooks)))
+		return rc;
+	if (hooks)
+		return RBI_UNSUPPORTED;         /* event hooks not read */
+	if ((rc = rbi_read_u64(t, r + l->ractor_threads_cnt, &cnt)))
+		return rc;
+	if (cnt && (rc = rbi_list_walk(t, r + l->ractor_threads_set, l->thread_lt_node,
+				       RBI_THREADS_MAX, thread_self, m)))
+		return rc;
+	if ((rc = rbi_read_u64(t, r + l->ractor_local_storage, &storage)) ||
+	    (storage && (rc = ractor_storage(m, storage))) ||
+	    (rc = rbi_read_u64(t, r + l->ractor_idkey_local_storage, &storage)) ||
+	    (storage && (rc = rbi_vm_id_table_foreach(t, vm, storage, storage_item, m))))
+		return rc;
+	if (rbi_vm_ge(vm, 3, 4) && (rc = mark_at(m, r + l->ractor_local_storage_store_lock)))
+		return rc;
+	return RBI_OK;
+}
+
+int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 enum heap_thread_kind kind, uint64_t data, struct rbi_heap_object *out)
 {
 	struct marks m = { it, s, out, rbi_heap_iter_scratch(it), NULL };
 	int rc;
@@ -321,7 +436,8 @@ int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 		return RBI_OK;
 	if (!(m.maybe = rbi_heap_object_maybe(it)))
 		return RBI_OK;  /* no conservative test: unknown */
-	rc = fiber ? fiber_marks(&m, data) : thread_marks(&m, data);
+	rc = kind == HEAP_FIBER ? fiber_marks(&m, data) :
+	     kind == HEAP_RACTOR ? ractor_marks(&m, data) : thread_marks(&m, data);
 	if (rc == RBI_GONE || rc == RBI_NOMEM || rc == RBI_PERM)
 		return rc;
 	if (rc) {       /* unknown: never a part given as all */
