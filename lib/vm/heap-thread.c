@@ -12,8 +12,7 @@
  *   thgroup, value, pending_interrupt_queue, pending_interrupt_mask_stack,
  *   top_self, top_wrapper
  *   rb_fiber_mark_self(th->root_fiber)      if it has one
- *   rb_execution_context_mark(th->ec)       up to 3.1 (3.3+: not; 3.2 not
- *                                           read: left unknown)
+ *   rb_execution_context_mark(th->ec)       up to 3.1 (3.3+: not)
  *   stat_insn_usage, last_status, locking_mutex, name, scheduler (3.0+)
  *   rb_threadptr_interrupt_exec_task_mark   3.4: a task list, read only
  *                                           when empty (else unknown)
@@ -40,6 +39,13 @@
  * type marks with rb_ractor_local_storage_value_mark (a type marking
  * otherwise: unknown), the values of idkey_local_storage, 3.4's
  * local_storage_store_lock.
+ * A Fiber's members after its rb_context_t (first_proc, prev, status)
+ * are read only with the target's own DWARF: rb_context_t ends in an
+ * rb_jmpbuf_t whose size is the build's choice of setjmp (40 bytes in the
+ * DWARF builds, 200 in Debian's 3.3.8 and 3.4.11: first_proc at 512 and
+ * 672), which a built-in table cannot know.
+ * The families whose marking was read are 2.7, 3.1, 3.3 and 3.4; others
+ * leave these objects' references unknown.
  * A stack moves while its thread runs: of a live process not paused,
  * whatever marks an execution context stays "references unknown". */
 #include <inttypes.h>
@@ -225,8 +231,7 @@ static int thread_marks(struct marks *m, uint64_t th)
 	    l->thread_locking_mutex == RBI_ABSENT || l->thread_name == RBI_ABSENT ||
 	    (rbi_vm_ge(vm, 3, 0) && (l->thread_ractor == RBI_ABSENT ||
 				     l->ractor_self == RBI_ABSENT ||
-				     l->thread_scheduler == RBI_ABSENT)) ||
-	    (rbi_vm_ge(vm, 3, 2) && !rbi_vm_ge(vm, 3, 3)))
+				     l->thread_scheduler == RBI_ABSENT)))
 		return RBI_UNSUPPORTED;
 	if ((rc = rbi_read_u64(t, th + l->thread_ec, &ec)) ||
 	    (rc = rbi_read_u64(t, ec + l->ec_fiber_ptr, &fiber)) ||
@@ -282,7 +287,8 @@ static int fiber_marks(struct marks *m, uint64_t fiber)
 	uint32_t status;
 	int rc;
 
-	if (l->fiber_first_proc == RBI_ABSENT || l->fiber_prev == RBI_ABSENT ||
+	if (vm->layout != &vm->dwarf_layout ||  /* rb_jmpbuf_t: see above */
+	    l->fiber_first_proc == RBI_ABSENT || l->fiber_prev == RBI_ABSENT ||
 	    l->fiber_self == RBI_ABSENT || l->fiber_value == RBI_ABSENT ||
 	    l->fiber_saved_ec == RBI_ABSENT || l->ec_thread_ptr == RBI_ABSENT ||
 	    l->thread_self == RBI_ABSENT || l->fiber_saved_vm_stack == RBI_ABSENT ||
@@ -426,13 +432,25 @@ static int ractor_marks(struct marks *m, uint64_t r)
 	return RBI_OK;
 }
 
+/* Whether VM's family is one whose marking of these was read. */
+static bool marking_read(const struct rbi_vm *vm)
+{
+	static const int families[][2] = { { 2, 7 }, { 3, 1 }, { 3, 3 }, { 3, 4 } };
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(families); i++)
+		if (rbi_vm_ge(vm, families[i][0], families[i][1]) &&
+		    !rbi_vm_ge(vm, families[i][0], families[i][1] + 1))
+			return true;
+	return false;
+}
+
 int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 enum heap_thread_kind kind, uint64_t data, struct rbi_heap_object *out)
 {
 	struct marks m = { it, s, out, rbi_heap_iter_scratch(it), NULL };
 	int rc;
 
-	if (!data || (s->flags & RBI_FL_EXIVAR))
+	if (!data || (s->flags & RBI_FL_EXIVAR) || !marking_read(rbi_heap_iter_vm(it)))
 		return RBI_OK;
 	if (!(m.maybe = rbi_heap_object_maybe(it)))
 		return RBI_OK;  /* no conservative test: unknown */

@@ -9,10 +9,12 @@
 # where it says it cannot, those of every
 # Proc, Binding, Method, environment, method entry and lexical scope (heap.rb's closures among them: each matches, in
 # marking order), of every Time, ARGF, Monitor, autoload's data, Queue, SizedQueue, 3.4's
-# list of registered objects, ifunc, memo, call info
-# and (3.1, 3.3, 3.4) call cache (the same) and on 3.3 and 3.4 of every instruction
-# sequence (the same; the counts printed), the ROOT lines (global_tbl and, up to 3.3,
-# global_list as the target's, vm a part of its, a
+# list of registered objects, ifunc, memo, call info and (3.1, 3.3, 3.4) call cache (the
+# same), on 3.3 and 3.4 of every instruction sequence, of every Ractor, and (live --pause;
+# from a core in the budget) of every Thread and Fiber but the Thread that ran dump_all and
+# its Fiber (heap.rb's sleeping Thread and suspended Fiber: their stacks included; the
+# counts printed), the ROOT lines (global_tbl and, up to 3.3, global_list as the target's,
+# vm a part of its, a
 # machine_context), GC flags and memsize (their match rate per type printed), and on 3.3+
 # the SHAPE lines, every shape the truth has with all its fields (tests/heap-check.py
 # --roots --gc).  Also: gzip output
@@ -32,7 +34,8 @@ check_py=$here/tests/heap-check.py
 heap_rb_refs=OBJECT,HASH,STRUCT,STRING,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,CLASS,MODULE,ICLASS
 # The DATA and IMEMO kinds every heap.rb heap has (callcache from 3.0), and those some
 # Rubies' have (each compared where it is).
-heap_rb_kinds="time ARGF monitor ifunc memo autoload_const callcache queue sized_queue"
+heap_rb_kinds="time ARGF monitor ifunc memo autoload_const callcache queue sized_queue ractor
+VM/thread fiber"
 other_kinds="callinfo autoload autoload_i autoload_data autoload_table VM/pin_array_list"
 
 # compare LABEL DUMP: DUMP against the truth the program wrote.
@@ -49,6 +52,10 @@ compare() {
 			[[ " $other_kinds " == *" $k "* ]] &&
 				! grep -Eq "(^references |; )$k [0-9]" <<<"$out" && continue
 			[[ $k == callcache && $ver == 2.* ]] && continue
+			# A core's copy of a sleeping thread's stack may not be the stack the
+			# thread left (Debian's 3.4.11: gcore writes a page of it as zeros):
+			# threads' and fibers' references of a core are in the budget only.
+			[[ $1 == *core && ($k == VM/thread || $k == fiber) ]] && continue
 			like "$(grep '^references ' <<<"$out")" "(^references |; )$k ([1-9][0-9]*)/\\2 \\(\\2 in order\\)(;|$)" \
 				"$1: the references of every $k as dump_all's, in its order"
 		done
