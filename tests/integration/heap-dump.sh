@@ -52,9 +52,10 @@ compare() {
 			[[ " $other_kinds " == *" $k "* ]] &&
 				! grep -Eq "(^references |; )$k [0-9]" <<<"$out" && continue
 			[[ $k == callcache && $ver == 2.* ]] && continue
-			# A core's copy of a sleeping thread's stack may not be the stack the
-			# thread left (Debian's 3.4.11: gcore writes a page of it as zeros):
-			# threads' and fibers' references of a core are in the budget only.
+			# gcore may not copy a thread's stack: one whose guard page glibc put
+			# inside its mapping (MADV_GUARD_INSTALL, VmFlags "gu": the glibc of
+			# Debian's 3.4.11 root) is written all zeros, its read having failed.
+			# Threads' and fibers' references of a core are in the budget only.
 			[[ $1 == *core && ($k == VM/thread || $k == fiber) ]] && continue
 			like "$(grep '^references ' <<<"$out")" "(^references |; )$k ([1-9][0-9]*)/\\2 \\(\\2 in order\\)(;|$)" \
 				"$1: the references of every $k as dump_all's, in its order"
