@@ -42,8 +42,8 @@
  * A Fiber's members after its rb_context_t (first_proc, prev, status)
  * are read only with the target's own DWARF: rb_context_t ends in an
  * rb_jmpbuf_t whose size is the build's choice of setjmp (40 bytes in the
- * DWARF builds, 200 in Debian's 3.3.8 and 3.4.11: first_proc at 512 and
- * 672), which a built-in table cannot know.
+ * DWARF builds, 200 in Debian's 3.3.8 and 3.4.11: 3.3.8's first_proc is at
+ * 512 in one, 672 in the other), which a built-in table cannot know.
  * The families whose marking was read are 2.7, 3.1, 3.3 and 3.4; others
  * leave these objects' references unknown.
  * A stack moves while its thread runs: of a live process not paused,
