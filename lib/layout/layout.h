@@ -434,7 +434,11 @@
 	X(ractor, idkey_local_storage, "rb_ractor_struct", "idkey_local_storage", OFF) \
 	X(ractor, local_storage_store_lock, "rb_ractor_struct", "local_storage_store_lock", OFF) \
 	X(ractor_local_key, type, "rb_ractor_local_key_struct", "type", OFF) \
-	X(ractor_local_type, mark, "rb_ractor_local_storage_type", "mark", OFF)
+	X(ractor_local_type, mark, "rb_ractor_local_storage_type", "mark", OFF) \
+	X(ivc, entry,            "iseq_inline_iv_cache_entry", "entry", OFF)        \
+	X(iv_entry, class_value, "rb_iv_index_tbl_entry", "class_value", OFF)       \
+	X(body, jit_unit,        "rb_iseq_constant_body", "jit_unit", OFF)          \
+	X(body, yjit_blocks,     "rb_iseq_constant_body", "yjit_blocks", OFF)
 
 #define RBI_LAYOUT_MEMBER_(group, field, st, path, kind) uint32_t group##_##field;
 
