@@ -84,7 +84,7 @@ heap_unread() {
 		case $2 in 3.4.[6-9]|3.4.10) unread=$classes ;; 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;;
 		*) unread=OBJECT,HASH,STRUCT,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,$classes,$data ;; esac
 	fi
-	case $1-$2 in yjit*|*-[0-2].*|*-3.[0-2].*|*-3.[5-9]*|*-[4-9].*)
+	case $1-$2 in yjit*|*-[01].*|*-2.[0-6].*|*-3.[02].*|*-3.[5-9]*|*-[4-9].*)
 		unread=${unread:+$unread,}iseq ;; esac
 	case $2 in 3.[134].*) ;; *) unread=${unread:+$unread,}callcache,callinfo ;; esac
 	case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) ruby_dwarf "$1" || unread=${unread:+$unread,}fiber ;;

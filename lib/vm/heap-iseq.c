@@ -32,8 +32,11 @@
 /* iseq.h: IMEMO_FL_USER1 and IMEMO_FL_USER2. */
 #define ISEQ_NOT_LOADED_YET (1ull << (RBI_FL_USHIFT + 5))
 #define ISEQ_USE_COMPILE_DATA (1ull << (RBI_FL_USHIFT + 6))
-/* vm_callinfo.h: FL_FREEZE. */
-#define VM_CALLCACHE_UNMARKABLE (1ull << 11)
+/* iseq.h: IMEMO_FL_USER3 and IMEMO_FL_USER4. */
+#define ISEQ_TRANSLATED (1ull << (RBI_FL_USHIFT + 7))
+#define ISEQ_MARKABLE_ISEQ (1ull << (RBI_FL_USHIFT + 8))
+/* vm_callinfo.h (3.1): IMEMO_FL_USER0. */
+#define VM_CALLINFO_NOT_UNDER_GC (1ull << (RBI_FL_USHIFT + 4))
 /* ISEQ_MBITS_BITLENGTH: instruction words per mark bit word. */
 #define MBITS_WORD 64u
 
@@ -215,8 +218,9 @@ static int operands(struct iseq_walk *w)
 	return RBI_OK;
 }
 
-/* cc_is_active (3.3): a markable cache, not invalidated (klass set), whose
-   method entry is valid. */
+/* cc_is_active (3.3), vm_cc_markable and !vm_cc_invalidated_p (3.1): a
+   markable cache, not invalidated (klass set), whose method entry is
+   valid. */
 static int cc_active(struct iseq_walk *w, uint64_t cc, bool *active)
 {
 	uint64_t flags, klass, cme, cme_flags;
@@ -230,13 +234,29 @@ static int cc_active(struct iseq_walk *w, uint64_t cc, bool *active)
 	    (rc = rbi_read_u64(w->t, cc + w->l->callcache_cme, &cme)))
 		return rbi_fail_context(rc, "reading a call cache of iseq 0x%" PRIx64 ": ",
 					w->s->addr);
-	if ((flags & VM_CALLCACHE_UNMARKABLE) || !klass)
+	if ((flags & w->vm->k.callcache_unmarkable) || !klass)
 		return RBI_OK;
 	if ((rc = rbi_read_u64(w->t, cme, &cme_flags)))
 		return rbi_fail_context(rc, "reading the method entry of a call cache of "
 					"iseq 0x%" PRIx64 ": ", w->s->addr);
 	*active = !(cme_flags & RBI_METHOD_ENTRY_INVALIDATED);
 	return RBI_OK;
+}
+
+/* A call info CI, where marked: in 3.1 only as vm_ci_markable takes it (not
+   NULL; a packed one, a Fixnum, is passed on; else one not flagged
+   VM_CALLINFO_NOT_UNDER_GC). */
+static int call_info(struct iseq_walk *w, uint64_t ci)
+{
+	uint64_t flags;
+	int rc;
+
+	if (!w->vm->k.iseq_ci_markable || !ci || (ci & 1))
+		return mark(w, ci);
+	if ((rc = rbi_read_u64(w->t, ci, &flags)))
+		return rbi_fail_context(rc, "reading a call info of iseq 0x%" PRIx64 ": ",
+					w->s->addr);
+	return flags & VM_CALLINFO_NOT_UNDER_GC ? RBI_OK : mark(w, ci);
 }
 
 /* Each call site's call info, then its call cache where this Ruby marks
@@ -257,7 +277,7 @@ static int call_data(struct iseq_walk *w)
 		uint64_t cc = entry_word(cds, i, l->call_data_size, l->call_data_cc);
 		bool active = false;
 
-		if ((rc = mark(w, entry_word(cds, i, l->call_data_size, l->call_data_ci))) ||
+		if ((rc = call_info(w, entry_word(cds, i, l->call_data_size, l->call_data_ci))) ||
 		    (w->vm->k.iseq_marks_cc && (rc = cc_active(w, cc, &active))) ||
 		    (active && (rc = mark(w, cc))))
 			return rc;
@@ -365,6 +385,127 @@ static int body_refs(struct iseq_walk *w)
 	return catch_table(w);
 }
 
+/* ---- 2.7 and 3.1: rb_iseq_mark ---------------------------------------- */
+
+/* The bytes of the body rb_iseq_mark reads: as far as its last field
+   reaches; 0 when the layout lacks one it needs.  script_lines and
+   mandatory_only_iseq (3.1) may be absent: then the body has none. */
+static uint32_t decoded_body_end(const struct rbi_vm *vm)
+{
+	const struct rbi_layout *l = vm->layout;
+	const uint32_t words[] = {
+		l->body_iseq_encoded, l->body_pathobj, l->body_base_label, l->body_label,
+		l->body_parent_iseq, l->body_coverage, l->body_pc2branchindex,
+		l->body_keyword, l->body_catch_table,
+		vm->k.iseq_marks_ci ? l->body_call_data : 0,
+		vm->k.iseq_marks_jit_body ? l->body_jit_unit : 0,
+		vm->k.iseq_marks_jit_body ? l->body_yjit_blocks : 0,
+	}, optional[] = { l->body_script_lines, l->body_mandatory_only_iseq },
+	   uints[] = { l->body_iseq_size, vm->k.iseq_marks_ci ? l->body_ci_size : 0 };
+	uint32_t end = l->body_has_kw == RBI_ABSENT ? 0 : l->body_has_kw / 8 + 1;
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(words); i++) {
+		if (words[i] == RBI_ABSENT)
+			return 0;
+		end = words[i] + 8 > end ? words[i] + 8 : end;
+	}
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(optional); i++)
+		if (optional[i] != RBI_ABSENT)
+			end = optional[i] + 8 > end ? optional[i] + 8 : end;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(uints); i++) {
+		if (uints[i] == RBI_ABSENT)
+			return 0;
+		end = uints[i] + 4 > end ? uints[i] + 4 : end;
+	}
+	return l->body_has_kw == RBI_ABSENT || end > BODY_MAX ? 0 : end;
+}
+
+/* Whether the layout has the rest of what rb_iseq_mark reads. */
+static bool decoded_layout_complete(const struct rbi_vm *vm, const struct rbi_heap_slot *s)
+{
+	const struct rbi_layout *l = vm->layout;
+	const uint32_t offs[] = {
+		l->keyword_num, l->keyword_required_num, l->keyword_default_values,
+		l->catch_table_entries, l->catch_entry_size, l->catch_entry_iseq,
+		vm->k.iseq_marks_ci ? l->call_data_size : 8,
+		vm->k.iseq_marks_ci ? l->call_data_ci : 0,
+		vm->k.iseq_marks_ci ? l->call_data_cc : 0,
+		vm->k.iseq_marks_cc ? l->callcache_klass : 0,
+		vm->k.iseq_marks_cc ? l->callcache_cme : 0,
+	};
+	const uint32_t slot[] = { l->iseq_wrapper, l->iseq_body, l->iseq_local_hooks };
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(offs); i++)
+		if (offs[i] == RBI_ABSENT)
+			return false;
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(slot); i++)
+		if (slot[i] == RBI_ABSENT || slot[i] + 8 > s->size)
+			return false;
+	return (!vm->k.iseq_marks_ci || (l->call_data_size % 8 == 0 && l->call_data_size >= 8)) &&
+	       l->catch_entry_size % 8 == 0 && l->catch_entry_size >= 8 &&
+	       l->keyword_default_values <= 64 - 8 && l->keyword_num <= 64 - 4 &&
+	       l->keyword_required_num <= 64 - 4 && decoded_body_end(vm) != 0;
+}
+
+/* What rb_iseq_mark marks of the body, in its order; *KNOWN false when
+   the operands do not decode or JIT code may mark objects too. */
+static int decoded_body_refs(struct iseq_walk *w, bool *known)
+{
+	const struct rbi_layout *l = w->l;
+	const uint32_t values[] = {
+		l->body_coverage, l->body_pc2branchindex, l->body_script_lines, l->body_label,
+		l->body_base_label, l->body_pathobj, l->body_mandatory_only_iseq,
+		l->body_parent_iseq,
+	};
+	int rc;
+
+	*known = false;
+	/* 3.1's mjit_mark_cc_entries and rb_yjit_iseq_mark mark through
+	   these only. */
+	if (w->vm->k.iseq_marks_jit_body &&
+	    (body_word(w, l->body_jit_unit) || body_word(w, l->body_yjit_blocks)))
+		return RBI_OK;
+	if (w->s->flags & ISEQ_MARKABLE_ISEQ) {
+		if ((rc = rbi_heap_iseq_operands(w->it, w->s, w->out,
+						 body_word(w, l->body_iseq_encoded),
+						 rbi_get_u32(w->body, l->body_iseq_size),
+						 w->s->flags & ISEQ_TRANSLATED, known)) || !*known)
+			return rc;
+	}
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(values); i++)
+		if ((rc = mark(w, body_word(w, values[i]))))
+			return rc;
+	if ((w->vm->k.iseq_marks_ci && (rc = call_data(w))) || (rc = keyword_defaults(w)) ||
+	    (rc = catch_table(w)))
+		return rc;
+	*known = true;
+	return RBI_OK;
+}
+
+/* An iseq's references in 2.7 and 3.1. */
+static int decoded_refs(struct iseq_walk *w)
+{
+	uint64_t body;
+	bool known = true;
+	int rc;
+
+	if (!decoded_layout_complete(w->vm, w->s) ||
+	    (w->s->flags & (ISEQ_NOT_LOADED_YET | ISEQ_USE_COMPILE_DATA)) ||
+	    rbi_get_u64(w->s->bytes, w->l->iseq_local_hooks))
+		return RBI_OK;
+	body = rbi_get_u64(w->s->bytes, w->l->iseq_body);
+	if (body && (rc = rbi_read(w->t, body, w->body, decoded_body_end(w->vm))))
+		return rbi_fail_context(rc, "reading iseq 0x%" PRIx64 " body: ", w->s->addr);
+	if ((rc = mark(w, rbi_get_u64(w->s->bytes, w->l->iseq_wrapper))) ||
+	    (body && (rc = decoded_body_refs(w, &known))) || !known) {
+		w->out->nrefs = 0;
+		return rc;
+	}
+	w->out->refs = rbi_heap_iter_scratch(w->it)->refs;
+	w->out->refs_known = true;
+	return RBI_OK;
+}
+
 int rbi_heap_iseq_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
@@ -376,6 +517,8 @@ int rbi_heap_iseq_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	int rc;
 
 	w.l = w.vm->layout;
+	if (w.vm->k.iseq_marks_decoded)
+		return decoded_refs(&w);
 	if (!w.vm->k.iseq_marks_read || !layout_complete(w.l, s) || jit_runs(&w) ||
 	    (s->flags & (ISEQ_NOT_LOADED_YET | ISEQ_USE_COMPILE_DATA)) ||
 	    rbi_get_u64(s->bytes, w.l->iseq_local_hooks))

@@ -98,6 +98,7 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	free(sc->marks);
 	free(sc->ccs);
 	rbi_heap_maybe_close(sc->maybe);
+	free(sc->insn_addrs);
 	rbi_ivars_free(&sc->ivars);
 	rbi_map_free(&sc->data_kinds);
 	rbi_heap_alloc_free(sc->alloc);

@@ -8,6 +8,8 @@
 
 struct heap_page;
 struct heap_alloc;               /* heap-alloc.c */
+struct heap_insn_addr;          /* heap-iseq-insns.c */
+struct rbi_insn_table;
 
 /* Class names are read as far as objects --by-class reads them. */
 #define HEAP_OBJECT_NAME_MAX RBI_NAME_MAX
@@ -32,6 +34,13 @@ struct heap_object_scratch {
 	size_t ccs_cap;
 	uint8_t jit;            /* heap-iseq.c: whether a JIT runs, looked
 				   at once a walk (0: not yet) */
+	/* heap-iseq-insns.c: this Ruby's instruction table and the VM's
+	   instruction addresses sorted, looked up once a walk (insns_state
+	   0: not yet). */
+	uint8_t insns_state;
+	const struct rbi_insn_table *insns;
+	struct heap_insn_addr *insn_addrs;
+	uint32_t insn_naddrs;
 	uint64_t bits_page;     /* the struct heap_page whose bitmaps BITS
 				   holds (heap-gc.c); 0: none */
 	uint8_t *bits;
@@ -150,6 +159,16 @@ struct heap_maybe *rbi_heap_object_maybe(struct rbi_heap_iter *it);
 enum heap_thread_kind { HEAP_THREAD, HEAP_FIBER, HEAP_RACTOR };
 int rbi_heap_thread_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 enum heap_thread_kind kind, uint64_t data, struct rbi_heap_object *out);
+
+/* heap-iseq-insns.c: mark the VALUE operands of the iseq in slot S whose
+   instructions are SIZE words at CODE (translated: label addresses, else
+   instruction numbers), as iseq.c rb_iseq_each_value with each_insn_value
+   does in 2.7 to 3.2, into OUT.  *KNOWN false (and nothing marked that
+   counts) when an instruction does not decode, or this Ruby's
+   instruction tables are not known or not found. */
+int rbi_heap_iseq_operands(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			   struct rbi_heap_object *out, uint64_t code, uint32_t size,
+			   bool translated, bool *known);
 
 /* heap.c */
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);

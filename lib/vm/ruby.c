@@ -102,10 +102,16 @@ static void set_constants(struct rbi_vm *vm)
 	k->class_marks_cc_tbl = rbi_vm_ge(vm, 3, 1);
 	k->class_marks_ext_values = rbi_vm_ge(vm, 3, 3);
 	k->iseq_marks_read = family(vm, 3, 3) || family(vm, 3, 4);
-	k->iseq_marks_cc = family(vm, 3, 3);
+	k->iseq_marks_cc = family(vm, 3, 1) || family(vm, 3, 3);
 	k->cc_marks = family(vm, 3, 1) ? RBI_CC_MARKS_CME :
 		      family(vm, 3, 3) ? RBI_CC_MARKS_SUPER_CME :
 		      family(vm, 3, 4) ? RBI_CC_MARKS_SUPER_CME_KLASS : RBI_CC_MARKS_UNKNOWN;
+	k->iseq_marks_decoded = family(vm, 2, 7) || family(vm, 3, 1);
+	k->iseq_marks_ic_ivc = family(vm, 3, 1);
+	k->iseq_marks_ci = rbi_vm_ge(vm, 3, 0);
+	k->iseq_ci_markable = family(vm, 3, 1);
+	k->iseq_marks_jit_body = family(vm, 3, 1);
+	k->callcache_unmarkable = rbi_vm_ge(vm, 3, 3) ? 1ull << 11 : 1ull << (RBI_FL_USHIFT + 4);
 	k->riclass_is_origin = 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 0 : 5));
 	k->riclass_shared_mtbl = !rbi_vm_ge(vm, 3, 1) ? 0 :
 				 1ull << (RBI_FL_USHIFT + (rbi_vm_ge(vm, 3, 3) ? 3 : 8));

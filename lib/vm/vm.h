@@ -57,6 +57,20 @@ struct rbi_vm_consts {
 	   caches).  A callinfo marks nothing where this is known. */
 	enum { RBI_CC_MARKS_UNKNOWN, RBI_CC_MARKS_CME, RBI_CC_MARKS_SUPER_CME,
 	       RBI_CC_MARKS_SUPER_CME_KLASS } cc_marks;
+	/* ISEQ_MARKS_DECODED: 2.7 and 3.1, whose rb_iseq_mark finds the
+	   operands by decoding the instructions (rb_iseq_each_value) and
+	   marks no inline cache table; ISEQ_MARKS_IC_IVC: their decoding marks
+	   IC and IVC operands too (3.1); ISEQ_MARKS_CI: the call infos are
+	   marked (3.0+; 2.7's are no objects); ISEQ_CI_MARKABLE: only those
+	   vm_ci_markable takes (3.1); ISEQ_MARKS_JIT_BODY: JIT data is marked
+	   through the body's jit_unit and yjit_blocks (3.1). */
+	bool iseq_marks_decoded;
+	bool iseq_marks_ic_ivc;
+	bool iseq_marks_ci;
+	bool iseq_ci_markable;
+	bool iseq_marks_jit_body;
+	uint64_t callcache_unmarkable;  /* VM_CALLCACHE_UNMARKABLE: IMEMO_FL_USER0
+					   (3.1), FL_FREEZE (3.3+) */
 	uint64_t riclass_is_origin;     /* RICLASS_IS_ORIGIN: FL_USER5 (<= 3.1),
 					   FL_USER0 (3.3+) */
 	uint64_t riclass_shared_mtbl;   /* RICLASS_ORIGIN_SHARED_MTBL, which

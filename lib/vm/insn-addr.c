@@ -1,0 +1,227 @@
+/* insn-addr.c: the VM's instruction address table, which turns the words
+ * of a translated iseq back into instruction numbers (iseq.c
+ * rb_vm_insn_addr2insn, built by rb_vm_encoded_insn_data_table_init from
+ * rb_vm_get_insns_address_table()): vm_exec_core's static local
+ * insns_address_table (vmtc.inc), VM_INSTRUCTION_SIZE label addresses in
+ * its code, plain instructions then traced ones, in .data.rel.ro.
+ *
+ * Found through DWARF where the build has it (the variable's DW_OP_addr
+ * in vm.c, its array type's size checked), else in a stripped libruby by
+ * a scan of .data.rel.ro for its shape: a run of exactly
+ * VM_INSTRUCTION_SIZE code addresses that all lie in one function
+ * (by the call frame information, which stripped libraries keep), taken
+ * only when it is the one such run.  No other table of libruby is
+ * made of that many labels of one function: a function pointer table
+ * points at many functions, a switch's jump table (relative offsets in
+ * .rodata) is no code addresses at all.  Either way the table found must
+ * pass that shape test; if not, the table is unknown and with it every
+ * translated iseq's operands. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm/insn-addr.h"
+
+/* Bounds: DIEs looked at in vm.c, and .data.rel.ro bytes scanned. */
+#define DIES_MAX 2000000u
+#define RELRO_MAX (16u << 20)
+#define CHUNK 65536u
+
+struct die_walk {
+	uint64_t addr;
+	uint64_t size;
+	unsigned dies;
+};
+
+/* DIE's DW_OP_addr location, if that is all it is. */
+static bool die_addr(Dwarf_Die *die, uint64_t *addr)
+{
+	Dwarf_Attribute at;
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (!dwarf_attr(die, DW_AT_location, &at) ||
+	    dwarf_getlocation(&at, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_addr)
+		return false;
+	*addr = ops[0].number;
+	return true;
+}
+
+/* Look under DIE for the variable insns_address_table with an address. */
+static bool find_var(Dwarf_Die *die, struct die_walk *w, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(die, &child) != 0)
+		return false;
+	do {
+		const char *name;
+
+		if (++w->dies > DIES_MAX)
+			return false;
+		if (dwarf_tag(&child) == DW_TAG_variable &&
+		    (name = dwarf_diename(&child)) && !strcmp(name, "insns_address_table") &&
+		    die_addr(&child, &w->addr)) {
+			Dwarf_Attribute at;
+			Dwarf_Die type;
+			Dwarf_Word size;
+
+			w->size = 0;
+			if (dwarf_attr_integrate(&child, DW_AT_type, &at) &&
+			    dwarf_formref_die(&at, &type) && dwarf_aggregate_size(&type, &size) == 0)
+				w->size = size;
+			return true;
+		}
+		if ((dwarf_tag(&child) == DW_TAG_subprogram ||
+		     dwarf_tag(&child) == DW_TAG_lexical_block) &&
+		    find_var(&child, w, depth + 1))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* Through DWARF: the table's address, if vm.c's DWARF says it and that
+   it is N words. */
+static bool from_dwarf(const struct rbi_image *img, uint32_t n, uint64_t *addr)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = rbi_image_dwarf(img, &bias);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		const char *name;
+		size_t len;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && (name = dwarf_diename(&cu)) &&
+		    (len = strlen(name)) >= 4 && !strcmp(name + len - 4, "vm.c") &&
+		    (len == 4 || name[len - 5] == '/')) {
+			struct die_walk w = { 0 };
+
+			if (find_var(&cu, &w, 0)) {
+				*addr = w.addr + bias;
+				return w.size == 8ull * n;
+			}
+		}
+		off = next;
+	}
+	return false;
+}
+
+/* The shape test: N code addresses in IMG, all in one function.  Not
+   all distinct: GCC may give two traced instructions one label (3.1.2's
+   trace_opt_not and trace_opt_regexpmatch2 share their code). */
+static bool table_shape(struct rbi_image *img, const uint64_t *v, uint32_t n)
+{
+	uint64_t fn0, fn;
+
+	if (!n || rbi_image_function_start(img, v[0], &fn0) != RBI_OK)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(v[i] > fn0 && v[i] < img->end &&
+		      rbi_image_function_start(img, v[i], &fn) == RBI_OK && fn == fn0))
+			return false;
+	return true;
+}
+
+/* IMG's .data.rel.ro: its runtime address and size; false if none. */
+static bool relro_section(const struct rbi_image *img, uint64_t *addr, uint64_t *size)
+{
+	GElf_Addr bias;
+	Elf *elf = img->mod ? dwfl_module_getelf(img->mod, &bias) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".data.rel.ro") && sh.sh_type == SHT_PROGBITS) {
+			*addr = sh.sh_addr + bias;
+			*size = sh.sh_size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The scan of .data.rel.ro: the one run of exactly N words that are code
+   addresses of one function.  RBI_ITER_END if there is not exactly one. */
+static int from_scan(struct rbi_target *t, struct rbi_image *img, uint32_t n, uint64_t *at)
+{
+	uint64_t start, size, run_at = 0, run_fn = 0, run_len = 0, found = 0, nfound = 0;
+	uint64_t *buf;
+	int rc = RBI_OK;
+
+	if (!relro_section(img, &start, &size) || size > RELRO_MAX || start % 8)
+		return RBI_ITER_END;
+	if (!(buf = malloc(CHUNK)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	for (uint64_t off = 0; off < size && rc == RBI_OK; off += CHUNK) {
+		uint64_t len = size - off < CHUNK ? (size - off) & ~7ull : CHUNK;
+
+		if ((rc = rbi_read(t, start + off, buf, len)))
+			break;
+		for (uint64_t i = 0; i < len / 8; i++) {
+			uint64_t w = buf[i], fn = 0;
+			bool code = w >= img->start && w < img->end &&
+				    rbi_image_function_start(img, w, &fn) == RBI_OK && fn != w;
+
+			if (code && run_len && fn == run_fn) {
+				run_len++;
+				continue;
+			}
+			if (run_len == n) {
+				found = run_at;
+				nfound++;
+			}
+			run_len = code;
+			run_fn = fn;
+			run_at = start + off + 8 * i;
+		}
+	}
+	if (run_len == n) {
+		found = run_at;
+		nfound++;
+	}
+	free(buf);
+	if (rc)
+		return rbi_fail_context(rc, "scanning .data.rel.ro for the instruction "
+					"address table: ");
+	if (nfound != 1)
+		return RBI_ITER_END;
+	*at = found;
+	return RBI_OK;
+}
+
+int rbi_insn_address_table(struct rbi_target *t, const struct rbi_vm *vm, uint32_t n,
+			   uint64_t *addrs, const char **via)
+{
+	struct rbi_image *img = (struct rbi_image *)vm->image;
+	uint64_t at = 0;
+	int rc;
+
+	if (from_dwarf(img, n, &at)) {
+		*via = "DWARF (insns_address_table of vm_exec_core)";
+	} else if ((rc = from_scan(t, img, n, &at)) == RBI_OK) {
+		*via = "the scan of .data.rel.ro";
+	} else {
+		return rc == RBI_ITER_END ?
+		       rbi_fail(RBI_UNSUPPORTED, "the instruction address table (%u "
+				"entries) was not found", n) : rc;
+	}
+	if ((rc = rbi_read(t, at, addrs, 8ull * n)))
+		return rbi_fail_context(rc, "reading the instruction address table: ");
+	if (!table_shape(img, addrs, n))
+		return rbi_fail(RBI_CORRUPT, "the instruction address table at 0x%" PRIx64
+				" (from %s) is not %u labels of one function",
+				at, *via, n);
+	return RBI_OK;
+}
