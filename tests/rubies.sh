@@ -64,7 +64,10 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # from 3.4.6 to 3.4.10 (its call caches' entries changed between 3.4.5 and 3.4.11, whose
 # are known: tools/layout-tables.py NOT_CARRIED, OBSERVED).
 # Iseqs' references ("iseq") only on 3.3 and 3.4, whose marking of them by mark bits was
-# read (lib/vm/heap-iseq.c), and not while YJIT runs (the yjit* variants).  Call caches'
+# read (lib/vm/heap-iseq.c), and 2.7 and 3.1, whose GC decodes the instructions
+# (lib/vm/heap-iseq-insns.c: 2.7.4's and 3.1.2's tables, the VM's address table found
+# through DWARF or, stripped, by its shape), and not while YJIT runs (the yjit* variants).
+# Call caches'
 # and call infos' ("callcache", "callinfo") only on 3.1, 3.3 and 3.4, whose marking of
 # them was read (lib/vm/heap-imemo.c); ifuncs, memos and the T_DATA of Time, ARGF and
 # autoload, queues and 3.4's pin_array_list (lib/vm/heap-imemo.c, heap-data.c) where the layout has their structs: with

@@ -22,8 +22,22 @@
  * data or loader, one with local hooks (a TracePoint on it) its hooks, and
  * where a JIT runs (YJIT, RJIT) an iseq may mark its JIT code's objects:
  * their references stay unknown, as do those of the Rubies whose marking
- * was not read (2.7 and 3.1 find the operands by decoding the
- * instructions, which takes the VM's instruction tables). */
+ * was not read.
+ *
+ * 2.7 and 3.1 (rb_iseq_mark), in its order:
+ *   the wrapper
+ *   with ISEQ_MARKABLE_ISEQ, the instruction operands that are VALUEs and
+ *     (3.1) inline caches', found by decoding the instructions
+ *     (heap-iseq-insns.c); one that does not decode leaves the iseq unknown
+ *   coverage, pc2branchindex, (3.1) script_lines, label, base_label,
+ *     pathobj, (3.1) mandatory_only_iseq, parent_iseq
+ *   (3.1) per call site: its call info if vm_ci_markable, its call cache
+ *     if markable and not invalidated
+ *   the default values of the keyword parameters
+ *   the iseqs of the catch table
+ * each only if it is a heap object; then what 3.1's MJIT and YJIT mark
+ * through jit_unit and yjit_blocks: an iseq with either stays unknown, as
+ * do the loading, compiling and hooked ones (as above). */
 #include <inttypes.h>
 #include <string.h>
 

@@ -10,7 +10,7 @@
 # Proc, Binding, Method, environment, method entry and lexical scope (heap.rb's closures among them: each matches, in
 # marking order), of every Time, ARGF, Monitor, autoload's data, Queue, SizedQueue, 3.4's
 # list of registered objects, ifunc, memo, call info and (3.1, 3.3, 3.4) call cache (the
-# same), on 3.3 and 3.4 of every instruction sequence, of every Ractor, and (live --pause;
+# same), on 2.7, 3.1, 3.3 and 3.4 of every instruction sequence, of every Ractor, and (live --pause;
 # from a core in the budget) of every Thread and Fiber but the Thread that ran dump_all and
 # its Fiber (heap.rb's sleeping Thread and suspended Fiber: their stacks included; the
 # counts printed), the ROOT lines (global_tbl and, up to 3.3, global_list as the target's,
