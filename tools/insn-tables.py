@@ -13,7 +13,10 @@ operand types (insn_op_types' strings and offsets, rb_vm_insn_op_base and
 rb_vm_insn_op_offset from 2.8 on); from insns.inc the instruction names.
 The operand types are written as rbi_insn_op letters (insn-tables.h) by
 their TS_ names, so a letter Ruby renames or adds cannot be misread: an
-unknown TS_ name stops the script.
+unknown TS_ name stops the script.  Ruby's own letters are kept too: from
+3.0 on libruby exports its tables "for debuggers" (rb_vm_insn_len_info,
+rb_vm_insn_op_base, rb_vm_insn_op_offset), and heap-dump checks them
+against these.
 
 Checked here, else the script fails: every table has VM_INSTRUCTION_SIZE
 entries (the names' count), every length is 1 + the operand count, and
@@ -99,7 +102,7 @@ def tables(src):
     n = len(names)
     if not n or n % 2 or len(lens) != n or len(offs) != n:
         fail(f"{src}: {n} names, {len(lens)} lengths, {len(offs)} operand offsets")
-    ops = []
+    ops, raw = [], []
     for i in range(n):
         if offs[i] >= len(base):
             fail(f"{src}: {names[i]}'s operands past the strings")
@@ -107,13 +110,16 @@ def tables(src):
         if any(c not in letters for c in s):
             fail(f"{src}: {names[i]} has an unknown operand type in {s!r}")
         ops.append("".join(letters[c] for c in s))
+        if any(c in '"\\' for c in s):
+            fail(f"{src}: {names[i]}'s operand letters {s!r} need escaping")
+        raw.append(s)
         if lens[i] != 1 + len(s):
             fail(f"{src}: {names[i]} is {lens[i]} words with {len(s)} operands")
     half = n // 2
     for i in range(half):
         if names[half + i] != "trace_" + names[i] or ops[half + i] != ops[i]:
             fail(f"{src}: {names[half + i]} is not {names[i]} traced")
-    return names, lens, ops
+    return names, lens, ops, raw
 
 
 def main():
@@ -125,12 +131,12 @@ def main():
     entries = []
     for src in sys.argv[1:]:
         (ma, mi, te) = version(src)
-        names, lens, ops = tables(src)
+        names, lens, ops, raw = tables(src)
         tag = f"{ma}_{mi}_{te}"
         out.append(f"/* {ma}.{mi}.{te}: {len(names)} instructions, the second half traced. */")
         out.append(f"static const struct rbi_insn insns_{tag}[] = {{")
-        for name, ln, op in zip(names, lens, ops):
-            out.append(f'\t{{ {ln}, "{op}" }},{" " * max(1, 8 - len(op))}/* {name} */')
+        for name, ln, op, r in zip(names, lens, ops, raw):
+            out.append(f'\t{{ {ln}, "{op}", "{r}" }},{" " * max(1, 8 - 2 * len(op))}/* {name} */')
         out.append("};")
         out.append("")
         entries.append(f"\t{{ {ma}, {mi}, {te}, {len(names)}, insns_{tag} }},")

@@ -10,7 +10,8 @@
  *     entry, when set
  *   TS_ISE: a `once` value, when set
  * The instruction lengths and operand types are this exact release's
- * (insn-tables.c, from its insns_info.inc); the label addresses are the
+ * (insn-tables.c, from its insns_info.inc), checked against the target's
+ * own where libruby exports them (3.0+); the label addresses are the
  * target's own (insn-addr.c).  A word that is no instruction, or an
  * instruction running past the iseq, leaves the iseq's references
  * unknown, as does a release without tables or a VM whose table is not
@@ -41,6 +42,42 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Whether TAB is the target's own: from 3.0 on libruby exports its
+   instruction lengths and operand types "for debuggers"
+   (rb_vm_insn_len_info, rb_vm_insn_op_offset, rb_vm_insn_op_base); where
+   they are, they must be TAB's.  2.7 has none to compare. */
+static bool tables_agree(struct rbi_target *t, const struct rbi_image *img,
+			 const struct rbi_insn_table *tab)
+{
+	uint64_t len_at, len_size, off_at, off_size, base_at, base_size;
+	uint8_t *buf;
+	bool tls, ok;
+
+	if (rbi_image_symbol(img, "rb_vm_insn_len_info", &len_at, &len_size, &tls))
+		return true;
+	if (tls || len_size != tab->n ||
+	    rbi_image_symbol(img, "rb_vm_insn_op_offset", &off_at, &off_size, &tls) || tls ||
+	    off_size != 2ull * tab->n ||
+	    rbi_image_symbol(img, "rb_vm_insn_op_base", &base_at, &base_size, &tls) || tls ||
+	    !base_size || base_size > 65536 ||
+	    !(buf = malloc(len_size + off_size + base_size)))
+		return false;
+	ok = !rbi_read(t, len_at, buf, len_size) &&
+	     !rbi_read(t, off_at, buf + len_size, off_size) &&
+	     !rbi_read(t, base_at, buf + len_size + off_size, base_size);
+	for (uint32_t i = 0; ok && i < tab->n; i++) {
+		const char *base = (const char *)buf + len_size + off_size;
+		uint16_t off;
+		size_t n = strlen(tab->insns[i].raw);
+
+		memcpy(&off, buf + len_size + 2ull * i, 2);
+		ok = buf[i] == tab->insns[i].len && off + n < base_size &&
+		     !memcmp(base + off, tab->insns[i].raw, n + 1);
+	}
+	free(buf);
+	return ok;
+}
+
 /* This Ruby's instruction table and its VM's label addresses, once a
    walk; false when either is not known. */
 static bool insns_known(struct rbi_heap_iter *it)
@@ -59,7 +96,8 @@ static bool insns_known(struct rbi_heap_iter *it)
 		    rbi_insn_tables[i].minor == vm->info.minor &&
 		    rbi_insn_tables[i].teeny == vm->info.teeny)
 			tab = &rbi_insn_tables[i];
-	if (!tab || !(addrs = malloc(8ull * tab->n)))
+	if (!tab || !tables_agree(rbi_heap_iter_target(it), vm->image, tab) ||
+	    !(addrs = malloc(8ull * tab->n)))
 		return false;
 	if (rbi_insn_address_table(rbi_heap_iter_target(it), vm, tab->n, addrs, &via) ||
 	    !(sc->insn_addrs = malloc(sizeof(*sc->insn_addrs) * tab->n))) {

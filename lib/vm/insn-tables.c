@@ -4,418 +4,418 @@
 
 /* 2.7.4: 206 instructions, the second half traced. */
 static const struct rbi_insn insns_2_7_4[] = {
-	{ 1, "" },        /* nop */
-	{ 3, "LN" },      /* getlocal */
-	{ 3, "LN" },      /* setlocal */
-	{ 3, "LN" },      /* getblockparam */
-	{ 3, "LN" },      /* setblockparam */
-	{ 3, "LN" },      /* getblockparamproxy */
-	{ 3, "NN" },      /* getspecial */
-	{ 2, "N" },       /* setspecial */
-	{ 3, "IA" },      /* getinstancevariable */
-	{ 3, "IA" },      /* setinstancevariable */
-	{ 2, "I" },       /* getclassvariable */
-	{ 2, "I" },       /* setclassvariable */
-	{ 2, "I" },       /* getconstant */
-	{ 2, "I" },       /* setconstant */
-	{ 2, "G" },       /* getglobal */
-	{ 2, "G" },       /* setglobal */
-	{ 1, "" },        /* putnil */
-	{ 1, "" },        /* putself */
-	{ 2, "V" },       /* putobject */
-	{ 2, "N" },       /* putspecialobject */
-	{ 2, "V" },       /* putstring */
-	{ 2, "N" },       /* concatstrings */
-	{ 1, "" },        /* tostring */
-	{ 2, "V" },       /* freezestring */
-	{ 3, "NN" },      /* toregexp */
-	{ 1, "" },        /* intern */
-	{ 2, "N" },       /* newarray */
-	{ 2, "N" },       /* newarraykwsplat */
-	{ 2, "V" },       /* duparray */
-	{ 2, "V" },       /* duphash */
-	{ 3, "NN" },      /* expandarray */
-	{ 1, "" },        /* concatarray */
-	{ 2, "V" },       /* splatarray */
-	{ 2, "N" },       /* newhash */
-	{ 2, "N" },       /* newrange */
-	{ 1, "" },        /* pop */
-	{ 1, "" },        /* dup */
-	{ 2, "N" },       /* dupn */
-	{ 1, "" },        /* swap */
-	{ 2, "N" },       /* reverse */
-	{ 2, "N" },       /* topn */
-	{ 2, "N" },       /* setn */
-	{ 2, "N" },       /* adjuststack */
-	{ 4, "NVV" },     /* defined */
-	{ 2, "N" },       /* checkmatch */
-	{ 3, "LL" },      /* checkkeyword */
-	{ 2, "N" },       /* checktype */
-	{ 4, "ISN" },     /* defineclass */
-	{ 3, "IS" },      /* definemethod */
-	{ 3, "IS" },      /* definesmethod */
-	{ 3, "CS" },      /* send */
-	{ 2, "C" },       /* opt_send_without_block */
-	{ 3, "VC" },      /* opt_str_freeze */
-	{ 2, "C" },       /* opt_nil_p */
-	{ 3, "VC" },      /* opt_str_uminus */
-	{ 2, "N" },       /* opt_newarray_max */
-	{ 2, "N" },       /* opt_newarray_min */
-	{ 3, "CS" },      /* invokesuper */
-	{ 2, "C" },       /* invokeblock */
-	{ 1, "" },        /* leave */
-	{ 2, "N" },       /* throw */
-	{ 2, "O" },       /* jump */
-	{ 2, "O" },       /* branchif */
-	{ 2, "O" },       /* branchunless */
-	{ 2, "O" },       /* branchnil */
-	{ 3, "OK" },      /* opt_getinlinecache */
-	{ 2, "K" },       /* opt_setinlinecache */
-	{ 3, "ST" },      /* once */
-	{ 3, "HO" },      /* opt_case_dispatch */
-	{ 2, "C" },       /* opt_plus */
-	{ 2, "C" },       /* opt_minus */
-	{ 2, "C" },       /* opt_mult */
-	{ 2, "C" },       /* opt_div */
-	{ 2, "C" },       /* opt_mod */
-	{ 2, "C" },       /* opt_eq */
-	{ 3, "CC" },      /* opt_neq */
-	{ 2, "C" },       /* opt_lt */
-	{ 2, "C" },       /* opt_le */
-	{ 2, "C" },       /* opt_gt */
-	{ 2, "C" },       /* opt_ge */
-	{ 2, "C" },       /* opt_ltlt */
-	{ 2, "C" },       /* opt_and */
-	{ 2, "C" },       /* opt_or */
-	{ 2, "C" },       /* opt_aref */
-	{ 2, "C" },       /* opt_aset */
-	{ 3, "VC" },      /* opt_aset_with */
-	{ 3, "VC" },      /* opt_aref_with */
-	{ 2, "C" },       /* opt_length */
-	{ 2, "C" },       /* opt_size */
-	{ 2, "C" },       /* opt_empty_p */
-	{ 2, "C" },       /* opt_succ */
-	{ 2, "C" },       /* opt_not */
-	{ 2, "C" },       /* opt_regexpmatch2 */
-	{ 2, "F" },       /* opt_call_c_function */
-	{ 2, "B" },       /* invokebuiltin */
-	{ 3, "BN" },      /* opt_invokebuiltin_delegate */
-	{ 3, "BN" },      /* opt_invokebuiltin_delegate_leave */
-	{ 2, "L" },       /* getlocal_WC_0 */
-	{ 2, "L" },       /* getlocal_WC_1 */
-	{ 2, "L" },       /* setlocal_WC_0 */
-	{ 2, "L" },       /* setlocal_WC_1 */
-	{ 1, "" },        /* putobject_INT2FIX_0_ */
-	{ 1, "" },        /* putobject_INT2FIX_1_ */
-	{ 1, "" },        /* trace_nop */
-	{ 3, "LN" },      /* trace_getlocal */
-	{ 3, "LN" },      /* trace_setlocal */
-	{ 3, "LN" },      /* trace_getblockparam */
-	{ 3, "LN" },      /* trace_setblockparam */
-	{ 3, "LN" },      /* trace_getblockparamproxy */
-	{ 3, "NN" },      /* trace_getspecial */
-	{ 2, "N" },       /* trace_setspecial */
-	{ 3, "IA" },      /* trace_getinstancevariable */
-	{ 3, "IA" },      /* trace_setinstancevariable */
-	{ 2, "I" },       /* trace_getclassvariable */
-	{ 2, "I" },       /* trace_setclassvariable */
-	{ 2, "I" },       /* trace_getconstant */
-	{ 2, "I" },       /* trace_setconstant */
-	{ 2, "G" },       /* trace_getglobal */
-	{ 2, "G" },       /* trace_setglobal */
-	{ 1, "" },        /* trace_putnil */
-	{ 1, "" },        /* trace_putself */
-	{ 2, "V" },       /* trace_putobject */
-	{ 2, "N" },       /* trace_putspecialobject */
-	{ 2, "V" },       /* trace_putstring */
-	{ 2, "N" },       /* trace_concatstrings */
-	{ 1, "" },        /* trace_tostring */
-	{ 2, "V" },       /* trace_freezestring */
-	{ 3, "NN" },      /* trace_toregexp */
-	{ 1, "" },        /* trace_intern */
-	{ 2, "N" },       /* trace_newarray */
-	{ 2, "N" },       /* trace_newarraykwsplat */
-	{ 2, "V" },       /* trace_duparray */
-	{ 2, "V" },       /* trace_duphash */
-	{ 3, "NN" },      /* trace_expandarray */
-	{ 1, "" },        /* trace_concatarray */
-	{ 2, "V" },       /* trace_splatarray */
-	{ 2, "N" },       /* trace_newhash */
-	{ 2, "N" },       /* trace_newrange */
-	{ 1, "" },        /* trace_pop */
-	{ 1, "" },        /* trace_dup */
-	{ 2, "N" },       /* trace_dupn */
-	{ 1, "" },        /* trace_swap */
-	{ 2, "N" },       /* trace_reverse */
-	{ 2, "N" },       /* trace_topn */
-	{ 2, "N" },       /* trace_setn */
-	{ 2, "N" },       /* trace_adjuststack */
-	{ 4, "NVV" },     /* trace_defined */
-	{ 2, "N" },       /* trace_checkmatch */
-	{ 3, "LL" },      /* trace_checkkeyword */
-	{ 2, "N" },       /* trace_checktype */
-	{ 4, "ISN" },     /* trace_defineclass */
-	{ 3, "IS" },      /* trace_definemethod */
-	{ 3, "IS" },      /* trace_definesmethod */
-	{ 3, "CS" },      /* trace_send */
-	{ 2, "C" },       /* trace_opt_send_without_block */
-	{ 3, "VC" },      /* trace_opt_str_freeze */
-	{ 2, "C" },       /* trace_opt_nil_p */
-	{ 3, "VC" },      /* trace_opt_str_uminus */
-	{ 2, "N" },       /* trace_opt_newarray_max */
-	{ 2, "N" },       /* trace_opt_newarray_min */
-	{ 3, "CS" },      /* trace_invokesuper */
-	{ 2, "C" },       /* trace_invokeblock */
-	{ 1, "" },        /* trace_leave */
-	{ 2, "N" },       /* trace_throw */
-	{ 2, "O" },       /* trace_jump */
-	{ 2, "O" },       /* trace_branchif */
-	{ 2, "O" },       /* trace_branchunless */
-	{ 2, "O" },       /* trace_branchnil */
-	{ 3, "OK" },      /* trace_opt_getinlinecache */
-	{ 2, "K" },       /* trace_opt_setinlinecache */
-	{ 3, "ST" },      /* trace_once */
-	{ 3, "HO" },      /* trace_opt_case_dispatch */
-	{ 2, "C" },       /* trace_opt_plus */
-	{ 2, "C" },       /* trace_opt_minus */
-	{ 2, "C" },       /* trace_opt_mult */
-	{ 2, "C" },       /* trace_opt_div */
-	{ 2, "C" },       /* trace_opt_mod */
-	{ 2, "C" },       /* trace_opt_eq */
-	{ 3, "CC" },      /* trace_opt_neq */
-	{ 2, "C" },       /* trace_opt_lt */
-	{ 2, "C" },       /* trace_opt_le */
-	{ 2, "C" },       /* trace_opt_gt */
-	{ 2, "C" },       /* trace_opt_ge */
-	{ 2, "C" },       /* trace_opt_ltlt */
-	{ 2, "C" },       /* trace_opt_and */
-	{ 2, "C" },       /* trace_opt_or */
-	{ 2, "C" },       /* trace_opt_aref */
-	{ 2, "C" },       /* trace_opt_aset */
-	{ 3, "VC" },      /* trace_opt_aset_with */
-	{ 3, "VC" },      /* trace_opt_aref_with */
-	{ 2, "C" },       /* trace_opt_length */
-	{ 2, "C" },       /* trace_opt_size */
-	{ 2, "C" },       /* trace_opt_empty_p */
-	{ 2, "C" },       /* trace_opt_succ */
-	{ 2, "C" },       /* trace_opt_not */
-	{ 2, "C" },       /* trace_opt_regexpmatch2 */
-	{ 2, "F" },       /* trace_opt_call_c_function */
-	{ 2, "B" },       /* trace_invokebuiltin */
-	{ 3, "BN" },      /* trace_opt_invokebuiltin_delegate */
-	{ 3, "BN" },      /* trace_opt_invokebuiltin_delegate_leave */
-	{ 2, "L" },       /* trace_getlocal_WC_0 */
-	{ 2, "L" },       /* trace_getlocal_WC_1 */
-	{ 2, "L" },       /* trace_setlocal_WC_0 */
-	{ 2, "L" },       /* trace_setlocal_WC_1 */
-	{ 1, "" },        /* trace_putobject_INT2FIX_0_ */
-	{ 1, "" },        /* trace_putobject_INT2FIX_1_ */
+	{ 1, "", "" },        /* nop */
+	{ 3, "LN", "LN" },    /* getlocal */
+	{ 3, "LN", "LN" },    /* setlocal */
+	{ 3, "LN", "LN" },    /* getblockparam */
+	{ 3, "LN", "LN" },    /* setblockparam */
+	{ 3, "LN", "LN" },    /* getblockparamproxy */
+	{ 3, "NN", "NN" },    /* getspecial */
+	{ 2, "N", "N" },      /* setspecial */
+	{ 3, "IA", "IA" },    /* getinstancevariable */
+	{ 3, "IA", "IA" },    /* setinstancevariable */
+	{ 2, "I", "I" },      /* getclassvariable */
+	{ 2, "I", "I" },      /* setclassvariable */
+	{ 2, "I", "I" },      /* getconstant */
+	{ 2, "I", "I" },      /* setconstant */
+	{ 2, "G", "G" },      /* getglobal */
+	{ 2, "G", "G" },      /* setglobal */
+	{ 1, "", "" },        /* putnil */
+	{ 1, "", "" },        /* putself */
+	{ 2, "V", "V" },      /* putobject */
+	{ 2, "N", "N" },      /* putspecialobject */
+	{ 2, "V", "V" },      /* putstring */
+	{ 2, "N", "N" },      /* concatstrings */
+	{ 1, "", "" },        /* tostring */
+	{ 2, "V", "V" },      /* freezestring */
+	{ 3, "NN", "NN" },    /* toregexp */
+	{ 1, "", "" },        /* intern */
+	{ 2, "N", "N" },      /* newarray */
+	{ 2, "N", "N" },      /* newarraykwsplat */
+	{ 2, "V", "V" },      /* duparray */
+	{ 2, "V", "V" },      /* duphash */
+	{ 3, "NN", "NN" },    /* expandarray */
+	{ 1, "", "" },        /* concatarray */
+	{ 2, "V", "V" },      /* splatarray */
+	{ 2, "N", "N" },      /* newhash */
+	{ 2, "N", "N" },      /* newrange */
+	{ 1, "", "" },        /* pop */
+	{ 1, "", "" },        /* dup */
+	{ 2, "N", "N" },      /* dupn */
+	{ 1, "", "" },        /* swap */
+	{ 2, "N", "N" },      /* reverse */
+	{ 2, "N", "N" },      /* topn */
+	{ 2, "N", "N" },      /* setn */
+	{ 2, "N", "N" },      /* adjuststack */
+	{ 4, "NVV", "NVV" },  /* defined */
+	{ 2, "N", "N" },      /* checkmatch */
+	{ 3, "LL", "LL" },    /* checkkeyword */
+	{ 2, "N", "N" },      /* checktype */
+	{ 4, "ISN", "ISN" },  /* defineclass */
+	{ 3, "IS", "IS" },    /* definemethod */
+	{ 3, "IS", "IS" },    /* definesmethod */
+	{ 3, "CS", "CS" },    /* send */
+	{ 2, "C", "C" },      /* opt_send_without_block */
+	{ 3, "VC", "VC" },    /* opt_str_freeze */
+	{ 2, "C", "C" },      /* opt_nil_p */
+	{ 3, "VC", "VC" },    /* opt_str_uminus */
+	{ 2, "N", "N" },      /* opt_newarray_max */
+	{ 2, "N", "N" },      /* opt_newarray_min */
+	{ 3, "CS", "CS" },    /* invokesuper */
+	{ 2, "C", "C" },      /* invokeblock */
+	{ 1, "", "" },        /* leave */
+	{ 2, "N", "N" },      /* throw */
+	{ 2, "O", "O" },      /* jump */
+	{ 2, "O", "O" },      /* branchif */
+	{ 2, "O", "O" },      /* branchunless */
+	{ 2, "O", "O" },      /* branchnil */
+	{ 3, "OK", "OK" },    /* opt_getinlinecache */
+	{ 2, "K", "K" },      /* opt_setinlinecache */
+	{ 3, "ST", "ST" },    /* once */
+	{ 3, "HO", "HO" },    /* opt_case_dispatch */
+	{ 2, "C", "C" },      /* opt_plus */
+	{ 2, "C", "C" },      /* opt_minus */
+	{ 2, "C", "C" },      /* opt_mult */
+	{ 2, "C", "C" },      /* opt_div */
+	{ 2, "C", "C" },      /* opt_mod */
+	{ 2, "C", "C" },      /* opt_eq */
+	{ 3, "CC", "CC" },    /* opt_neq */
+	{ 2, "C", "C" },      /* opt_lt */
+	{ 2, "C", "C" },      /* opt_le */
+	{ 2, "C", "C" },      /* opt_gt */
+	{ 2, "C", "C" },      /* opt_ge */
+	{ 2, "C", "C" },      /* opt_ltlt */
+	{ 2, "C", "C" },      /* opt_and */
+	{ 2, "C", "C" },      /* opt_or */
+	{ 2, "C", "C" },      /* opt_aref */
+	{ 2, "C", "C" },      /* opt_aset */
+	{ 3, "VC", "VC" },    /* opt_aset_with */
+	{ 3, "VC", "VC" },    /* opt_aref_with */
+	{ 2, "C", "C" },      /* opt_length */
+	{ 2, "C", "C" },      /* opt_size */
+	{ 2, "C", "C" },      /* opt_empty_p */
+	{ 2, "C", "C" },      /* opt_succ */
+	{ 2, "C", "C" },      /* opt_not */
+	{ 2, "C", "C" },      /* opt_regexpmatch2 */
+	{ 2, "F", "F" },      /* opt_call_c_function */
+	{ 2, "B", "R" },      /* invokebuiltin */
+	{ 3, "BN", "RN" },    /* opt_invokebuiltin_delegate */
+	{ 3, "BN", "RN" },    /* opt_invokebuiltin_delegate_leave */
+	{ 2, "L", "L" },      /* getlocal_WC_0 */
+	{ 2, "L", "L" },      /* getlocal_WC_1 */
+	{ 2, "L", "L" },      /* setlocal_WC_0 */
+	{ 2, "L", "L" },      /* setlocal_WC_1 */
+	{ 1, "", "" },        /* putobject_INT2FIX_0_ */
+	{ 1, "", "" },        /* putobject_INT2FIX_1_ */
+	{ 1, "", "" },        /* trace_nop */
+	{ 3, "LN", "LN" },    /* trace_getlocal */
+	{ 3, "LN", "LN" },    /* trace_setlocal */
+	{ 3, "LN", "LN" },    /* trace_getblockparam */
+	{ 3, "LN", "LN" },    /* trace_setblockparam */
+	{ 3, "LN", "LN" },    /* trace_getblockparamproxy */
+	{ 3, "NN", "NN" },    /* trace_getspecial */
+	{ 2, "N", "N" },      /* trace_setspecial */
+	{ 3, "IA", "IA" },    /* trace_getinstancevariable */
+	{ 3, "IA", "IA" },    /* trace_setinstancevariable */
+	{ 2, "I", "I" },      /* trace_getclassvariable */
+	{ 2, "I", "I" },      /* trace_setclassvariable */
+	{ 2, "I", "I" },      /* trace_getconstant */
+	{ 2, "I", "I" },      /* trace_setconstant */
+	{ 2, "G", "G" },      /* trace_getglobal */
+	{ 2, "G", "G" },      /* trace_setglobal */
+	{ 1, "", "" },        /* trace_putnil */
+	{ 1, "", "" },        /* trace_putself */
+	{ 2, "V", "V" },      /* trace_putobject */
+	{ 2, "N", "N" },      /* trace_putspecialobject */
+	{ 2, "V", "V" },      /* trace_putstring */
+	{ 2, "N", "N" },      /* trace_concatstrings */
+	{ 1, "", "" },        /* trace_tostring */
+	{ 2, "V", "V" },      /* trace_freezestring */
+	{ 3, "NN", "NN" },    /* trace_toregexp */
+	{ 1, "", "" },        /* trace_intern */
+	{ 2, "N", "N" },      /* trace_newarray */
+	{ 2, "N", "N" },      /* trace_newarraykwsplat */
+	{ 2, "V", "V" },      /* trace_duparray */
+	{ 2, "V", "V" },      /* trace_duphash */
+	{ 3, "NN", "NN" },    /* trace_expandarray */
+	{ 1, "", "" },        /* trace_concatarray */
+	{ 2, "V", "V" },      /* trace_splatarray */
+	{ 2, "N", "N" },      /* trace_newhash */
+	{ 2, "N", "N" },      /* trace_newrange */
+	{ 1, "", "" },        /* trace_pop */
+	{ 1, "", "" },        /* trace_dup */
+	{ 2, "N", "N" },      /* trace_dupn */
+	{ 1, "", "" },        /* trace_swap */
+	{ 2, "N", "N" },      /* trace_reverse */
+	{ 2, "N", "N" },      /* trace_topn */
+	{ 2, "N", "N" },      /* trace_setn */
+	{ 2, "N", "N" },      /* trace_adjuststack */
+	{ 4, "NVV", "NVV" },  /* trace_defined */
+	{ 2, "N", "N" },      /* trace_checkmatch */
+	{ 3, "LL", "LL" },    /* trace_checkkeyword */
+	{ 2, "N", "N" },      /* trace_checktype */
+	{ 4, "ISN", "ISN" },  /* trace_defineclass */
+	{ 3, "IS", "IS" },    /* trace_definemethod */
+	{ 3, "IS", "IS" },    /* trace_definesmethod */
+	{ 3, "CS", "CS" },    /* trace_send */
+	{ 2, "C", "C" },      /* trace_opt_send_without_block */
+	{ 3, "VC", "VC" },    /* trace_opt_str_freeze */
+	{ 2, "C", "C" },      /* trace_opt_nil_p */
+	{ 3, "VC", "VC" },    /* trace_opt_str_uminus */
+	{ 2, "N", "N" },      /* trace_opt_newarray_max */
+	{ 2, "N", "N" },      /* trace_opt_newarray_min */
+	{ 3, "CS", "CS" },    /* trace_invokesuper */
+	{ 2, "C", "C" },      /* trace_invokeblock */
+	{ 1, "", "" },        /* trace_leave */
+	{ 2, "N", "N" },      /* trace_throw */
+	{ 2, "O", "O" },      /* trace_jump */
+	{ 2, "O", "O" },      /* trace_branchif */
+	{ 2, "O", "O" },      /* trace_branchunless */
+	{ 2, "O", "O" },      /* trace_branchnil */
+	{ 3, "OK", "OK" },    /* trace_opt_getinlinecache */
+	{ 2, "K", "K" },      /* trace_opt_setinlinecache */
+	{ 3, "ST", "ST" },    /* trace_once */
+	{ 3, "HO", "HO" },    /* trace_opt_case_dispatch */
+	{ 2, "C", "C" },      /* trace_opt_plus */
+	{ 2, "C", "C" },      /* trace_opt_minus */
+	{ 2, "C", "C" },      /* trace_opt_mult */
+	{ 2, "C", "C" },      /* trace_opt_div */
+	{ 2, "C", "C" },      /* trace_opt_mod */
+	{ 2, "C", "C" },      /* trace_opt_eq */
+	{ 3, "CC", "CC" },    /* trace_opt_neq */
+	{ 2, "C", "C" },      /* trace_opt_lt */
+	{ 2, "C", "C" },      /* trace_opt_le */
+	{ 2, "C", "C" },      /* trace_opt_gt */
+	{ 2, "C", "C" },      /* trace_opt_ge */
+	{ 2, "C", "C" },      /* trace_opt_ltlt */
+	{ 2, "C", "C" },      /* trace_opt_and */
+	{ 2, "C", "C" },      /* trace_opt_or */
+	{ 2, "C", "C" },      /* trace_opt_aref */
+	{ 2, "C", "C" },      /* trace_opt_aset */
+	{ 3, "VC", "VC" },    /* trace_opt_aset_with */
+	{ 3, "VC", "VC" },    /* trace_opt_aref_with */
+	{ 2, "C", "C" },      /* trace_opt_length */
+	{ 2, "C", "C" },      /* trace_opt_size */
+	{ 2, "C", "C" },      /* trace_opt_empty_p */
+	{ 2, "C", "C" },      /* trace_opt_succ */
+	{ 2, "C", "C" },      /* trace_opt_not */
+	{ 2, "C", "C" },      /* trace_opt_regexpmatch2 */
+	{ 2, "F", "F" },      /* trace_opt_call_c_function */
+	{ 2, "B", "R" },      /* trace_invokebuiltin */
+	{ 3, "BN", "RN" },    /* trace_opt_invokebuiltin_delegate */
+	{ 3, "BN", "RN" },    /* trace_opt_invokebuiltin_delegate_leave */
+	{ 2, "L", "L" },      /* trace_getlocal_WC_0 */
+	{ 2, "L", "L" },      /* trace_getlocal_WC_1 */
+	{ 2, "L", "L" },      /* trace_setlocal_WC_0 */
+	{ 2, "L", "L" },      /* trace_setlocal_WC_1 */
+	{ 1, "", "" },        /* trace_putobject_INT2FIX_0_ */
+	{ 1, "", "" },        /* trace_putobject_INT2FIX_1_ */
 };
 
 /* 3.1.2: 202 instructions, the second half traced. */
 static const struct rbi_insn insns_3_1_2[] = {
-	{ 1, "" },        /* nop */
-	{ 3, "LN" },      /* getlocal */
-	{ 3, "LN" },      /* setlocal */
-	{ 3, "LN" },      /* getblockparam */
-	{ 3, "LN" },      /* setblockparam */
-	{ 3, "LN" },      /* getblockparamproxy */
-	{ 3, "NN" },      /* getspecial */
-	{ 2, "N" },       /* setspecial */
-	{ 3, "IA" },      /* getinstancevariable */
-	{ 3, "IA" },      /* setinstancevariable */
-	{ 3, "IA" },      /* getclassvariable */
-	{ 3, "IA" },      /* setclassvariable */
-	{ 2, "I" },       /* getconstant */
-	{ 2, "I" },       /* setconstant */
-	{ 2, "I" },       /* getglobal */
-	{ 2, "I" },       /* setglobal */
-	{ 1, "" },        /* putnil */
-	{ 1, "" },        /* putself */
-	{ 2, "V" },       /* putobject */
-	{ 2, "N" },       /* putspecialobject */
-	{ 2, "V" },       /* putstring */
-	{ 2, "N" },       /* concatstrings */
-	{ 1, "" },        /* anytostring */
-	{ 3, "NN" },      /* toregexp */
-	{ 1, "" },        /* intern */
-	{ 2, "N" },       /* newarray */
-	{ 2, "N" },       /* newarraykwsplat */
-	{ 2, "V" },       /* duparray */
-	{ 2, "V" },       /* duphash */
-	{ 3, "NN" },      /* expandarray */
-	{ 1, "" },        /* concatarray */
-	{ 2, "V" },       /* splatarray */
-	{ 2, "N" },       /* newhash */
-	{ 2, "N" },       /* newrange */
-	{ 1, "" },        /* pop */
-	{ 1, "" },        /* dup */
-	{ 2, "N" },       /* dupn */
-	{ 1, "" },        /* swap */
-	{ 2, "N" },       /* topn */
-	{ 2, "N" },       /* setn */
-	{ 2, "N" },       /* adjuststack */
-	{ 4, "NVV" },     /* defined */
-	{ 2, "N" },       /* checkmatch */
-	{ 3, "LL" },      /* checkkeyword */
-	{ 2, "N" },       /* checktype */
-	{ 4, "ISN" },     /* defineclass */
-	{ 3, "IS" },      /* definemethod */
-	{ 3, "IS" },      /* definesmethod */
-	{ 3, "CS" },      /* send */
-	{ 2, "C" },       /* opt_send_without_block */
-	{ 2, "C" },       /* objtostring */
-	{ 3, "VC" },      /* opt_str_freeze */
-	{ 2, "C" },       /* opt_nil_p */
-	{ 3, "VC" },      /* opt_str_uminus */
-	{ 2, "N" },       /* opt_newarray_max */
-	{ 2, "N" },       /* opt_newarray_min */
-	{ 3, "CS" },      /* invokesuper */
-	{ 2, "C" },       /* invokeblock */
-	{ 1, "" },        /* leave */
-	{ 2, "N" },       /* throw */
-	{ 2, "O" },       /* jump */
-	{ 2, "O" },       /* branchif */
-	{ 2, "O" },       /* branchunless */
-	{ 2, "O" },       /* branchnil */
-	{ 3, "OK" },      /* opt_getinlinecache */
-	{ 2, "K" },       /* opt_setinlinecache */
-	{ 3, "ST" },      /* once */
-	{ 3, "HO" },      /* opt_case_dispatch */
-	{ 2, "C" },       /* opt_plus */
-	{ 2, "C" },       /* opt_minus */
-	{ 2, "C" },       /* opt_mult */
-	{ 2, "C" },       /* opt_div */
-	{ 2, "C" },       /* opt_mod */
-	{ 2, "C" },       /* opt_eq */
-	{ 3, "CC" },      /* opt_neq */
-	{ 2, "C" },       /* opt_lt */
-	{ 2, "C" },       /* opt_le */
-	{ 2, "C" },       /* opt_gt */
-	{ 2, "C" },       /* opt_ge */
-	{ 2, "C" },       /* opt_ltlt */
-	{ 2, "C" },       /* opt_and */
-	{ 2, "C" },       /* opt_or */
-	{ 2, "C" },       /* opt_aref */
-	{ 2, "C" },       /* opt_aset */
-	{ 3, "VC" },      /* opt_aset_with */
-	{ 3, "VC" },      /* opt_aref_with */
-	{ 2, "C" },       /* opt_length */
-	{ 2, "C" },       /* opt_size */
-	{ 2, "C" },       /* opt_empty_p */
-	{ 2, "C" },       /* opt_succ */
-	{ 2, "C" },       /* opt_not */
-	{ 2, "C" },       /* opt_regexpmatch2 */
-	{ 2, "B" },       /* invokebuiltin */
-	{ 3, "BN" },      /* opt_invokebuiltin_delegate */
-	{ 3, "BN" },      /* opt_invokebuiltin_delegate_leave */
-	{ 2, "L" },       /* getlocal_WC_0 */
-	{ 2, "L" },       /* getlocal_WC_1 */
-	{ 2, "L" },       /* setlocal_WC_0 */
-	{ 2, "L" },       /* setlocal_WC_1 */
-	{ 1, "" },        /* putobject_INT2FIX_0_ */
-	{ 1, "" },        /* putobject_INT2FIX_1_ */
-	{ 1, "" },        /* trace_nop */
-	{ 3, "LN" },      /* trace_getlocal */
-	{ 3, "LN" },      /* trace_setlocal */
-	{ 3, "LN" },      /* trace_getblockparam */
-	{ 3, "LN" },      /* trace_setblockparam */
-	{ 3, "LN" },      /* trace_getblockparamproxy */
-	{ 3, "NN" },      /* trace_getspecial */
-	{ 2, "N" },       /* trace_setspecial */
-	{ 3, "IA" },      /* trace_getinstancevariable */
-	{ 3, "IA" },      /* trace_setinstancevariable */
-	{ 3, "IA" },      /* trace_getclassvariable */
-	{ 3, "IA" },      /* trace_setclassvariable */
-	{ 2, "I" },       /* trace_getconstant */
-	{ 2, "I" },       /* trace_setconstant */
-	{ 2, "I" },       /* trace_getglobal */
-	{ 2, "I" },       /* trace_setglobal */
-	{ 1, "" },        /* trace_putnil */
-	{ 1, "" },        /* trace_putself */
-	{ 2, "V" },       /* trace_putobject */
-	{ 2, "N" },       /* trace_putspecialobject */
-	{ 2, "V" },       /* trace_putstring */
-	{ 2, "N" },       /* trace_concatstrings */
-	{ 1, "" },        /* trace_anytostring */
-	{ 3, "NN" },      /* trace_toregexp */
-	{ 1, "" },        /* trace_intern */
-	{ 2, "N" },       /* trace_newarray */
-	{ 2, "N" },       /* trace_newarraykwsplat */
-	{ 2, "V" },       /* trace_duparray */
-	{ 2, "V" },       /* trace_duphash */
-	{ 3, "NN" },      /* trace_expandarray */
-	{ 1, "" },        /* trace_concatarray */
-	{ 2, "V" },       /* trace_splatarray */
-	{ 2, "N" },       /* trace_newhash */
-	{ 2, "N" },       /* trace_newrange */
-	{ 1, "" },        /* trace_pop */
-	{ 1, "" },        /* trace_dup */
-	{ 2, "N" },       /* trace_dupn */
-	{ 1, "" },        /* trace_swap */
-	{ 2, "N" },       /* trace_topn */
-	{ 2, "N" },       /* trace_setn */
-	{ 2, "N" },       /* trace_adjuststack */
-	{ 4, "NVV" },     /* trace_defined */
-	{ 2, "N" },       /* trace_checkmatch */
-	{ 3, "LL" },      /* trace_checkkeyword */
-	{ 2, "N" },       /* trace_checktype */
-	{ 4, "ISN" },     /* trace_defineclass */
-	{ 3, "IS" },      /* trace_definemethod */
-	{ 3, "IS" },      /* trace_definesmethod */
-	{ 3, "CS" },      /* trace_send */
-	{ 2, "C" },       /* trace_opt_send_without_block */
-	{ 2, "C" },       /* trace_objtostring */
-	{ 3, "VC" },      /* trace_opt_str_freeze */
-	{ 2, "C" },       /* trace_opt_nil_p */
-	{ 3, "VC" },      /* trace_opt_str_uminus */
-	{ 2, "N" },       /* trace_opt_newarray_max */
-	{ 2, "N" },       /* trace_opt_newarray_min */
-	{ 3, "CS" },      /* trace_invokesuper */
-	{ 2, "C" },       /* trace_invokeblock */
-	{ 1, "" },        /* trace_leave */
-	{ 2, "N" },       /* trace_throw */
-	{ 2, "O" },       /* trace_jump */
-	{ 2, "O" },       /* trace_branchif */
-	{ 2, "O" },       /* trace_branchunless */
-	{ 2, "O" },       /* trace_branchnil */
-	{ 3, "OK" },      /* trace_opt_getinlinecache */
-	{ 2, "K" },       /* trace_opt_setinlinecache */
-	{ 3, "ST" },      /* trace_once */
-	{ 3, "HO" },      /* trace_opt_case_dispatch */
-	{ 2, "C" },       /* trace_opt_plus */
-	{ 2, "C" },       /* trace_opt_minus */
-	{ 2, "C" },       /* trace_opt_mult */
-	{ 2, "C" },       /* trace_opt_div */
-	{ 2, "C" },       /* trace_opt_mod */
-	{ 2, "C" },       /* trace_opt_eq */
-	{ 3, "CC" },      /* trace_opt_neq */
-	{ 2, "C" },       /* trace_opt_lt */
-	{ 2, "C" },       /* trace_opt_le */
-	{ 2, "C" },       /* trace_opt_gt */
-	{ 2, "C" },       /* trace_opt_ge */
-	{ 2, "C" },       /* trace_opt_ltlt */
-	{ 2, "C" },       /* trace_opt_and */
-	{ 2, "C" },       /* trace_opt_or */
-	{ 2, "C" },       /* trace_opt_aref */
-	{ 2, "C" },       /* trace_opt_aset */
-	{ 3, "VC" },      /* trace_opt_aset_with */
-	{ 3, "VC" },      /* trace_opt_aref_with */
-	{ 2, "C" },       /* trace_opt_length */
-	{ 2, "C" },       /* trace_opt_size */
-	{ 2, "C" },       /* trace_opt_empty_p */
-	{ 2, "C" },       /* trace_opt_succ */
-	{ 2, "C" },       /* trace_opt_not */
-	{ 2, "C" },       /* trace_opt_regexpmatch2 */
-	{ 2, "B" },       /* trace_invokebuiltin */
-	{ 3, "BN" },      /* trace_opt_invokebuiltin_delegate */
-	{ 3, "BN" },      /* trace_opt_invokebuiltin_delegate_leave */
-	{ 2, "L" },       /* trace_getlocal_WC_0 */
-	{ 2, "L" },       /* trace_getlocal_WC_1 */
-	{ 2, "L" },       /* trace_setlocal_WC_0 */
-	{ 2, "L" },       /* trace_setlocal_WC_1 */
-	{ 1, "" },        /* trace_putobject_INT2FIX_0_ */
-	{ 1, "" },        /* trace_putobject_INT2FIX_1_ */
+	{ 1, "", "" },        /* nop */
+	{ 3, "LN", "LN" },    /* getlocal */
+	{ 3, "LN", "LN" },    /* setlocal */
+	{ 3, "LN", "LN" },    /* getblockparam */
+	{ 3, "LN", "LN" },    /* setblockparam */
+	{ 3, "LN", "LN" },    /* getblockparamproxy */
+	{ 3, "NN", "NN" },    /* getspecial */
+	{ 2, "N", "N" },      /* setspecial */
+	{ 3, "IA", "IA" },    /* getinstancevariable */
+	{ 3, "IA", "IA" },    /* setinstancevariable */
+	{ 3, "IA", "IA" },    /* getclassvariable */
+	{ 3, "IA", "IA" },    /* setclassvariable */
+	{ 2, "I", "I" },      /* getconstant */
+	{ 2, "I", "I" },      /* setconstant */
+	{ 2, "I", "I" },      /* getglobal */
+	{ 2, "I", "I" },      /* setglobal */
+	{ 1, "", "" },        /* putnil */
+	{ 1, "", "" },        /* putself */
+	{ 2, "V", "V" },      /* putobject */
+	{ 2, "N", "N" },      /* putspecialobject */
+	{ 2, "V", "V" },      /* putstring */
+	{ 2, "N", "N" },      /* concatstrings */
+	{ 1, "", "" },        /* anytostring */
+	{ 3, "NN", "NN" },    /* toregexp */
+	{ 1, "", "" },        /* intern */
+	{ 2, "N", "N" },      /* newarray */
+	{ 2, "N", "N" },      /* newarraykwsplat */
+	{ 2, "V", "V" },      /* duparray */
+	{ 2, "V", "V" },      /* duphash */
+	{ 3, "NN", "NN" },    /* expandarray */
+	{ 1, "", "" },        /* concatarray */
+	{ 2, "V", "V" },      /* splatarray */
+	{ 2, "N", "N" },      /* newhash */
+	{ 2, "N", "N" },      /* newrange */
+	{ 1, "", "" },        /* pop */
+	{ 1, "", "" },        /* dup */
+	{ 2, "N", "N" },      /* dupn */
+	{ 1, "", "" },        /* swap */
+	{ 2, "N", "N" },      /* topn */
+	{ 2, "N", "N" },      /* setn */
+	{ 2, "N", "N" },      /* adjuststack */
+	{ 4, "NVV", "NVV" },  /* defined */
+	{ 2, "N", "N" },      /* checkmatch */
+	{ 3, "LL", "LL" },    /* checkkeyword */
+	{ 2, "N", "N" },      /* checktype */
+	{ 4, "ISN", "ISN" },  /* defineclass */
+	{ 3, "IS", "IS" },    /* definemethod */
+	{ 3, "IS", "IS" },    /* definesmethod */
+	{ 3, "CS", "CS" },    /* send */
+	{ 2, "C", "C" },      /* opt_send_without_block */
+	{ 2, "C", "C" },      /* objtostring */
+	{ 3, "VC", "VC" },    /* opt_str_freeze */
+	{ 2, "C", "C" },      /* opt_nil_p */
+	{ 3, "VC", "VC" },    /* opt_str_uminus */
+	{ 2, "N", "N" },      /* opt_newarray_max */
+	{ 2, "N", "N" },      /* opt_newarray_min */
+	{ 3, "CS", "CS" },    /* invokesuper */
+	{ 2, "C", "C" },      /* invokeblock */
+	{ 1, "", "" },        /* leave */
+	{ 2, "N", "N" },      /* throw */
+	{ 2, "O", "O" },      /* jump */
+	{ 2, "O", "O" },      /* branchif */
+	{ 2, "O", "O" },      /* branchunless */
+	{ 2, "O", "O" },      /* branchnil */
+	{ 3, "OK", "OK" },    /* opt_getinlinecache */
+	{ 2, "K", "K" },      /* opt_setinlinecache */
+	{ 3, "ST", "ST" },    /* once */
+	{ 3, "HO", "HO" },    /* opt_case_dispatch */
+	{ 2, "C", "C" },      /* opt_plus */
+	{ 2, "C", "C" },      /* opt_minus */
+	{ 2, "C", "C" },      /* opt_mult */
+	{ 2, "C", "C" },      /* opt_div */
+	{ 2, "C", "C" },      /* opt_mod */
+	{ 2, "C", "C" },      /* opt_eq */
+	{ 3, "CC", "CC" },    /* opt_neq */
+	{ 2, "C", "C" },      /* opt_lt */
+	{ 2, "C", "C" },      /* opt_le */
+	{ 2, "C", "C" },      /* opt_gt */
+	{ 2, "C", "C" },      /* opt_ge */
+	{ 2, "C", "C" },      /* opt_ltlt */
+	{ 2, "C", "C" },      /* opt_and */
+	{ 2, "C", "C" },      /* opt_or */
+	{ 2, "C", "C" },      /* opt_aref */
+	{ 2, "C", "C" },      /* opt_aset */
+	{ 3, "VC", "VC" },    /* opt_aset_with */
+	{ 3, "VC", "VC" },    /* opt_aref_with */
+	{ 2, "C", "C" },      /* opt_length */
+	{ 2, "C", "C" },      /* opt_size */
+	{ 2, "C", "C" },      /* opt_empty_p */
+	{ 2, "C", "C" },      /* opt_succ */
+	{ 2, "C", "C" },      /* opt_not */
+	{ 2, "C", "C" },      /* opt_regexpmatch2 */
+	{ 2, "B", "R" },      /* invokebuiltin */
+	{ 3, "BN", "RN" },    /* opt_invokebuiltin_delegate */
+	{ 3, "BN", "RN" },    /* opt_invokebuiltin_delegate_leave */
+	{ 2, "L", "L" },      /* getlocal_WC_0 */
+	{ 2, "L", "L" },      /* getlocal_WC_1 */
+	{ 2, "L", "L" },      /* setlocal_WC_0 */
+	{ 2, "L", "L" },      /* setlocal_WC_1 */
+	{ 1, "", "" },        /* putobject_INT2FIX_0_ */
+	{ 1, "", "" },        /* putobject_INT2FIX_1_ */
+	{ 1, "", "" },        /* trace_nop */
+	{ 3, "LN", "LN" },    /* trace_getlocal */
+	{ 3, "LN", "LN" },    /* trace_setlocal */
+	{ 3, "LN", "LN" },    /* trace_getblockparam */
+	{ 3, "LN", "LN" },    /* trace_setblockparam */
+	{ 3, "LN", "LN" },    /* trace_getblockparamproxy */
+	{ 3, "NN", "NN" },    /* trace_getspecial */
+	{ 2, "N", "N" },      /* trace_setspecial */
+	{ 3, "IA", "IA" },    /* trace_getinstancevariable */
+	{ 3, "IA", "IA" },    /* trace_setinstancevariable */
+	{ 3, "IA", "IA" },    /* trace_getclassvariable */
+	{ 3, "IA", "IA" },    /* trace_setclassvariable */
+	{ 2, "I", "I" },      /* trace_getconstant */
+	{ 2, "I", "I" },      /* trace_setconstant */
+	{ 2, "I", "I" },      /* trace_getglobal */
+	{ 2, "I", "I" },      /* trace_setglobal */
+	{ 1, "", "" },        /* trace_putnil */
+	{ 1, "", "" },        /* trace_putself */
+	{ 2, "V", "V" },      /* trace_putobject */
+	{ 2, "N", "N" },      /* trace_putspecialobject */
+	{ 2, "V", "V" },      /* trace_putstring */
+	{ 2, "N", "N" },      /* trace_concatstrings */
+	{ 1, "", "" },        /* trace_anytostring */
+	{ 3, "NN", "NN" },    /* trace_toregexp */
+	{ 1, "", "" },        /* trace_intern */
+	{ 2, "N", "N" },      /* trace_newarray */
+	{ 2, "N", "N" },      /* trace_newarraykwsplat */
+	{ 2, "V", "V" },      /* trace_duparray */
+	{ 2, "V", "V" },      /* trace_duphash */
+	{ 3, "NN", "NN" },    /* trace_expandarray */
+	{ 1, "", "" },        /* trace_concatarray */
+	{ 2, "V", "V" },      /* trace_splatarray */
+	{ 2, "N", "N" },      /* trace_newhash */
+	{ 2, "N", "N" },      /* trace_newrange */
+	{ 1, "", "" },        /* trace_pop */
+	{ 1, "", "" },        /* trace_dup */
+	{ 2, "N", "N" },      /* trace_dupn */
+	{ 1, "", "" },        /* trace_swap */
+	{ 2, "N", "N" },      /* trace_topn */
+	{ 2, "N", "N" },      /* trace_setn */
+	{ 2, "N", "N" },      /* trace_adjuststack */
+	{ 4, "NVV", "NVV" },  /* trace_defined */
+	{ 2, "N", "N" },      /* trace_checkmatch */
+	{ 3, "LL", "LL" },    /* trace_checkkeyword */
+	{ 2, "N", "N" },      /* trace_checktype */
+	{ 4, "ISN", "ISN" },  /* trace_defineclass */
+	{ 3, "IS", "IS" },    /* trace_definemethod */
+	{ 3, "IS", "IS" },    /* trace_definesmethod */
+	{ 3, "CS", "CS" },    /* trace_send */
+	{ 2, "C", "C" },      /* trace_opt_send_without_block */
+	{ 2, "C", "C" },      /* trace_objtostring */
+	{ 3, "VC", "VC" },    /* trace_opt_str_freeze */
+	{ 2, "C", "C" },      /* trace_opt_nil_p */
+	{ 3, "VC", "VC" },    /* trace_opt_str_uminus */
+	{ 2, "N", "N" },      /* trace_opt_newarray_max */
+	{ 2, "N", "N" },      /* trace_opt_newarray_min */
+	{ 3, "CS", "CS" },    /* trace_invokesuper */
+	{ 2, "C", "C" },      /* trace_invokeblock */
+	{ 1, "", "" },        /* trace_leave */
+	{ 2, "N", "N" },      /* trace_throw */
+	{ 2, "O", "O" },      /* trace_jump */
+	{ 2, "O", "O" },      /* trace_branchif */
+	{ 2, "O", "O" },      /* trace_branchunless */
+	{ 2, "O", "O" },      /* trace_branchnil */
+	{ 3, "OK", "OK" },    /* trace_opt_getinlinecache */
+	{ 2, "K", "K" },      /* trace_opt_setinlinecache */
+	{ 3, "ST", "ST" },    /* trace_once */
+	{ 3, "HO", "HO" },    /* trace_opt_case_dispatch */
+	{ 2, "C", "C" },      /* trace_opt_plus */
+	{ 2, "C", "C" },      /* trace_opt_minus */
+	{ 2, "C", "C" },      /* trace_opt_mult */
+	{ 2, "C", "C" },      /* trace_opt_div */
+	{ 2, "C", "C" },      /* trace_opt_mod */
+	{ 2, "C", "C" },      /* trace_opt_eq */
+	{ 3, "CC", "CC" },    /* trace_opt_neq */
+	{ 2, "C", "C" },      /* trace_opt_lt */
+	{ 2, "C", "C" },      /* trace_opt_le */
+	{ 2, "C", "C" },      /* trace_opt_gt */
+	{ 2, "C", "C" },      /* trace_opt_ge */
+	{ 2, "C", "C" },      /* trace_opt_ltlt */
+	{ 2, "C", "C" },      /* trace_opt_and */
+	{ 2, "C", "C" },      /* trace_opt_or */
+	{ 2, "C", "C" },      /* trace_opt_aref */
+	{ 2, "C", "C" },      /* trace_opt_aset */
+	{ 3, "VC", "VC" },    /* trace_opt_aset_with */
+	{ 3, "VC", "VC" },    /* trace_opt_aref_with */
+	{ 2, "C", "C" },      /* trace_opt_length */
+	{ 2, "C", "C" },      /* trace_opt_size */
+	{ 2, "C", "C" },      /* trace_opt_empty_p */
+	{ 2, "C", "C" },      /* trace_opt_succ */
+	{ 2, "C", "C" },      /* trace_opt_not */
+	{ 2, "C", "C" },      /* trace_opt_regexpmatch2 */
+	{ 2, "B", "R" },      /* trace_invokebuiltin */
+	{ 3, "BN", "RN" },    /* trace_opt_invokebuiltin_delegate */
+	{ 3, "BN", "RN" },    /* trace_opt_invokebuiltin_delegate_leave */
+	{ 2, "L", "L" },      /* trace_getlocal_WC_0 */
+	{ 2, "L", "L" },      /* trace_getlocal_WC_1 */
+	{ 2, "L", "L" },      /* trace_setlocal_WC_0 */
+	{ 2, "L", "L" },      /* trace_setlocal_WC_1 */
+	{ 1, "", "" },        /* trace_putobject_INT2FIX_0_ */
+	{ 1, "", "" },        /* trace_putobject_INT2FIX_1_ */
 };
 
 const struct rbi_insn_table rbi_insn_tables[] = {

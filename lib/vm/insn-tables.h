@@ -15,6 +15,7 @@
 struct rbi_insn {
 	uint8_t len;            /* words: the instruction and its operands */
 	const char *ops;        /* len - 1 letters */
+	const char *raw;        /* the same in Ruby's letters (TS_* values) */
 };
 
 struct rbi_insn_table {
