@@ -5,8 +5,11 @@
  * insns_address_table (vmtc.inc), VM_INSTRUCTION_SIZE label addresses in
  * its code, plain instructions then traced ones, in .data.rel.ro.
  *
- * Found through DWARF where the build has it (the variable's DW_OP_addr
- * in vm.c, its array type's size checked), else in a stripped libruby by
+ * Found through the symbol table where the build keeps it (GCC's
+ * insns_address_table.N, N words: the cheap way), else DWARF (the
+ * variable's DW_OP_addr in vm.c's vm_exec_core, its array type's size
+ * checked; reading DWARF costs a compressed build 0.2 s), else in a
+ * stripped libruby by
  * a scan of .data.rel.ro for its shape: a run of exactly
  * VM_INSTRUCTION_SIZE code addresses that all lie in one function
  * (by the call frame information, which stripped libraries keep), taken
@@ -15,9 +18,9 @@
  * points at many functions, a switch's jump table (relative offsets in
  * .rodata) is no code addresses at all.  Either way the table found must
  * pass that shape test; if not, the table is unknown and with it every
- * translated iseq's operands.  RBI_INSN_TABLE_SCAN=1 in the environment
- * takes the scan even where DWARF is (tests/integration/heap-dump.sh
- * checks the two agree). */
+ * translated iseq's operands.  RBI_INSN_TABLE=symtab, dwarf or scan in
+ * the environment takes that way only (tests/integration/heap-dump.sh
+ * checks that each finds the same table where all can run). */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -77,41 +80,98 @@ static bool find_var(Dwarf_Die *die, struct die_walk *w, int depth)
 				w->size = size;
 			return true;
 		}
-		if ((dwarf_tag(&child) == DW_TAG_subprogram ||
-		     dwarf_tag(&child) == DW_TAG_lexical_block) &&
-		    find_var(&child, w, depth + 1))
+		if (dwarf_tag(&child) == DW_TAG_lexical_block && find_var(&child, w, depth + 1))
 			return true;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return false;
 }
 
+/* The table under vm.c's CU: in a subprogram vm_exec_core (its abstract
+   instance, or an out-of-line one). */
+static bool find_in_cu(Dwarf_Die *cu, struct die_walk *w)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(cu, &child) != 0)
+		return false;
+	do {
+		const char *name;
+
+		if (++w->dies > DIES_MAX)
+			return false;
+		if (dwarf_tag(&child) == DW_TAG_subprogram &&
+		    (name = dwarf_diename(&child)) && !strcmp(name, "vm_exec_core") &&
+		    find_var(&child, w, 0))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+static bool is_vm_c(Dwarf_Die *cu)
+{
+	const char *name = dwarf_diename(cu);
+	size_t len = name ? strlen(name) : 0;
+
+	return len >= 4 && !strcmp(name + len - 4, "vm.c") && (len == 4 || name[len - 5] == '/');
+}
+
 /* Through DWARF: the table's address, if vm.c's DWARF says it and that
-   it is N words. */
+   it is N words.  vm.c's CU is the one of rb_vm_exec's code (found by
+   address, not by reading every CU), else looked for by name. */
 static bool from_dwarf(const struct rbi_image *img, uint32_t n, uint64_t *addr)
 {
 	Dwarf_Addr bias;
 	Dwarf *dw = rbi_image_dwarf(img, &bias);
 	Dwarf_Off off = 0, next;
+	Dwarf_Die cu;
+	struct die_walk w = { 0 };
+	uint64_t fn;
 	size_t hsize;
+	bool found = false;
 
-	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		const char *name;
-		size_t len;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) && (name = dwarf_diename(&cu)) &&
-		    (len = strlen(name)) >= 4 && !strcmp(name + len - 4, "vm.c") &&
-		    (len == 4 || name[len - 5] == '/')) {
-			struct die_walk w = { 0 };
-
-			if (find_var(&cu, &w, 0)) {
-				*addr = w.addr + bias;
-				return w.size == 8ull * n;
-			}
-		}
+	if (!dw)
+		return false;
+	if (!rbi_image_symbol(img, "rb_vm_exec", &fn, NULL, NULL) &&
+	    dwarf_addrdie(dw, fn - bias, &cu) && is_vm_c(&cu))
+		found = find_in_cu(&cu, &w);
+	while (!found && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(dw, off + hsize, &cu) && is_vm_c(&cu))
+			found = find_in_cu(&cu, &w);
 		off = next;
 	}
-	return false;
+	if (!found)
+		return false;
+	*addr = w.addr + bias;
+	return w.size == 8ull * n;
+}
+
+/* Through the symbol table: the static local's own symbol, which GCC
+   names insns_address_table.N (.symtab, kept by unstripped builds), N
+   words; false unless exactly one. */
+static bool from_symtab(const struct rbi_image *img, uint32_t n, uint64_t *addr)
+{
+	static const char name[] = "insns_address_table";
+	int nsyms = img->mod ? dwfl_module_getsymtab(img->mod) : -1, found = 0;
+
+	for (int i = 0; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr a;
+		GElf_Word shndx;
+		const char *s = dwfl_module_getsym_info(img->mod, i, &sym, &a, &shndx, NULL, NULL);
+		size_t k = sizeof(name) - 1;
+
+		if (!s || strncmp(s, name, k) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    sym.st_size != 8ull * n || shndx == SHN_UNDEF)
+			continue;
+		if (s[k] == '.')
+			for (k++; s[k] >= '0' && s[k] <= '9'; k++)
+				;
+		if (s[k] == '\0') {
+			*addr = a;
+			found++;
+		}
+	}
+	return found == 1;
 }
 
 /* The shape test: N code addresses in IMG, all in one function.  Not
@@ -208,18 +268,24 @@ int rbi_insn_address_table(struct rbi_target *t, const struct rbi_vm *vm, uint32
 {
 	struct rbi_image *img = (struct rbi_image *)vm->image;
 	uint64_t at = 0;
-	int rc;
+	int rc = RBI_ITER_END;
 
-	/* RBI_INSN_TABLE_SCAN=1: the scan even with DWARF (for the tests: it
-	   must find the table DWARF names). */
-	const char *scan = getenv("RBI_INSN_TABLE_SCAN");
+	/* RBI_INSN_TABLE=symtab, dwarf or scan: that way only (for the tests:
+	   each must find the same table). */
+	const char *only = getenv("RBI_INSN_TABLE");
 
-	if (!(scan && !strcmp(scan, "1")) && from_dwarf(img, n, &at)) {
+	if (only && !*only)
+		only = NULL;
+
+	if ((!only || !strcmp(only, "symtab")) && from_symtab(img, n, &at)) {
+		*via = "the symbol table (insns_address_table of vm_exec_core)";
+	} else if ((!only || !strcmp(only, "dwarf")) && from_dwarf(img, n, &at)) {
 		*via = "DWARF (insns_address_table of vm_exec_core)";
-	} else if ((rc = from_scan(t, img, n, &at)) == RBI_OK) {
+	} else if ((!only || !strcmp(only, "scan")) &&
+		   (rc = from_scan(t, img, n, &at)) == RBI_OK) {
 		*via = "the scan of .data.rel.ro";
 	} else {
-		return rc == RBI_ITER_END ?
+		return rc == RBI_ITER_END || rc == RBI_OK ?
 		       rbi_fail(RBI_UNSUPPORTED, "the instruction address table (%u "
 				"entries) was not found", n) : rc;
 	}

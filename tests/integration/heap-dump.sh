@@ -168,12 +168,16 @@ while read -r kind ver root cmd; do
 	is "$?" 0 "$R core: heap-dump to standard output exits 0"
 	compare "$R core" "$RB_TMP/core.json"
 	# 2.7 and 3.1 decode iseqs' instructions through the VM's instruction address table,
-	# found through DWARF where the build has it, else by the scan of .data.rel.ro that
-	# a stripped libruby takes: where both can run, the scan must find the same table.
+	# found through the symbol table or DWARF where the build has them, else by the scan of
+	# .data.rel.ro that a stripped libruby takes: where all can run, each must find the
+	# same table (the same dump, the iseqs' references known as compare showed).
 	case $kind-$ver in dwarf-2.7.*|dwarf-3.1.*)
-		RBI_INSN_TABLE_SCAN=1 "$RBINSPECT" "$core" heap-dump --strings >"$RB_TMP/core-scan.json" 2>/dev/null
-		is "$? $(cmp -s "$RB_TMP/core.json" "$RB_TMP/core-scan.json" && echo same)" "0 same" \
-			"$R core: the instruction address table found by the scan as through DWARF (the same dump)" ;;
+		for way in symtab dwarf scan; do
+			RBI_INSN_TABLE=$way "$RBINSPECT" "$core" heap-dump --strings \
+				>"$RB_TMP/core-$way.json" 2>/dev/null
+			is "$? $(cmp -s "$RB_TMP/core.json" "$RB_TMP/core-$way.json" && echo same)" "0 same" \
+				"$R core: the instruction address table found by way of $way alone: the same dump"
+		done ;;
 	esac
 	if [ "$first" = 1 ]; then
 		"$RBINSPECT" "$core" heap diff --every 1 >/dev/null 2>"$RB_TMP/err"
