@@ -201,8 +201,10 @@ int rbi_heap_iseq_operands(struct rbi_heap_iter *it, const struct rbi_heap_slot 
 	if (size > ISEQ_WORDS_MAX)
 		return rbi_fail(RBI_CORRUPT, "iseq 0x%" PRIx64 " claims %u instruction words",
 				s->addr, size);
-	if (!size)
-		return *known = true, RBI_OK;
+	if (!size) {
+		*known = true;
+		return RBI_OK;
+	}
 	if ((rc = rbi_heap_read_words(it, s, "instructions", code, size, &words)))
 		return rc;
 	/* A copy: marking reads into the scratch buffers. */
