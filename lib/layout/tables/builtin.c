@@ -421,6 +421,10 @@ static const struct rbi_layout layout_2_6_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_0 = {
@@ -843,6 +847,10 @@ static const struct rbi_layout layout_2_7_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_2_7_4 = {
@@ -1265,6 +1273,10 @@ static const struct rbi_layout layout_2_7_4 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = 272,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_0 = {
@@ -1687,6 +1699,10 @@ static const struct rbi_layout layout_3_0_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_0_1 = {
@@ -2109,6 +2125,10 @@ static const struct rbi_layout layout_3_0_1 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_0 = {
@@ -2531,6 +2551,10 @@ static const struct rbi_layout layout_3_1_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_1_2 = {
@@ -2953,6 +2977,10 @@ static const struct rbi_layout layout_3_1_2 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = 0,
 	.ractor_local_type_mark = 0,
+	.ivc_entry = 0,
+	.iv_entry_class_value = 16,
+	.body_jit_unit = 296,
+	.body_yjit_blocks = 304,
 };
 
 static const struct rbi_layout layout_3_1_5 = {
@@ -3375,6 +3403,10 @@ static const struct rbi_layout layout_3_1_5 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = 0,
 	.ractor_local_type_mark = 0,
+	.ivc_entry = 0,
+	.iv_entry_class_value = 16,
+	.body_jit_unit = 296,
+	.body_yjit_blocks = 304,
 };
 
 static const struct rbi_layout layout_3_2_0 = {
@@ -3797,6 +3829,10 @@ static const struct rbi_layout layout_3_2_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_3 = {
@@ -4219,6 +4255,10 @@ static const struct rbi_layout layout_3_2_3 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_4 = {
@@ -4641,6 +4681,10 @@ static const struct rbi_layout layout_3_2_4 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_2_7 = {
@@ -5063,6 +5107,10 @@ static const struct rbi_layout layout_3_2_7 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_0 = {
@@ -5485,6 +5533,10 @@ static const struct rbi_layout layout_3_3_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_1 = {
@@ -5907,6 +5959,10 @@ static const struct rbi_layout layout_3_3_1 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_7 = {
@@ -6329,6 +6385,10 @@ static const struct rbi_layout layout_3_3_7 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_3_8 = {
@@ -6751,6 +6811,10 @@ static const struct rbi_layout layout_3_3_8 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = 0,
 	.ractor_local_type_mark = 0,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_0 = {
@@ -7173,6 +7237,10 @@ static const struct rbi_layout layout_3_4_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_5 = {
@@ -7595,6 +7663,10 @@ static const struct rbi_layout layout_3_4_5 = {
 	.ractor_local_storage_store_lock = 464,
 	.ractor_local_key_type = 0,
 	.ractor_local_type_mark = 0,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_6 = {
@@ -8017,6 +8089,10 @@ static const struct rbi_layout layout_3_4_6 = {
 	.ractor_local_storage_store_lock = 464,
 	.ractor_local_key_type = 0,
 	.ractor_local_type_mark = 0,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_3_4_11 = {
@@ -8439,6 +8515,10 @@ static const struct rbi_layout layout_3_4_11 = {
 	.ractor_local_storage_store_lock = 464,
 	.ractor_local_key_type = 0,
 	.ractor_local_type_mark = 0,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_0 = {
@@ -8861,6 +8941,10 @@ static const struct rbi_layout layout_4_0_0 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 static const struct rbi_layout layout_4_0_6 = {
@@ -9283,6 +9367,10 @@ static const struct rbi_layout layout_4_0_6 = {
 	.ractor_local_storage_store_lock = RBI_ABSENT,
 	.ractor_local_key_type = RBI_ABSENT,
 	.ractor_local_type_mark = RBI_ABSENT,
+	.ivc_entry = RBI_ABSENT,
+	.iv_entry_class_value = RBI_ABSENT,
+	.body_jit_unit = RBI_ABSENT,
+	.body_yjit_blocks = RBI_ABSENT,
 };
 
 const struct rbi_layout *const rbi_layout_tables[] = {
