@@ -273,6 +273,10 @@ dwarf_one() {
 	ver=$("$prefix/bin/ruby" -e "$SMOKE") || die "dwarf-$v: smoke test failed"
 	check_dwarf "$v" "$prefix"
 	echo "$ver" > "$prefix/$STAMP"
+	# The instruction tables' sources, for tests/integration/insn-tables.sh.
+	mkdir -p "$RBI_RUBIES/.insns/$v"
+	(cd "$src" && cp --parents version.h include/ruby/version.h insns.inc insns_info.inc \
+		"$RBI_RUBIES/.insns/$v/") || true
 	rm -rf "$RBI_RUBIES/.build/$v" "$RBI_RUBIES/.src/$v" # 100-300 MB each
 	log "dwarf-$v: ruby $ver ready in $prefix (${SECONDS}s, $(du -sh "$prefix" | cut -f1))"
 }

@@ -1,12 +1,14 @@
 # insn-tables.sh: lib/vm/insn-tables.c is what tools/insn-tables.py makes of the release
 # sources it names (2.7.4's and 3.1.2's insns.inc and insns_info.inc), where those sources
-# are unpacked: RBI_RUBY_SRC/X.Y (default /tmp/rubysrc).  Without them, SKIP.  (At run
+# are: RBI_RUBY_SRC/X.Y (default: what tools/test-rubies.sh kept of its DWARF builds'
+# sources, $RBI_RUBIES/.insns, else /tmp/rubysrc).  Without them, SKIP.  (At run
 # time heap-dump checks the table against the one a 3.0+ libruby exports, and
 # heap-dump.sh shows iseqs' references read with it on 2.7 and 3.1.)  Needs no Ruby.
 set -u
 . "$(dirname "$0")/../tap.sh"
 here=$(cd "$(dirname "$0")/../.." && pwd)
-src=${RBI_RUBY_SRC:-/tmp/rubysrc}
+src=${RBI_RUBY_SRC:-${RBI_RUBIES:-$HOME/.cache/rbinspect/rubies}/.insns}
+[ -n "${RBI_RUBY_SRC:-}" ] || [ -d "$src" ] || src=/tmp/rubysrc
 dirs=()
 for v in 2.7:4 3.1:2; do
 	d=$src/${v%%:*}
