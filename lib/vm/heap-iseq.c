@@ -83,24 +83,42 @@ struct iseq_walk {
 	(l)->body_iseq_size, (l)->body_ci_size, (l)->body_ivc_size, (l)->body_icvarc_size, \
 	(l)->body_ise_size, (l)->body_ic_size }
 
+/* How far into the body the fields read reach: the words WORDS (each
+   needed), OPTIONAL (read where the layout has them) and unsigned ints
+   UINTS (needed), and has_kw's bit; 0 when one needed is absent, or
+   they reach past BODY_MAX. */
+static uint32_t fields_end(const struct rbi_layout *l, const uint32_t *words, size_t nwords,
+			   const uint32_t *optional, size_t noptional, const uint32_t *uints,
+			   size_t nuints)
+{
+	uint32_t end;
+
+	if (l->body_has_kw == RBI_ABSENT)
+		return 0;
+	end = l->body_has_kw / 8 + 1;
+	for (size_t i = 0; i < nwords; i++) {
+		if (words[i] == RBI_ABSENT)
+			return 0;
+		end = words[i] + 8 > end ? words[i] + 8 : end;
+	}
+	for (size_t i = 0; i < noptional; i++)
+		if (optional[i] != RBI_ABSENT)
+			end = optional[i] + 8 > end ? optional[i] + 8 : end;
+	for (size_t i = 0; i < nuints; i++) {
+		if (uints[i] == RBI_ABSENT)
+			return 0;
+		end = uints[i] + 4 > end ? uints[i] + 4 : end;
+	}
+	return end > BODY_MAX ? 0 : end;
+}
+
 /* The bytes of the body read: as far as its last field read reaches; 0
    when the layout lacks one of them. */
 static uint32_t body_end(const struct rbi_layout *l)
 {
 	const uint32_t words[] = BODY_WORDS(l), uints[] = BODY_UINTS(l);
-	uint32_t end = l->body_has_kw == RBI_ABSENT ? 0 : l->body_has_kw / 8 + 1;
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(words); i++) {
-		if (words[i] == RBI_ABSENT)
-			return 0;
-		end = words[i] + 8 > end ? words[i] + 8 : end;
-	}
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(uints); i++) {
-		if (uints[i] == RBI_ABSENT)
-			return 0;
-		end = uints[i] + 4 > end ? uints[i] + 4 : end;
-	}
-	return l->body_has_kw == RBI_ABSENT || end > BODY_MAX ? 0 : end;
+	return fields_end(l, words, RBI_ARRAY_SIZE(words), NULL, 0, uints, RBI_ARRAY_SIZE(uints));
 }
 
 /* Whether the layout has the rest of what marking an iseq reads. */
@@ -416,22 +434,9 @@ static uint32_t decoded_body_end(const struct rbi_vm *vm)
 		vm->k.iseq_marks_jit_body ? l->body_yjit_blocks : 0,
 	}, optional[] = { l->body_script_lines, l->body_mandatory_only_iseq },
 	   uints[] = { l->body_iseq_size, vm->k.iseq_marks_ci ? l->body_ci_size : 0 };
-	uint32_t end = l->body_has_kw == RBI_ABSENT ? 0 : l->body_has_kw / 8 + 1;
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(words); i++) {
-		if (words[i] == RBI_ABSENT)
-			return 0;
-		end = words[i] + 8 > end ? words[i] + 8 : end;
-	}
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(optional); i++)
-		if (optional[i] != RBI_ABSENT)
-			end = optional[i] + 8 > end ? optional[i] + 8 : end;
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(uints); i++) {
-		if (uints[i] == RBI_ABSENT)
-			return 0;
-		end = uints[i] + 4 > end ? uints[i] + 4 : end;
-	}
-	return l->body_has_kw == RBI_ABSENT || end > BODY_MAX ? 0 : end;
+	return fields_end(l, words, RBI_ARRAY_SIZE(words), optional, RBI_ARRAY_SIZE(optional),
+			  uints, RBI_ARRAY_SIZE(uints));
 }
 
 /* Whether the layout has the rest of what rb_iseq_mark reads. */
