@@ -1436,7 +1436,9 @@ struct rbi_heap_object {
 				   layout has them; CLASS, MODULE and ICLASS
 				   where their layout and marking are known);
 				   zero: not read (other types, and objects
-				   with generic instance variables) */
+				   with generic instance variables where
+				   their table was not found: see
+				   rbi_heap_object_generic_ivars) */
 	const uint64_t *refs;   /* the heap objects it references, as dump_all
 				   lists them: in marking order, repeats kept,
 				   its class left out */
@@ -1464,6 +1466,15 @@ int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
    NULL (rbi_heap_object is frozen, so these come apart). */
 void rbi_heap_object_name_cut(rbi_heap_iter *it, uint64_t *name_cut,
 			      uint64_t *real_class_name_cut);
+/* Whether IT's last rbi_heap_object_read found generic instance
+   variables (an object other than an Object, class or module with
+   FL_EXIVAR set: dump_all lists them first among its references) and
+   read them: RBI_OK, with how many it has in *N; RBI_ITER_END: it has
+   none; else why its references were left unknown (RBI_UNSUPPORTED: the
+   table of them was not found, as in a stripped libruby that two or no
+   tables pass for; RBI_CORRUPT: the object is not in it).
+   Since: 0.8 (LIBRUBY_INTROSPECT_0.8). */
+int rbi_heap_object_generic_ivars(rbi_heap_iter *it, uint64_t *n);
 /* The shape id of used slot S of IT's walk (Ruby 3.3-3.4: dump_all's
    "shape_id", every object has one) into *ID.  RBI_UNSUPPORTED for Rubies
    without object shapes, and for 3.2 (see rbi_heap_shapes_foreach). */

@@ -78,6 +78,9 @@ struct heap_dump {
 	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
 						    not known */
 	uint64_t classes_unread;        /* and classes, modules, wrappers */
+	uint64_t genivar, genivar_unread;       /* objects with generic
+					   instance variables: read, not */
+	char genivar_err[256];          /* why not, the first time */
 	uint64_t no_memsize, no_flags;  /* objects written without them */
 	uint64_t no_kind;               /* IMEMOs and T_DATA without their kind */
 	uint64_t allocs, no_alloc;      /* objects written with their allocation
@@ -202,6 +205,23 @@ static void kind_field(struct heap_dump *d, struct rbi_json *j, const struct rbi
 		rbi_json_key(j, imemo ? "imemo_type" : "struct");
 		rbi_json_cstr(j, kind);
 	}
+}
+
+/* Count the objects with generic instance variables, and why those not
+   read were not (the first time). */
+static void generic_ivars(struct heap_dump *d)
+{
+	uint64_t n;
+	int rc = rbi_heap_object_generic_ivars(d->w.it, &n);
+
+	if (rc == RBI_ITER_END)
+		return;
+	if (!rc) {
+		d->genivar++;
+		return;
+	}
+	if (!d->genivar_unread++)
+		snprintf(d->genivar_err, sizeof(d->genivar_err), "%s", rbi_errmsg());
 }
 
 /* Where ObjectSpace.trace_object_allocations saw it allocated: dump_all's
@@ -396,6 +416,7 @@ static int dump(struct heap_dump *d)
 		}
 		if (rc)
 			return rc;
+		generic_ivars(d);
 		object_line(d, s, &o);
 		d->objects++;
 		d->objects_unread += !o.refs_known && !strcmp(o.type_name, "OBJECT");
@@ -472,9 +493,18 @@ static void summary(struct heap_dump *d)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " Objects, %" PRIu64
 			" Hashes and %" PRIu64 " Structs written without references: they "
 			"have generic instance variables (which dump_all lists first, from "
-			"a table not read), or this Ruby's layout lacks them (DWARF of this "
+			"a table not found), or this Ruby's layout lacks them (DWARF of this "
 			"build gives it) or its object shapes were not found\n", d->objects_unread,
 			d->hashes_unread, d->structs_unread);
+	if (d->genivar)
+		fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects with generic "
+			"instance variables, their references read\n", d->genivar);
+	if (d->genivar_unread) {
+		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects with generic "
+			"instance variables written without references: ", d->genivar_unread);
+		rbi_out_text_cstr(stderr, d->genivar_err);
+		fputc('\n', stderr);
+	}
 	if (d->classes_unread)
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " classes, modules and "
 			"include wrappers written without references: how this Ruby's GC "

@@ -102,6 +102,7 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	rbi_ivars_free(&sc->ivars);
 	rbi_map_free(&sc->data_kinds);
 	rbi_heap_alloc_free(sc->alloc);
+	rbi_heap_genivar_free(sc->genivar);
 	*sc = (struct heap_object_scratch){ 0 };
 }
 
@@ -795,8 +796,7 @@ int rbi_heap_data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 
 /* A T_DATA's references where its type's mark function is known: a Proc,
    a Binding (its block, then its path), a Method, or one of heap-data.c's
-   types.  One with generic instance variables (marked before its data)
-   stays unknown. */
+   types (after its generic instance variables: rbi_heap_object_read). */
 static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		       struct rbi_heap_object *out)
 {
@@ -807,7 +807,7 @@ static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	bool embedded;
 	int rc;
 
-	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded) || (s->flags & RBI_FL_EXIVAR))
+	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded))
 		return RBI_OK;
 	if ((kind = data_kind(it, type)) > DATA_WORDS)
 		return rbi_heap_data_refs(it, s, out, kind - DATA_WORDS, data, embedded);
@@ -945,6 +945,7 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 				    size_t value_max, struct rbi_heap_object *out)
 {
+	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
 	int rc;
 
 	*out = (struct rbi_heap_object){
@@ -956,14 +957,42 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		.ivars = -1,
 		.entries = -1,
 	};
-	rbi_heap_iter_scratch(it)->name_cut = rbi_heap_iter_scratch(it)->real_name_cut = 0;
+	sc->name_cut = sc->real_name_cut = 0;
+	sc->genivar_rc = RBI_ITER_END;
 	if (!s->flags)
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
+	/* gc_mark_children marks generic instance variables first. */
+	if (s->flags & RBI_FL_EXIVAR) {
+		rc = rbi_heap_genivar_refs(it, s, out, &sc->genivar_n);
+		if (rc == RBI_NOMEM || rc == RBI_GONE)
+			return rc;
+		if ((sc->genivar_rc = rc))
+			snprintf(sc->genivar_err, sizeof(sc->genivar_err), "%s", rbi_errmsg());
+		out->nrefs = rc ? 0 : out->nrefs;
+	}
 	if ((rc = object_fields(it, s, value_max, out)))
 		return rc;
-	if (s->flags & RBI_FL_EXIVAR) {
-		out->refs_known = false;        /* generic ivars come first */
+	if (sc->genivar_rc != RBI_ITER_END && (sc->genivar_rc || !out->refs_known)) {
+		out->refs_known = false;
 		out->nrefs = 0;
 	}
+	if (out->refs_known)
+		out->refs = sc->refs;
+	return RBI_OK;
+}
+
+RBI_EXPORT int rbi_heap_object_generic_ivars(rbi_heap_iter *it, uint64_t *n)
+{
+	struct heap_object_scratch *sc = it ? rbi_heap_iter_scratch(it) : NULL;
+
+	if (n)
+		*n = 0;
+	if (!sc || !n)
+		return rbi_fail(RBI_INVAL, "no heap walk");
+	if (sc->genivar_rc == RBI_ITER_END)
+		return RBI_ITER_END;
+	if (sc->genivar_rc)
+		return rbi_fail(sc->genivar_rc, "%s", sc->genivar_err);
+	*n = sc->genivar_n;
 	return RBI_OK;
 }

@@ -10,6 +10,7 @@ struct heap_page;
 struct heap_alloc;               /* heap-alloc.c */
 struct heap_insn_addr;          /* heap-iseq-insns.c */
 struct rbi_insn_table;
+struct heap_genivar;             /* heap-genivar.c */
 
 /* Class names are read as far as objects --by-class reads them. */
 #define HEAP_OBJECT_NAME_MAX RBI_NAME_MAX
@@ -51,11 +52,20 @@ struct heap_object_scratch {
 	struct heap_alloc *alloc;       /* the allocation tracer's table
 					   (heap-alloc.c), read at the first
 					   rbi_heap_object_alloc of a walk */
+	struct heap_genivar *genivar;   /* the table of generic instance
+					   variables (heap-genivar.c), read at
+					   the first object with FL_EXIVAR */
 	struct heap_maybe *maybe;       /* gc_mark_maybe's test (rbi_heap_object_maybe) */
 	bool maybe_tried;               /* opened (or failed to) this walk */
+	int genivar_rc;         /* the last object's generic ivars: RBI_OK
+				   read, RBI_ITER_END none, else why not
+				   (GENIVAR_ERR) */
+	uint64_t genivar_n;
+	char genivar_err[RBI_ERRMSG_MAX];
 };
 
 void rbi_heap_alloc_free(struct heap_alloc *a);
+void rbi_heap_genivar_free(struct heap_genivar *g);
 
 void rbi_heap_object_scratch_free(struct heap_object_scratch *sc);
 
@@ -147,6 +157,14 @@ int rbi_heap_iseq_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
    cannot be read); *MINE false for the other IMEMOs, left alone. */
 int rbi_heap_imemo_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			struct rbi_heap_object *out, bool *mine);
+
+/* heap-genivar.c: the references the generic instance variables of S
+   (FL_EXIVAR set) give it, as rb_mark_generic_ivar marks them, into OUT,
+   and how many it has (set, not Qundef) to *N; RBI_UNSUPPORTED (with
+   why) when the table of them was not found, RBI_CORRUPT when S is not
+   in it, read errors: then S's references are unknown. */
+int rbi_heap_genivar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			  struct rbi_heap_object *out, uint64_t *n);
 
 /* The walk's gc_mark_maybe test (heap-maybe.c), opened at the first call;
    NULL when the heap's pages cannot be told. */
