@@ -18,9 +18,10 @@
  * the header where that is in the slot: 3.3+), a Struct's members outside
  * its slot, a File's rb_io_t and buffers (unless it converts encodings);
  * Floats, Symbols, Rationals and Complexes own nothing; heap-memsize.c
- * counts Bignums', Regexps' and MatchData's.  Others, and an
- * object with generic instance variables (FL_EXIVAR: a table elsewhere),
- * say RBI_UNSUPPORTED rather than give a part. */
+ * counts Bignums', Regexps' and MatchData's; and first, for an object
+ * with generic instance variables (FL_EXIVAR), rb_generic_ivar_memsize
+ * (heap-genivar.c).  Others, and one whose generic ivars' table was not
+ * found, say RBI_UNSUPPORTED rather than give a part. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -292,7 +293,7 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 {
 	const struct rbi_vm *vm;
 	const struct rbi_layout *l;
-	uint64_t owned = 0;
+	uint64_t owned = 0, generic = 0;
 	int rc;
 
 	if (!it || !s || !out)
@@ -300,8 +301,8 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 	*out = 0;
 	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
-	if (s->flags & RBI_FL_EXIVAR)
-		return rbi_fail(RBI_UNSUPPORTED, "generic instance variables");
+	if ((s->flags & RBI_FL_EXIVAR) && (rc = rbi_heap_genivar_memsize(it, s, &generic)))
+		return rc;
 	switch (s->type) {
 	case RBI_T_STRING:
 		if (((s->flags >> ENCODING_SHIFT) & ENCODING_MASK) >= ONE_BYTE_TERM_ENCODINGS)
@@ -341,9 +342,9 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 			return rc;
 		break;
 	}
-	if (owned > CAPA_MAX)
+	if (owned > CAPA_MAX || generic > CAPA_MAX)
 		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " claims %" PRIu64 " bytes", s->addr,
-				owned);
-	*out = s->size + owned;
+				owned > CAPA_MAX ? owned : generic);
+	*out = s->size + generic + owned;
 	return RBI_OK;
 }

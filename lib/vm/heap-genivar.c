@@ -35,7 +35,11 @@
  * IDs).  Two tables passing would be refused, never guessed between; none
  * leaves these objects' references unknown.  The table is read once a
  * walk into a map (object -> gen_ivtbl), as heap-alloc.c reads the
- * allocation tracer's. */
+ * allocation tracer's.
+ *
+ * Their memsize: rb_obj_memsize_of adds rb_generic_ivar_memsize (before
+ * the type's own): gen_ivtbl_bytes(numiv), 8 + 8 * numiv; a too complex
+ * shape's sizeof(struct gen_ivtbl), 16, and st_memsize of its table. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +51,12 @@
 #define GENIV_NUMIV 0
 #define GENIV_IVPTR 8
 #define GENIV_TABLE 0
+#define GENIV_SIZE 16
 /* Bounds: objects in the table past this are a torn table; more
    instance variables than this are no object's; a writable segment of
    more than this is no libruby's. */
-#define GENIV_OBJECTS_MAX (1ull << 24)
+#define GENIV_POWER_MAX 24
+#define GENIV_OBJECTS_MAX (1ull << GENIV_POWER_MAX)
 #define GENIV_NUMIV_MAX (1u << 16)
 #define SCAN_MAX (1u << 24)
 
@@ -96,8 +102,18 @@ static bool genivar_table_at(struct rbi_target *t, const struct rbi_vm *vm,
 	uint64_t key, rec;
 	bool seen = !witness;
 
-	if (!table || (table & 7) || rbi_read(t, table, hdr, RBI_ST_HEADER_SIZE(l)) ||
-	    rbi_vm_st_entries(t, l, hdr, GENIV_OBJECTS_MAX, e) || !e->size)
+	if (!table || (table & 7) || rbi_read(t, table, hdr, RBI_ST_HEADER_SIZE(l)))
+		return false;
+	/* Any struct's words may pass for an st_table's: its entries are
+	   allocated 2^entry_power (st.c), bound within them, before they
+	   are read. */
+	if (l->st_table_entry_power != RBI_ABSENT &&
+	    l->st_table_entry_power < RBI_ST_HEADER_SIZE(l) &&
+	    (hdr[l->st_table_entry_power] > GENIV_POWER_MAX ||
+	     rbi_get_u64(hdr, l->st_table_entries_bound) >
+	     (1ull << hdr[l->st_table_entry_power])))
+		return false;
+	if (rbi_vm_st_entries(t, l, hdr, GENIV_OBJECTS_MAX, e) || !e->size)
 		return false;
 	/* Cheap first: the witness among the keys, every key a heap object. */
 	for (uint64_t i = 0; i < e->count; i++) {
@@ -249,48 +265,102 @@ static int too_complex(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, 
 	return RBI_OK;
 }
 
+/* S's struct gen_ivtbl into *IVTBL; *COMPLEX: its shape is too
+   complex. */
+static int genivar_of(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t *ivtbl,
+		      bool *complex)
+{
+	struct heap_genivar *g;
+
+	if (!(g = walk_genivar(it, s)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (g->rc)
+		return rbi_fail(g->rc, "%s", g->err);
+	if (!rbi_map_get(&g->index, s->addr, 0, 0, ivtbl))
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has FL_EXIVAR but is not in the "
+				"table of generic instance variables (set after it was read?)",
+				s->addr);
+	return too_complex(it, s, complex);
+}
+
+/* The header of a too complex S's table (IVTBL's) into HDR. */
+static int complex_table(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t ivtbl,
+			 uint8_t hdr[RBI_HASH_TABLE_MAX])
+{
+	struct rbi_target *t = rbi_heap_iter_target(it);
+	uint64_t table;
+	int rc;
+
+	if ((rc = rbi_read_u64(t, ivtbl + GENIV_TABLE, &table)) ||
+	    (rc = rbi_read(t, table, hdr, RBI_ST_HEADER_SIZE(rbi_heap_iter_vm(it)->layout))))
+		return rbi_fail_context(rc, "reading the generic ivar table of 0x%" PRIx64 ": ",
+					s->addr);
+	return RBI_OK;
+}
+
+/* S's numiv (bounded). */
+static int numiv_of(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uint64_t ivtbl,
+		    uint32_t *numiv)
+{
+	int rc;
+
+	if ((rc = rbi_read(rbi_heap_iter_target(it), ivtbl + GENIV_NUMIV, numiv, sizeof(*numiv))))
+		return rbi_fail_context(rc, "reading the generic ivars of 0x%" PRIx64 ": ",
+					s->addr);
+	if (*numiv > GENIV_NUMIV_MAX)
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " claims %" PRIu32 " generic ivars",
+				s->addr, *numiv);
+	return RBI_OK;
+}
+
+int rbi_heap_genivar_memsize(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			     uint64_t *size)
+{
+	uint8_t hdr[RBI_HASH_TABLE_MAX];
+	uint64_t ivtbl;
+	uint32_t numiv;
+	bool complex;
+	int rc;
+
+	*size = 0;
+	if ((rc = genivar_of(it, s, &ivtbl, &complex)))
+		return rc;
+	if (complex) {
+		if ((rc = complex_table(it, s, ivtbl, hdr)) ||
+		    (rc = rbi_vm_st_memsize(rbi_heap_iter_vm(it)->layout, hdr, size)))
+			return rc;
+		*size += GENIV_SIZE;
+		return RBI_OK;
+	}
+	if ((rc = numiv_of(it, s, ivtbl, &numiv)))
+		return rc;
+	*size = GENIV_IVPTR + 8ull * numiv;
+	return RBI_OK;
+}
+
 int rbi_heap_genivar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			  struct rbi_heap_object *out, uint64_t *n)
 {
-	struct rbi_target *t = rbi_heap_iter_target(it);
-	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
-	struct heap_genivar *g;
 	uint8_t hdr[RBI_HASH_TABLE_MAX];
 	const uint64_t *words;
-	uint64_t ivtbl, table;
+	uint64_t ivtbl;
 	uint32_t numiv;
 	bool complex;
 	int64_t size;
 	int rc;
 
 	*n = 0;
-	if (!(g = walk_genivar(it, s)))
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	if (g->rc)
-		return rbi_fail(g->rc, "%s", g->err);
-	if (!rbi_map_get(&g->index, s->addr, 0, 0, &ivtbl))
-		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has FL_EXIVAR but is not in the "
-				"table of generic instance variables (set after it was read?)",
-				s->addr);
-	if ((rc = too_complex(it, s, &complex)))
+	if ((rc = genivar_of(it, s, &ivtbl, &complex)))
 		return rc;
 	if (complex) {
-		if ((rc = rbi_read_u64(t, ivtbl + GENIV_TABLE, &table)) ||
-		    (rc = rbi_read(t, table, hdr, RBI_ST_HEADER_SIZE(l))))
-			return rbi_fail_context(rc, "reading the generic ivar table of 0x%"
-						PRIx64 ": ", s->addr);
-		if ((rc = rbi_heap_st_refs(it, s, out, hdr, false, &size)))
+		if ((rc = complex_table(it, s, ivtbl, hdr)) ||
+		    (rc = rbi_heap_st_refs(it, s, out, hdr, false, &size)))
 			return rc;
 		*n = (uint64_t)size;
 		return RBI_OK;
 	}
-	if ((rc = rbi_read(t, ivtbl + GENIV_NUMIV, &numiv, sizeof(numiv))))
-		return rbi_fail_context(rc, "reading the generic ivars of 0x%" PRIx64 ": ",
-					s->addr);
-	if (numiv > GENIV_NUMIV_MAX)
-		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " claims %" PRIu32 " generic ivars",
-				s->addr, numiv);
-	if ((rc = rbi_heap_read_words(it, s, "generic ivars of", ivtbl + GENIV_IVPTR, numiv,
+	if ((rc = numiv_of(it, s, ivtbl, &numiv)) ||
+	    (rc = rbi_heap_read_words(it, s, "generic ivars of", ivtbl + GENIV_IVPTR, numiv,
 				      &words)))
 		return rc;
 	for (uint32_t i = 0; i < numiv; i++)

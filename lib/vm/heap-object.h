@@ -165,6 +165,10 @@ int rbi_heap_imemo_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
    in it, read errors: then S's references are unknown. */
 int rbi_heap_genivar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			  struct rbi_heap_object *out, uint64_t *n);
+/* What rb_generic_ivar_memsize adds to S's memsize into *SIZE; errors as
+   above (then S's memsize is unknown). */
+int rbi_heap_genivar_memsize(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			     uint64_t *size);
 
 /* The walk's gc_mark_maybe test (heap-maybe.c), opened at the first call;
    NULL when the heap's pages cannot be told. */
