@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """heap-check.py TRUTH DUMP [--values] [--roots] [--gc] [--alloc] [--unread TYPE|KIND,...] [--need TYPE,...]
-[--skip KIND,...]:
+[--skip KIND,...] [--genivar FILE] [--genivar-unread]:
 rbinspect heap-dump's file
 (DUMP, gzip if it ends in .gz) against the target's own ObjectSpace.dump_all (TRUTH), both
 one JSON object per line.
@@ -15,9 +15,14 @@ references, Structs, Strings, Floats, Bignums, Symbols, Rationals, Complexes, Re
 MatchData, Files, classes, modules and include wrappers (ICLASS) with their references
 (references as multisets), except for the types given to --unread
 (OBJECT,HASH,STRUCT,RATIONAL,...,CLASS,MODULE,ICLASS): those must have neither ivars, size nor
-references (the dump says it cannot read them).  An object DUMP writes without
-references (one with generic instance variables: unknown) is outside the 0.1 % budget
-but within 1 % of its type.  The share of each type's references that match is printed
+references (the dump says it cannot read them).  With --genivar-unread (heap-dump said
+it did not find the table of generic instance variables, which dump_all marks first), an
+object DUMP writes without references is outside the 0.1 % budget but within 1 % of its
+type.  --genivar FILE: the addresses of the objects with generic instance variables
+(heap.rb writes them), whose references must be dump_all's, in its order, each (but
+those of types and kinds whose own references are not read, and, with --genivar-unread,
+those written without): how many is printed with their types
+("generic ivars 15/15 (15 in order; ARRAY 1, DATA 2, HASH 1, STRING 10, STRUCT 1)").  The share of each type's references that match is printed
 ("references MATCH 5/5"); each type given to --need must have objects with references
 in the truth that DUMP gives the same (the program made them: no vacuous pass).  Procs,
 Bindings, Methods, Threads and Fibers, Times, ARGF, Monitors, autoload's data, Queues and
@@ -187,11 +192,12 @@ def check_roots(truth, troots, ours, oroots, diffs):
         len(rt), len(ro), len(rt & ro), 100.0 * len(rt & ro) / max(len(rt), 1))
 
 
-def gc_check(t, o, addr, diffs, rates):
+def gc_check(t, o, addr, diffs, rates, genivar):
     typ = t.get("type")
     for key in ("flags", "memsize"):
         if key == "memsize" and "memsize" not in o:
-            rates["memsize left out of " + typ][0] += 1
+            # (one with generic instance variables may be left out whatever its type)
+            rates["memsize left out of " + typ][0] += addr not in genivar
             continue
         r = rates["%s %s" % (key, typ)]
         r[1] += 1
@@ -220,6 +226,16 @@ def main():
     args = [a for a in args if a not in ("--values", "--roots", "--gc", "--alloc")]
     unread, need = option_set(args, "--unread"), option_set(args, "--need")
     skip = option_set(args, "--skip")
+    genivar_unread = "--genivar-unread" in args
+    args = [a for a in args if a != "--genivar-unread"]
+    genivar = None
+    if "--genivar" in args:
+        i = args.index("--genivar")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        with open(args[i + 1]) as f:
+            genivar = [line.strip() for line in f if line.strip()]
+        del args[i:i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     (truth, troots, tshapes), (ours, oroots, oshapes) = load(args[0]), load(args[1])
@@ -243,6 +259,7 @@ def main():
     rates = defaultdict(lambda: [0, 0])    # "memsize TYPE" / "flags TYPE": [same, compared]
     with_refs = Counter()       # per type: objects with references in the truth, the same
     left_out = Counter()        # per type: objects written without their references
+    genivar_set = set(genivar or ())
     kinds = defaultdict(lambda: [0, 0, 0])  # "env", "proc": references [same, compared, in order]
     skipped = Counter()         # per kind: running dump_all, not compared
     for addr, t in truth.items():
@@ -251,7 +268,7 @@ def main():
             diffs["missing"].append("%s (%s)" % (addr, t.get("type")))
             continue
         if want_gc:
-            gc_check(t, o, addr, diffs, rates)
+            gc_check(t, o, addr, diffs, rates, genivar_set)
         same("object", t, o, "type", addr)
         same("object", t, o, "class", addr)
         same("object", t, o, "shape_id", addr)
@@ -321,12 +338,45 @@ def main():
                 # Unknown where dump_all has some: a difference like any other.
                 diffs["%s %s references unknown" % (typ, kind)].append(addr)
 
+    # The objects with generic instance variables: dump_all lists those first.
+    gen = None
+    if genivar is not None:
+        gen = [0, 0, 0, 0]      # same, compared, in order, written without references
+        gen_types = Counter()
+        for addr in genivar:
+            t, o = truth.get(addr), ours.get(addr)
+            if t is None or o is None:
+                continue
+            typ = t.get("type")
+            key, read = READ_KINDS.get(typ, (None, ()))
+            if typ in unread or (key and (t.get(key) not in read or t.get(key) in unread)) or \
+                    (not key and typ not in REFERENCED and typ != "ARRAY"):
+                continue        # the type's own references are not read
+            gen[1] += 1
+            trefs, orefs = t.get("references", []), refs_before(t, o)
+            if "references" not in o and genivar_unread:
+                gen[3] += 1
+            elif Counter(trefs) == Counter(orefs):
+                gen[0] += 1
+                gen[2] += trefs == orefs
+                gen_types[typ] += 1
+                if trefs != orefs:
+                    diffs["generic ivars out of order"].append("%s (%s): %r, dumped %r" % (
+                        addr, typ, trefs, orefs))
+            else:
+                diffs["generic ivars references"].append("%s (%s): %r, dumped %r" % (
+                    addr, typ, trefs, o.get("references")))
+
     # Failures whatever the budget: the roots, the shapes, and what would make the
     # comparison vacuous.
     left_out_ok = 0
     hard = [k for k in diffs
             if "root" in k or k.startswith(("global_tbl", "global_list", "finalizers",
                                             "machine_context", "SHAPE"))]
+    hard += [k for k in diffs if k.startswith("generic ivars")]
+    if gen is not None and not gen[0]:
+        diffs["no generic ivars the same"].append("(none in %s?)" % "--genivar's file")
+        hard.append("no generic ivars the same")
     if want_alloc and not rates["allocation sites"][1]:
         diffs["no allocation sites"].append("(none in the truth?)")
         hard.append("no allocation sites")
@@ -337,9 +387,9 @@ def main():
             diffs["no %s with references the same" % typ].append("(none in the truth?)")
             hard.append("no %s with references the same" % typ)
     # Written without references: objects with generic instance variables (dump_all
-    # marks those first, from a table heap-dump does not read), which the truth does not
-    # tell.  They have their own budget, 1 % of their type.
-    for typ, n in left_out.items():
+    # marks those first, from a table heap-dump did not find: --genivar-unread).  They
+    # have their own budget, 1 % of their type; else they are differences as any other.
+    for typ, n in left_out.items() if genivar_unread else ():
         if n * 100 > rates["references " + typ][1]:
             hard.append("%s references left out" % typ)
         else:
@@ -361,6 +411,10 @@ def main():
            "; " + reach if reach else ""))
     if "allocation sites" in rates:
         print("allocation sites %d/%d" % tuple(rates["allocation sites"]))
+    if gen is not None:
+        print("generic ivars %d/%d (%d in order; %s)%s" % (
+            gen[0], gen[1], gen[2], ", ".join("%s %d" % kv for kv in sorted(gen_types.items())),
+            "; %d written without references" % gen[3] if gen[3] else ""))
     print("references " + "; ".join(["%s %d/%d (%d in order)" % (k, v[0], v[1], v[2])
                                      for k, v in sorted(kinds.items())] +
                                     ["%s running dump_all, not compared: %d" % (k, n)

@@ -6,8 +6,10 @@
 # slot) and wide, a Data (3.2+), Strings with control, escape, bidirectional-control and
 # non-ASCII bytes, a long one, a binary one, named classes and modules and an anonymous
 # one; Strings sharing another's bytes, dynamic Symbols, Bignums, heap Floats, Rationals,
-# Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries; Queues; an object
-# with a finalizer; closures (Procs and
+# Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries; Queues; objects of
+# other types with instance variables (generic ones: an Array, a Hash, a Struct, a Time, a
+# Proc, Strings), whose addresses, and those of any other such object, it writes to
+# RBI_TRUTH.genivar before the truth; an object with a finalizer; closures (Procs and
 # lambdas of blocks, nested blocks, a method's block taken as a Proc, a Method's and a
 # Symbol's Procs, a Binding, Methods bound and unbound; a Captured object reachable only
 # through the environment of a Proc held in a global), and methods of each kind whose
@@ -229,12 +231,21 @@ shapes.each { |s| s.area && s.mixed }
 RbiHeap::Square.side
 # Queues holding objects.
 queues = [Queue.new.tap { |q| q << leaves[40] }, SizedQueue.new(2).tap { |q| q << leaves[41] }]
+# Objects other than Objects, classes and modules with instance variables (FL_EXIVAR:
+# kept in variable.c's table of generic ones, which the GC marks first): an Array, a Hash,
+# a Struct, a Time, a Proc, and Strings, one with many, one with one removed.
+generic = [[leaves[40]], { leaves[41] => 41 }, RbiHeap::Pair.new(leaves[42], 42), Time.at(0),
+           proc { 43 }, +"generic", +"generic many", +"generic removed"]
+generic.each_with_index { |o, i| o.instance_variable_set(:@held, leaves[44 + i % 6]) }
+7.times { |i| generic[6].instance_variable_set("@v#{i}", i.even? ? leaves[i] : i) }
+generic[7].instance_variable_set(:@other, leaves[49])
+generic[7].remove_instance_variable(:@held)
 # An object with a finalizer: the finalizers ROOT line.
 finalized = RbiHeap::Leaf.new(-1)
 ObjectSpace.define_finalizer(finalized, RbiHeap.method(:capture).to_proc)
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
              RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures,
-             shapes, finalized, queues, sleeper, suspended]
+             shapes, finalized, queues, sleeper, suspended, generic]
 
 if trace
   module RbiTraced
@@ -256,6 +267,19 @@ $rbi_bulk = Array.new((bulk + 999) / 1000) { |i| Array.new(1000) { |j| "s#{i}.#{
 # Integer's to_s), which would differ from it: so the READY line is made before, and the
 # timing runs only when asked for.
 ready = "READY #{Process.pid}\n"
+# The objects with generic instance variables (any, the load path's Strings among them),
+# by address, to RBI_TRUTH.genivar: heap-check.py --genivar compares their references.
+# Written before the truth: the code that finds them fills its call caches first.  Not
+# with RBI_HEAP_OBJECTS (a benchmark's heap, millions of objects to look at).
+genivar = []
+ObjectSpace.each_object do |o|
+  break if bulk > 0
+  next if Module === o || (o.instance_variables.empty? rescue true)
+  dump = ObjectSpace.dump(o)
+  genivar << dump[/"address":"(0x\h+)"/, 1] unless dump.include?('"type":"OBJECT"')
+end
+File.write("#{ENV.fetch("RBI_TRUTH")}.genivar", genivar.map { |a| "#{a}\n" }.join)
+genivar = nil
 # The thread that calls dump_all is elsewhere then (in dump_all) than once the program
 # sleeps: what marks its execution context cannot compare.  Named for heap-check.py in
 # RBI_TRUTH.running: its address, and "ec" where thread_mark marks the execution context
