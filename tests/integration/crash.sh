@@ -129,11 +129,14 @@ offline_core() {
 # Threads and Fibers are not compared: the thread that wrote the truth and the crasher
 # have run on since, their stacks (which Threads and Fibers mark) no longer the truth's.
 crash_heap_dump() {
-	local name=$1 core=$2 kind=$3 ver=$4 out
+	local name=$1 core=$2 kind=$3 ver=$4 out genivar_unread=
 	shift 4
 	"$RBINSPECT" "$@" "$core" heap-dump --strings -o "$RB_TMP/crash-heap.json" 2>"$RB_TMP/crash-heap.err"
 	is "$?" 0 "$name: heap-dump of the crash core exits 0"
-	if out=$(python3 "$here/tests/heap-check.py" --values --roots --gc \
+	# Objects with generic instance variables left out where their table was not found.
+	grep -q 'generic instance variables written without references' "$RB_TMP/crash-heap.err" &&
+		genivar_unread=--genivar-unread
+	if out=$(python3 "$here/tests/heap-check.py" --values --roots --gc $genivar_unread \
 		--unread "$(heap_unread "$kind" "$ver")" --skip VM/thread,fiber "$RB_TRUTH.heap.json" \
 		"$RB_TMP/crash-heap.json" 2>&1); then
 		ok "$name: heap-dump of the crash core: every object dump_all wrote before the crash ($(grep -m 1 'objects in the truth' <<<"$out"))"
