@@ -498,7 +498,8 @@ static void summary(struct heap_dump *d)
 			d->hashes_unread, d->structs_unread);
 	if (d->genivar)
 		fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " objects with generic "
-			"instance variables, their references read\n", d->genivar);
+			"instance variables read (listed first among their references)\n",
+			d->genivar);
 	if (d->genivar_unread) {
 		fprintf(stderr, "rbinspect: heap-dump: note: %" PRIu64 " objects with generic "
 			"instance variables written without references: ", d->genivar_unread);

@@ -958,11 +958,12 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 		.entries = -1,
 	};
 	sc->name_cut = sc->real_name_cut = 0;
-	sc->genivar_rc = RBI_ITER_END;
+	sc->genivar_has = false;
 	if (!s->flags)
 		return rbi_fail(RBI_INVAL, "slot 0x%" PRIx64 " is free", s->addr);
 	/* gc_mark_children marks generic instance variables first. */
 	if (s->flags & RBI_FL_EXIVAR) {
+		sc->genivar_has = true;
 		rc = rbi_heap_genivar_refs(it, s, out, &sc->genivar_n);
 		if (rc == RBI_NOMEM || rc == RBI_GONE)
 			return rc;
@@ -972,7 +973,7 @@ RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slo
 	}
 	if ((rc = object_fields(it, s, value_max, out)))
 		return rc;
-	if (sc->genivar_rc != RBI_ITER_END && (sc->genivar_rc || !out->refs_known)) {
+	if (sc->genivar_has && (sc->genivar_rc || !out->refs_known)) {
 		out->refs_known = false;
 		out->nrefs = 0;
 	}
@@ -989,7 +990,7 @@ RBI_EXPORT int rbi_heap_object_generic_ivars(rbi_heap_iter *it, uint64_t *n)
 		*n = 0;
 	if (!sc || !n)
 		return rbi_fail(RBI_INVAL, "no heap walk");
-	if (sc->genivar_rc == RBI_ITER_END)
+	if (!sc->genivar_has)
 		return RBI_ITER_END;
 	if (sc->genivar_rc)
 		return rbi_fail(sc->genivar_rc, "%s", sc->genivar_err);

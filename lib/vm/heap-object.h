@@ -57,8 +57,8 @@ struct heap_object_scratch {
 					   the first object with FL_EXIVAR */
 	struct heap_maybe *maybe;       /* gc_mark_maybe's test (rbi_heap_object_maybe) */
 	bool maybe_tried;               /* opened (or failed to) this walk */
-	int genivar_rc;         /* the last object's generic ivars: RBI_OK
-				   read, RBI_ITER_END none, else why not
+	bool genivar_has;       /* the last object read has generic ivars */
+	int genivar_rc;         /* and they were read (RBI_OK), or why not
 				   (GENIVAR_ERR) */
 	uint64_t genivar_n;
 	char genivar_err[RBI_ERRMSG_MAX];

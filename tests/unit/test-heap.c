@@ -6,7 +6,11 @@
  * slot (rbi_heap_object_class) and by batch (rbi_heap_iter_count_classes);
  * a walk that counts refuses to go on slot by slot or to count the other
  * way; a Ruby before object shapes has none to list and no shape ids; a
- * Ruby without objspace gives no object an allocation site.
+ * Ruby without objspace gives no object an allocation site; objects with
+ * generic instance variables get their references (their table found in
+ * the stripped libruby's data), and a slot given FL_EXIVAR that is not in
+ * the table leaves its references unknown, or, seen first, the table not
+ * found and every such object's references unknown, never a wrong table.
  * st_memsize as st.c's table of features has it, without a core.
  * TAP output. */
 #define _GNU_SOURCE
@@ -555,6 +559,129 @@ static void check_impossible_type(const char *core, rbi_target *plain)
 	unlink(copy);
 }
 
+/* A walk's objects with FL_EXIVAR (EXIVAR), those whose generic ivars
+   were read (READ; KNOWN: their references known, where their type's
+   are), and those whose were not, their references unknown
+   (UNKNOWN_REFS), the first reason why (WHY).  *FIRST: the first one's address; *BEFORE,
+   *AFTER: a String without FL_EXIVAR before it and one after it, with
+   their flags. */
+struct genivar_walk {
+	unsigned exivar, read, known, unknown_refs;
+	char why[256];
+	uint64_t first, before, before_flags, after, after_flags;
+};
+
+static int genivar_walk(rbi_target *t, struct genivar_walk *w)
+{
+	const struct rbi_heap_slot *s;
+	struct rbi_heap_object o;
+	rbi_heap_iter *it;
+	uint64_t n;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	if ((rc = rbi_heap_iter_init(t, 0, &it)))
+		return rc;
+	while ((rc = rbi_heap_iter_next(it, &s)) == RBI_OK) {
+		if ((rc = rbi_heap_object_read(it, s, 0, &o)))
+			break;
+		if (s->type == RBI_T_STRING && !(s->flags & RBI_FL_EXIVAR)) {
+			if (!w->first && !w->before) {
+				w->before = s->addr;
+				w->before_flags = s->flags;
+			} else if (w->first && !w->after) {
+				w->after = s->addr;
+				w->after_flags = s->flags;
+			}
+		}
+		rc = rbi_heap_object_generic_ivars(it, &n);
+		if (!(s->flags & RBI_FL_EXIVAR)) {
+			if (rc != RBI_ITER_END)
+				snprintf(w->why, sizeof(w->why), "generic ivars without FL_EXIVAR");
+			continue;
+		}
+		w->exivar++;
+		w->first = w->first ? w->first : s->addr;
+		if (rc == RBI_OK) {
+			w->read++;
+			w->known += o.refs_known != 0;
+		} else {
+			w->unknown_refs += !o.refs_known && !o.nrefs;
+			if (!w->why[0])
+				snprintf(w->why, sizeof(w->why), "%s", rbi_errmsg());
+		}
+	}
+	rbi_heap_iter_free(it);
+	return rc == RBI_ITER_END ? RBI_OK : rc;
+}
+
+/* The core with FL_EXIVAR set on the String at ADDR (flags FLAGS): its
+   generic ivars, walked. */
+static bool genivar_patched(const char *core, uint64_t addr, uint64_t flags,
+			    struct genivar_walk *w, char *copy, size_t cap)
+{
+	static const char tmpl[] = "/tmp/rbi-test-heap-exivar.XXXXXX";
+	rbi_target *t;
+	int fd;
+
+	snprintf(copy, cap, "%s", tmpl);
+	if ((fd = mkstemp(copy)) < 0)
+		return false;
+	close(fd);
+	flags |= RBI_FL_EXIVAR;
+	if (!copy_core(core, copy) || !patch_core(copy, addr, &flags, sizeof(flags)) ||
+	    rbi_target_open_core(copy, NULL, &t) != RBI_OK) {
+		unlink(copy);
+		return false;
+	}
+	fd = genivar_walk(t, w);
+	rbi_target_free(t);
+	return fd == RBI_OK;
+}
+
+static void check_generic_ivars(const char *core, rbi_target *plain)
+{
+	struct genivar_walk w, p;
+	static char out[65536], err[65536];
+	char copy[64];
+	int rc;
+
+	if (!check(genivar_walk(plain, &w) == RBI_OK, "walk the core reading every object"))
+		return;
+	ok(w.exivar > 0 && w.read == w.exivar && w.known > 0 && !w.why[0],
+	   "every object with FL_EXIVAR (%u) has its generic ivars read (%u), the references "
+	   "of %u known (the others' types' are not read)%s%s", w.exivar, w.read, w.known,
+	   w.why[0] ? ": " : "", w.why);
+	rc = run_cli(core, "heap-dump -o /dev/null", out, err, sizeof(out));
+	ok(rc == 0 && strstr(err, "objects with generic instance variables read (listed first "
+			     "among their references)\n") && !strstr(err, "written without references"),
+	   "heap-dump says how many were read, none left out (exit %d)", rc);
+	if (!check(w.before && w.after, "Strings without FL_EXIVAR before and after the first"))
+		return;
+	if (check(genivar_patched(core, w.after, w.after_flags, &p, copy, sizeof(copy)),
+		  "a copy with FL_EXIVAR on a later String not in the table")) {
+		ok(p.exivar == w.exivar + 1 && p.read == w.exivar && p.known == w.known &&
+		   p.unknown_refs == 1 &&
+		   strstr(p.why, "is not in the table of generic instance variables"),
+		   "that String's references unknown, the others' read (%u of %u): %s", p.read,
+		   p.exivar, p.why);
+		rc = run_cli(copy, "heap-dump -o /dev/null", out, err, sizeof(out));
+		ok(rc == 0 && strstr(err, "note: 1 objects with generic instance variables written "
+				     "without references: "),
+		   "heap-dump: exit 0, the one left out said on standard error (exit %d)", rc);
+		unlink(copy);
+	}
+	if (check(genivar_patched(core, w.before, w.before_flags, &p, copy, sizeof(copy)),
+		  "a copy with FL_EXIVAR on a String not in the table, seen first")) {
+		ok(p.exivar == w.exivar + 1 && p.read == 0 && p.known == 0 &&
+		   p.unknown_refs == p.exivar &&
+		   strstr(p.why, "was not found"),
+		   "no table holds it: not guessed, every one's references unknown (%u): %s",
+		   p.unknown_refs, p.why);
+		unlink(copy);
+	}
+}
+
 static int count_shape(const struct rbi_heap_shape *shape, void *arg)
 {
 	(*(unsigned *)arg)++;
@@ -660,6 +787,7 @@ int main(void)
 		check_impossible_type(core, t);
 		check_no_shapes(t);
 		check_no_alloc(t);
+		check_generic_ivars(core, t);
 		rbi_target_free(t);
 	}
 	unlink(core);
