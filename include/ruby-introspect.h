@@ -1508,8 +1508,10 @@ int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
    ASCII-8BIT, UTF-8 and US-ASCII), Arrays, Objects, Hashes, Structs,
    Floats, Bignums, Symbols, Rationals, Complexes, Regexps, MatchData and
    Files.  RBI_UNSUPPORTED for
-   other objects (other types, generic instance variables, a File that
-   converts encodings...) rather than a part of it. */
+   other objects (other types, generic instance variables whose table was
+   not found, a File that converts encodings...) rather than a part of it;
+   generic instance variables, where found, are added as
+   rb_generic_ivar_memsize adds them. */
 int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			    uint64_t *out);
 
