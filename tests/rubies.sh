@@ -73,9 +73,8 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # autoload, queues and 3.4's pin_array_list (lib/vm/heap-imemo.c, heap-data.c) where the layout has their structs: with
 # DWARF, or the built-in tables of the four families.
 # Threads', Fibers' and Ractors' ("VM/thread", "fiber", "ractor") on the families whose
-# marking of them was read (2.7, 3.1, 3.3, 3.4: lib/vm/heap-thread.c); Fibers' only with
-# DWARF (their struct's size after rb_context_t is the build's choice of setjmp); no
-# Ractors before 3.0.
+# marking of them was read (2.7, 3.1, 3.3, 3.4: lib/vm/heap-thread.c); no Ractors before
+# 3.0.
 heap_unread() {
 	local classes=CLASS,MODULE,ICLASS unread
 	local data=ifunc,memo,time,ARGF,autoload_const,autoload_i,autoload_data,autoload,autoload_table
@@ -90,8 +89,7 @@ heap_unread() {
 	case $1-$2 in yjit*|*-[01].*|*-2.[0-6].*|*-3.[02].*|*-3.[5-9]*|*-[4-9].*)
 		unread=${unread:+$unread,}iseq ;; esac
 	case $2 in 3.[134].*) ;; *) unread=${unread:+$unread,}callcache,callinfo ;; esac
-	case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) ruby_dwarf "$1" || unread=${unread:+$unread,}fiber ;;
-	*) unread=${unread:+$unread,}VM/thread,fiber,ractor ;; esac
+	case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) ;; *) unread=${unread:+$unread,}VM/thread,fiber,ractor ;; esac
 	case $2 in 2.*) unread=${unread:+$unread,}ractor ;; esac      # none before 3.0
 	echo "$unread"
 }

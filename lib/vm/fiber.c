@@ -424,6 +424,24 @@ RBI_EXPORT int rbi_fiber_foreach(rbi_target *t, size_t max_fibers, rbi_fiber_fn 
 	return rc;
 }
 
+int rbi_vm_fiber_shift(struct rbi_target *t, int32_t *shift)
+{
+	struct fsearch s = { .t = t };
+	struct rbi_vm *vm;
+	int rc;
+
+	*shift = 0;
+	if ((rc = rbi_vm_get(t, &vm)))
+		return rc;
+	s.l = vm->layout;
+	if (!has_fiber_layout(s.l))
+		return rbi_fail(RBI_NO_LAYOUT, "fibers: the layout does not describe them");
+	if (!(rc = rbi_thread_foreach(t, thread_cb, &s)) && !(rc = choose_shift(&s)))
+		*shift = s.shift;
+	free_search(&s);
+	return rc;
+}
+
 RBI_EXPORT void rbi_fiber_as_thread(const struct rbi_fiber *f, struct rbi_thread *out)
 {
 	*out = (struct rbi_thread){

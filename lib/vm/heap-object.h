@@ -49,6 +49,10 @@ struct heap_object_scratch {
 	uint64_t current_ec;    /* heap-thread.c: GET_EC() as dump_all
 				   would see it, looked up once a walk */
 	bool current_ec_known;
+	int32_t fiber_shift;    /* heap-thread.c: rbi_vm_fiber_shift, once a
+				   walk (FIBER_SHIFT_RC its outcome) */
+	int fiber_shift_rc;
+	bool fiber_shift_tried;
 	struct heap_alloc *alloc;       /* the allocation tracer's table
 					   (heap-alloc.c), read at the first
 					   rbi_heap_object_alloc of a walk */

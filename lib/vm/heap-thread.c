@@ -40,10 +40,11 @@
  * otherwise: unknown), the values of idkey_local_storage, 3.4's
  * local_storage_store_lock.
  * A Fiber's members after its rb_context_t (first_proc, prev, status)
- * are read only with the target's own DWARF: rb_context_t ends in an
- * rb_jmpbuf_t whose size is the build's choice of setjmp (40 bytes in the
- * DWARF builds, 200 in Debian's 3.3.8 and 3.4.11: 3.3.8's first_proc is at
- * 512 in one, 672 in the other), which a built-in table cannot know.
+ * sit after an rb_jmpbuf_t whose size is the build's choice of setjmp (40
+ * bytes in the DWARF builds, 200 in Debian's 3.3.8 and 3.4.11: 3.3.8's
+ * first_proc is at 512 in one, 672 in the other), which a built-in table
+ * cannot know: they are read moved by the shift fiber.c finds on the
+ * threads' running fibers (rbi_vm_fiber_shift), once a walk.
  * The families whose marking was read are 2.7, 3.1, 3.3 and 3.4; others
  * leave these objects' references unknown.
  * A stack moves while its thread runs: of a live process not paused,
@@ -278,6 +279,24 @@ static int thread_marks(struct marks *m, uint64_t th)
 	return RBI_OK;
 }
 
+/* The walk's fiber shift (see above); RBI_UNSUPPORTED (unknown) when
+   none fits. */
+static int fiber_shift(struct marks *m, int32_t *shift)
+{
+	struct heap_object_scratch *sc = m->sc;
+
+	if (!sc->fiber_shift_tried) {
+		sc->fiber_shift_tried = true;
+		sc->fiber_shift_rc = rbi_vm_fiber_shift(rbi_heap_iter_target(m->it),
+							&sc->fiber_shift);
+	}
+	if (sc->fiber_shift_rc == RBI_GONE || sc->fiber_shift_rc == RBI_NOMEM ||
+	    sc->fiber_shift_rc == RBI_PERM)
+		return sc->fiber_shift_rc;
+	*shift = sc->fiber_shift;
+	return sc->fiber_shift_rc ? RBI_UNSUPPORTED : RBI_OK;
+}
+
 static int fiber_marks(struct marks *m, uint64_t fiber)
 {
 	struct rbi_target *t = rbi_heap_iter_target(m->it);
@@ -285,22 +304,24 @@ static int fiber_marks(struct marks *m, uint64_t fiber)
 	const struct rbi_vm *vm = rbi_heap_iter_vm(m->it);
 	uint64_t prev, self, th, saved, machine, words;
 	uint32_t status;
+	int32_t shift;
 	int rc;
 
-	if (vm->layout != &vm->dwarf_layout ||  /* rb_jmpbuf_t: see above */
-	    l->fiber_first_proc == RBI_ABSENT || l->fiber_prev == RBI_ABSENT ||
+	if (l->fiber_first_proc == RBI_ABSENT || l->fiber_prev == RBI_ABSENT ||
 	    l->fiber_self == RBI_ABSENT || l->fiber_value == RBI_ABSENT ||
 	    l->fiber_saved_ec == RBI_ABSENT || l->ec_thread_ptr == RBI_ABSENT ||
 	    l->thread_self == RBI_ABSENT || l->fiber_saved_vm_stack == RBI_ABSENT ||
 	    l->fiber_machine_stack == RBI_ABSENT || l->fiber_status == RBI_ABSENT)
 		return RBI_UNSUPPORTED;
+	if ((rc = fiber_shift(m, &shift)))
+		return rc;
 	if ((rc = rbi_read_u64(t, fiber + l->fiber_saved_vm_stack, &saved)) ||
 	    (rc = rbi_read_u64(t, fiber + l->fiber_machine_stack, &machine)))
 		return rc;
 	if (saved)
 		return RBI_UNSUPPORTED;         /* a copy, not read */
-	if ((rc = mark_at(m, fiber + l->fiber_first_proc)) ||
-	    (rc = rbi_read_u64(t, fiber + l->fiber_prev, &prev)) ||
+	if ((rc = mark_at(m, fiber + l->fiber_first_proc + shift)) ||
+	    (rc = rbi_read_u64(t, fiber + l->fiber_prev + shift, &prev)) ||
 	    (prev && (rc = fiber_mark_self(m, prev))) ||
 	    (rc = rbi_read_u64(t, fiber + l->fiber_self, &self)) ||
 	    (self && (rc = mark(self, m))) ||
@@ -313,7 +334,7 @@ static int fiber_marks(struct marks *m, uint64_t fiber)
 	if (!machine || rbi_vm_ge(vm, 3, 4))
 		return RBI_OK;
 	/* enum fiber_status in 2 bits: FIBER_TERMINATED is 3 (2.7-3.3) */
-	if ((rc = rbi_read_u32(t, fiber + l->fiber_status / 8, &status)))
+	if ((rc = rbi_read_u32(t, fiber + l->fiber_status / 8 + shift, &status)))
 		return rc;
 	if (((status >> (l->fiber_status % 8)) & 3) == 3)
 		return RBI_OK;

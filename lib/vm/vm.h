@@ -463,6 +463,13 @@ int rbi_vm_global(struct rbi_target *t, struct rbi_vm *vm, const char *name,
 bool rbi_vm_class_attached(struct rbi_target *t, struct rbi_vm *vm,
 			   uint64_t sklass, uint64_t *attached);
 
+/* ---- Fibers (fiber.c) --------------------------------------------------- */
+
+/* How far a fiber's members after its rb_context_t sit from the layout's
+   offsets, in bytes (0, or +-160: the build's rb_jmpbuf_t), as checked on
+   the threads' current fibers.  RBI_LAYOUT when no shift fits. */
+int rbi_vm_fiber_shift(struct rbi_target *t, int32_t *shift);
+
 /* ---- ISeqs (iseq.c) ----------------------------------------------------- */
 
 enum rbi_iseq_type {
