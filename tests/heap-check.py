@@ -33,9 +33,10 @@ not the Thread and Fiber that ran dump_all, which TRUTH.running names when the p
 wrote it: "fiber running dump_all, not compared: 1") and environments and method entries,
 lexical scopes, special variables, throw data, constant caches, call caches, call infos,
 ifuncs and memos (IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data",
-"constcache", "iseq", "callcache", "callinfo", "ifunc", "memo") with their references (a
-closure's hold on what it
-captured; how many match is printed per kind, and how many of those in the same order:
+"constcache", "iseq", "callcache", "callinfo", "ifunc", "memo"), and any other DATA DUMP
+gives references for (one whose type marks nothing or declares its marking, 3.3+: "other
+enumerator 3/3"), with their references (a closure's hold on what it captured; how many
+match is printed per kind, and how many of those in the same order:
 "references env 120/120 (120 in order)"); every other DATA and IMEMO, and the kinds given
 to --unread ("iseq" where heap-dump cannot read them), must have none in
 DUMP (never a part given as all), and each that has references in the truth is a
@@ -330,6 +331,18 @@ def main():
                     k[2] += trefs == orefs
                 else:
                     diffs["%s %s references" % (typ, kind)].append("%s: %r, dumped %r" % (
+                        addr, t.get("references"), o.get("references")))
+            elif "references" in o and typ == "DATA" and kind not in unread:
+                # Another type whose marking is data (none; 3.3+'s declarative
+                # marking): compared like the kinds read by name.
+                k = kinds["other " + str(kind)]
+                k[1] += 1
+                trefs, orefs = t.get("references", []), refs_before(t, o)
+                if Counter(trefs) == Counter(orefs):
+                    k[0] += 1
+                    k[2] += trefs == orefs
+                else:
+                    diffs["DATA %s references" % kind].append("%s: %r, dumped %r" % (
                         addr, t.get("references"), o.get("references")))
             elif "references" in o:
                 diffs["%s %s references (unread)" % (typ, kind)].append(

@@ -52,6 +52,16 @@ static const char *const names[] = {
 #define MONITOR_MUTEX 16
 /* The most words a type marks of its struct. */
 #define WORDS_MAX 5
+/* rb_data_type_t (2.7-3.4): function.dmark and flags; RUBY_TYPED_DECL_MARKING
+   (RUBY_FL_USER2, 3.3+) and RUBY_REF_END.  struct RData: dmark, data. */
+#define TYPE_DMARK 8
+#define TYPE_FLAGS 64
+#define TYPED_DECL_MARKING (1ull << (RBI_FL_USHIFT + 2))
+#define REF_END UINT64_MAX
+#define RDATA_DMARK 16
+#define RDATA_DATA 32
+/* Words a declarative marking lists at most (Ruby's own list a handful). */
+#define DECL_REFS_MAX 64
 /* MARK_OBJECT_ARY_BUCKET_SIZE (vm.c): a pin_array_list's capacity. */
 #define PIN_BUCKET 1024
 
@@ -161,6 +171,61 @@ static int pin_list_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 			return rbi_fail_context(rc, "reading the values of 0x%" PRIx64 ": ",
 						s->addr);
 	}
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+/* A T_DATA of any other type whose marking is data, not code: no mark
+   function (dmark NULL: nothing marked), or 3.3+'s declarative marking
+   (its type's flags RUBY_TYPED_DECL_MARKING: dmark points at the offsets
+   in the struct of the words to mark, ended by RUBY_REF_END).  gc.c walks
+   that list as `for (offset = *list; offset != END; offset = *list++)`,
+   which marks the first word twice: so does dump_all, and so do we.  An
+   untyped RData (TYPED false) has its dmark in the slot.  A mark function
+   of C code leaves the references unknown. */
+int rbi_heap_data_generic_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			       struct rbi_heap_object *out, bool typed, uint64_t type,
+			       uint64_t data, bool embedded)
+{
+	struct rbi_target *t = rbi_heap_iter_target(it);
+	const struct rbi_vm *vm = rbi_heap_iter_vm(it);
+	uint64_t dmark, flags = 0, offs[DECL_REFS_MAX + 1], end = 0;
+	uint8_t b[RBI_DATA_BYTES_MAX];
+	size_t n = 0;
+	int rc;
+
+	if (typed) {
+		if ((rc = rbi_read_u64(t, type + TYPE_DMARK, &dmark)) ||
+		    (rc = rbi_read_u64(t, type + TYPE_FLAGS, &flags)))
+			return rbi_fail_context(rc, "reading the data type of 0x%" PRIx64 ": ",
+						s->addr);
+	} else {
+		if (s->size < RDATA_DATA + 8)
+			return RBI_OK;
+		dmark = rbi_get_u64(s->bytes, RDATA_DMARK);
+		data = rbi_get_u64(s->bytes, RDATA_DATA);
+		embedded = false;
+	}
+	if (!dmark || (!embedded && !data)) {
+		out->refs_known = true;  /* nothing marked */
+		return RBI_OK;
+	}
+	if (!typed || !(flags & TYPED_DECL_MARKING) || !rbi_vm_ge(vm, 3, 3))
+		return RBI_OK;          /* C code: unknown */
+	if ((rc = rbi_read(t, dmark, offs, sizeof(offs))) && rc != RBI_PARTIAL)
+		return rbi_fail_context(rc, "reading the marking of 0x%" PRIx64 ": ", s->addr);
+	for (; n <= DECL_REFS_MAX && offs[n] != REF_END; n++) {
+		if (n == DECL_REFS_MAX || offs[n] > RBI_DATA_BYTES_MAX - 8 || (offs[n] & 7))
+			return RBI_OK;  /* not a list we can follow: unknown */
+		end = offs[n] + 8 > end ? offs[n] + 8 : end;
+	}
+	if (n && (rc = rbi_heap_data_struct(it, s, data, embedded, b, end)))
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		for (unsigned twice = 0; twice < (i ? 1u : 2u); twice++)   /* see above */
+			if ((rc = rbi_heap_add_refs(it, s, out, b + offs[i], 1)))
+				return rc;
 	out->refs = rbi_heap_iter_scratch(it)->refs;
 	out->refs_known = true;
 	return RBI_OK;

@@ -807,13 +807,16 @@ static int data_object(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	bool embedded;
 	int rc;
 
-	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded))
-		return RBI_OK;
+	if (!rbi_vm_typed_data(l, s, &type, &data, &embedded))       /* an RData */
+		return l->rtypeddata_typed_flag == RBI_ABSENT ? RBI_OK :
+		       rbi_heap_data_generic_refs(it, s, out, false, 0, 0, false);
 	if ((kind = data_kind(it, type)) > DATA_WORDS)
 		return rbi_heap_data_refs(it, s, out, kind - DATA_WORDS, data, embedded);
 	if (kind >= DATA_THREAD)        /* heap-thread.c */
 		return embedded ? RBI_OK : rbi_heap_thread_refs(it, s, kind == DATA_FIBER ? HEAP_FIBER :
 				kind == DATA_RACTOR ? HEAP_RACTOR : HEAP_THREAD, data, out);
+	if (kind == DATA_OTHER)
+		return rbi_heap_data_generic_refs(it, s, out, true, type, data, embedded);
 	if (!(size = data_size(l, kind)))
 		return RBI_OK;
 	if (!embedded && !data) {

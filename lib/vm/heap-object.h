@@ -117,6 +117,12 @@ int rbi_heap_data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 /* heap-data.c: which of its T_DATA types (1...) the one whose
    wrap_struct_name is NAME is; 0: none. */
 unsigned rbi_heap_data_kind(const char *name);
+/* heap-data.c: the references of a T_DATA of another type whose marking
+   is data (no mark function; 3.3+'s declarative marking), TYPED false
+   for an untyped RData; left unknown where it marks with C code. */
+int rbi_heap_data_generic_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			       struct rbi_heap_object *out, bool typed, uint64_t type,
+			       uint64_t data, bool embedded);
 /* The references of the T_DATA in slot S, of heap-data.c's type KIND,
    whose data is DATA or EMBEDDED in the slot, into OUT; left unknown
    where the layout lacks what its marking reads. */
