@@ -93,7 +93,8 @@ ALLOC_KEYS = ("file", "line", "method", "generation")
 READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method", "time", "ARGF", "monitor",
                                   "autoload_const", "autoload_i", "autoload_data", "autoload",
                                   "autoload_table", "VM/pin_array_list", "queue",
-                                  "sized_queue", "VM/thread", "fiber", "ractor"}),
+                                  "sized_queue", "VM/thread", "fiber", "ractor",
+                                  "random", "random/MT"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
                                         "iseq", "callcache", "callinfo", "ifunc", "memo"})}
 

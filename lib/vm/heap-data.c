@@ -19,6 +19,8 @@
  *                     st_foreach's order
  *   "queue",          thread_sync.c queue_mark and szqueue_mark (whose
  *   "sized_queue"     struct begins with a queue's): que, the Array
+ *   "random",         random.c random_mark / rb_random_mark: the seed
+ *   "random/MT"
  *   "VM/pin_array_list"  vm.c pin_array_list_mark (3.4: what C code
  *                     registered, rb_vm_register_global_object, in
  *                     buckets of 1024): next, then array[0, len)
@@ -37,7 +39,7 @@
 /* The types, numbered from 1 (rbi_heap_data_kind). */
 enum { KIND_TIME = 1, KIND_ARGF, KIND_MONITOR, KIND_AUTOLOAD_CONST, KIND_AUTOLOAD_I,
        KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2, KIND_PIN_ARRAY_LIST,
-       KIND_QUEUE, KIND_SIZED_QUEUE };
+       KIND_QUEUE, KIND_SIZED_QUEUE, KIND_RANDOM, KIND_RANDOM_MT };
 
 static const char *const names[] = {
 	[KIND_TIME] = "time", [KIND_ARGF] = "ARGF", [KIND_MONITOR] = "monitor",
@@ -45,11 +47,14 @@ static const char *const names[] = {
 	[KIND_AUTOLOAD_DATA] = "autoload_data", [KIND_AUTOLOAD_TABLE] = "autoload",
 	[KIND_AUTOLOAD_TABLE_2] = "autoload_table", [KIND_PIN_ARRAY_LIST] = "VM/pin_array_list",
 	[KIND_QUEUE] = "queue", [KIND_SIZED_QUEUE] = "sized_queue",
+	[KIND_RANDOM] = "random", [KIND_RANDOM_MT] = "random/MT",
 };
 
 /* struct rb_monitor's owner and mutex. */
 #define MONITOR_OWNER 8
 #define MONITOR_MUTEX 16
+/* rb_random_t's seed, first in every generator's struct (2.7-3.4). */
+#define RANDOM_SEED 0
 /* The most words a type marks of its struct. */
 #define WORDS_MAX 5
 /* rb_data_type_t (2.7-3.4): function.dmark and flags; RUBY_TYPED_DECL_MARKING
@@ -91,7 +96,7 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		       ac[] = { module, data, l->autoload_const_value, l->autoload_const_file },
 		       ai[] = { l->autoload_i_feature },
 		       ad[] = { l->autoload_data_feature, l->autoload_data_mutex },
-		       queue[] = { l->queue_que };
+		       queue[] = { l->queue_que }, seed[] = { RANDOM_SEED };
 	const struct { const uint32_t *offs; size_t n; } words[] = {
 		[KIND_TIME] = { time, RBI_ARRAY_SIZE(time) },
 		[KIND_ARGF] = { argf, RBI_ARRAY_SIZE(argf) },
@@ -101,6 +106,7 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		[KIND_AUTOLOAD_DATA] = { ad, RBI_ARRAY_SIZE(ad) },
 		[KIND_QUEUE] = { queue, RBI_ARRAY_SIZE(queue) },
 		[KIND_SIZED_QUEUE] = { queue, RBI_ARRAY_SIZE(queue) },
+		[KIND_RANDOM] = { seed, 1 }, [KIND_RANDOM_MT] = { seed, 1 },
 	};
 
 	if (kind >= RBI_ARRAY_SIZE(words) || !words[kind].offs)

@@ -233,8 +233,8 @@ RbiHeap::Square.side
 # Queues holding objects.
 queues = [Queue.new.tap { |q| q << leaves[40] }, SizedQueue.new(2).tap { |q| q << leaves[41] }]
 # T_DATA whose marking is data: an Enumerator and a Dir (3.3+ declare theirs), a Mutex
-# (marks nothing).
-data_marked = [leaves.each_slice(2), Dir.new(__dir__), Mutex.new]
+# (marks nothing); a Random with a Bignum seed.
+data_marked = [leaves.each_slice(2), Dir.new(__dir__), Mutex.new, Random.new(2**70)]
 # Objects other than Objects, classes and modules with instance variables (FL_EXIVAR:
 # kept in variable.c's table of generic ones, which the GC marks first): an Array, a Hash,
 # a Struct, a Time, a Proc, and Strings, one with many, one with one removed.
