@@ -125,6 +125,16 @@
 	X(pin_array_list, len,    "pin_array_list", "len", OFF)                     \
 	X(pin_array_list, array,  "pin_array_list", "array", OFF)                   \
 	X(queue, que,             "rb_queue", "que", OFF)                           \
+	X(btloc, size,            "rb_backtrace_location_struct", "", SIZE)         \
+	X(btloc, type,            "rb_backtrace_location_struct", "type", OFF)      \
+	X(btloc, iseq,            "rb_backtrace_location_struct", "iseq", OFF)      \
+	X(btloc, body_iseq,       "rb_backtrace_location_struct", "body.iseq.iseq", OFF)\
+	X(btloc, cme,             "rb_backtrace_location_struct", "cme", OFF)       \
+	X(backtrace, backtrace,   "rb_backtrace_struct", "backtrace", OFF)          \
+	X(backtrace, size,        "rb_backtrace_struct", "backtrace_size", OFF)     \
+	X(backtrace, strary,      "rb_backtrace_struct", "strary", OFF)             \
+	X(backtrace, locary,      "rb_backtrace_struct", "locary", OFF)             \
+	X(frame_info, btobj,      "valued_frame_info", "btobj", OFF)                \
 	X(gc_list, varptr,        "gc_list", "varptr", OFF)                         \
 	X(gc_list, next,          "gc_list", "next", OFF)                           \
 	X(heap_page, size,       "heap_page", "", SIZE)                             \

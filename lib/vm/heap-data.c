@@ -21,6 +21,12 @@
  *   "sized_queue"     struct begins with a queue's): que, the Array
  *   "random",         random.c random_mark / rb_random_mark: the seed
  *   "random/MT"
+ *   "frame_info"      vm_backtrace.c location_mark: btobj
+ *   "backtrace"       vm_backtrace.c backtrace_mark: per location (2.7:
+ *                     an iseq one's iseq; 3.1, 3.3: the iseq, a cfunc
+ *                     one's where set; 3.4: cme, then iseq where set),
+ *                     then strary, locary; the locations an array the
+ *                     struct points at (2.7, 3.1) or ends in (3.3+)
  *   "VM/pin_array_list"  vm.c pin_array_list_mark (3.4: what C code
  *                     registered, rb_vm_register_global_object, in
  *                     buckets of 1024): next, then array[0, len)
@@ -39,7 +45,8 @@
 /* The types, numbered from 1 (rbi_heap_data_kind). */
 enum { KIND_TIME = 1, KIND_ARGF, KIND_MONITOR, KIND_AUTOLOAD_CONST, KIND_AUTOLOAD_I,
        KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2, KIND_PIN_ARRAY_LIST,
-       KIND_QUEUE, KIND_SIZED_QUEUE, KIND_RANDOM, KIND_RANDOM_MT };
+       KIND_QUEUE, KIND_SIZED_QUEUE, KIND_RANDOM, KIND_RANDOM_MT, KIND_FRAME_INFO,
+       KIND_BACKTRACE };
 
 static const char *const names[] = {
 	[KIND_TIME] = "time", [KIND_ARGF] = "ARGF", [KIND_MONITOR] = "monitor",
@@ -48,6 +55,7 @@ static const char *const names[] = {
 	[KIND_AUTOLOAD_TABLE_2] = "autoload_table", [KIND_PIN_ARRAY_LIST] = "VM/pin_array_list",
 	[KIND_QUEUE] = "queue", [KIND_SIZED_QUEUE] = "sized_queue",
 	[KIND_RANDOM] = "random", [KIND_RANDOM_MT] = "random/MT",
+	[KIND_FRAME_INFO] = "frame_info", [KIND_BACKTRACE] = "backtrace",
 };
 
 /* struct rb_monitor's owner and mutex. */
@@ -67,6 +75,8 @@ static const char *const names[] = {
 #define RDATA_DATA 32
 /* Words a declarative marking lists at most (Ruby's own list a handful). */
 #define DECL_REFS_MAX 64
+/* Locations of one backtrace read at most (Ruby's stack: some thousands). */
+#define BACKTRACE_MAX (1u << 20)
 /* MARK_OBJECT_ARY_BUCKET_SIZE (vm.c): a pin_array_list's capacity. */
 #define PIN_BUCKET 1024
 
@@ -96,7 +106,8 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		       ac[] = { module, data, l->autoload_const_value, l->autoload_const_file },
 		       ai[] = { l->autoload_i_feature },
 		       ad[] = { l->autoload_data_feature, l->autoload_data_mutex },
-		       queue[] = { l->queue_que }, seed[] = { RANDOM_SEED };
+		       queue[] = { l->queue_que }, seed[] = { RANDOM_SEED },
+		       frame_info[] = { l->frame_info_btobj };
 	const struct { const uint32_t *offs; size_t n; } words[] = {
 		[KIND_TIME] = { time, RBI_ARRAY_SIZE(time) },
 		[KIND_ARGF] = { argf, RBI_ARRAY_SIZE(argf) },
@@ -107,6 +118,7 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		[KIND_QUEUE] = { queue, RBI_ARRAY_SIZE(queue) },
 		[KIND_SIZED_QUEUE] = { queue, RBI_ARRAY_SIZE(queue) },
 		[KIND_RANDOM] = { seed, 1 }, [KIND_RANDOM_MT] = { seed, 1 },
+		[KIND_FRAME_INFO] = { frame_info, 1 },
 	};
 
 	if (kind >= RBI_ARRAY_SIZE(words) || !words[kind].offs)
@@ -133,6 +145,119 @@ static int table_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	if ((rc = rbi_read(rbi_heap_iter_target(it), data, hdr, RBI_ST_HEADER_SIZE(l))))
 		return rbi_fail_context(rc, "reading the table of 0x%" PRIx64 ": ", s->addr);
 	if ((rc = rbi_heap_st_refs(it, s, out, hdr, false, &size)))
+		return rc;
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
+/* Whether location entry E (btloc_size bytes) marks its iseq, as
+   location_mark_entry decides: every entry's in 3.4 (where one is set),
+   2.7's of type ISEQ or ISEQ_CALCED, 3.1's and 3.3's of type ISEQ or
+   CFUNC (where one is set). */
+static uint64_t location_iseq(const struct rbi_layout *l, const uint8_t *e)
+{
+	uint32_t type;
+
+	if (l->btloc_cme != RBI_ABSENT)
+		return rbi_get_u64(e, l->btloc_iseq);
+	type = rbi_get_u32(e, l->btloc_type);
+	if (l->btloc_body_iseq != RBI_ABSENT)
+		return type == 1 || type == 2 ? rbi_get_u64(e, l->btloc_body_iseq) : 0;
+	return type == 1 || type == 2 ? rbi_get_u64(e, l->btloc_iseq) : 0;
+}
+
+/* Whether the layout has what backtrace_refs reads. */
+static bool backtrace_layout(const struct rbi_layout *l)
+{
+	const uint32_t words[] = { l->backtrace_size, l->backtrace_strary, l->backtrace_locary,
+				   l->backtrace_backtrace };
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(words); i++)
+		if (words[i] == RBI_ABSENT || words[i] > RBI_DATA_BYTES_MAX - 8)
+			return false;
+	if (l->btloc_size == RBI_ABSENT || !l->btloc_size || l->btloc_size % 8)
+		return false;
+	if (l->btloc_cme != RBI_ABSENT)
+		return l->btloc_iseq != RBI_ABSENT;
+	return l->btloc_type != RBI_ABSENT &&
+	       (l->btloc_iseq != RBI_ABSENT || l->btloc_body_iseq != RBI_ABSENT);
+}
+
+/* The N location entries of the backtrace whose struct's head is HDR
+   into *OUT (malloc'd): where the struct points (2.7, 3.1) or at its end
+   (3.3+, in the slot when EMBEDDED). */
+static int read_locations(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			  uint64_t data, bool embedded, const uint8_t *hdr, uint64_t n,
+			  uint8_t **out)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	const uint64_t bytes = n * l->btloc_size;
+	const uint64_t at = l->rtypeddata_data + l->backtrace_backtrace;
+	uint64_t locs;
+	int rc = RBI_OK;
+
+	if (!(*out = malloc(bytes)))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (l->backtrace_backtrace < l->backtrace_locary) {     /* a pointer */
+		if (!(locs = rbi_get_u64(hdr, l->backtrace_backtrace)))
+			rc = rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " has no locations", s->addr);
+		else
+			rc = rbi_read(rbi_heap_iter_target(it), locs, *out, bytes);
+	} else if (!embedded) {
+		rc = rbi_read(rbi_heap_iter_target(it), data + l->backtrace_backtrace, *out, bytes);
+	} else if (at + bytes > s->size) {
+		rc = rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " is too small for its locations", s->addr);
+	} else {
+		memcpy(*out, (const uint8_t *)s->bytes + at, bytes);
+	}
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		return rbi_fail_context(rc, "reading the locations of 0x%" PRIx64 ": ", s->addr);
+	}
+	return RBI_OK;
+}
+
+/* A Thread::Backtrace's references (see the top). */
+static int backtrace_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			  struct rbi_heap_object *out, uint64_t data, bool embedded)
+{
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	const uint32_t words[] = { l->backtrace_size, l->backtrace_strary, l->backtrace_locary,
+				   l->backtrace_backtrace };
+	uint8_t hdr[RBI_DATA_BYTES_MAX], *locs = NULL;
+	uint64_t end = 0, n;
+	int rc;
+
+	if (!backtrace_layout(l))
+		return RBI_OK;
+	if (!embedded && !data) {
+		out->refs_known = true;
+		return RBI_OK;
+	}
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(words); i++)
+		end = words[i] + 8ull > end ? words[i] + 8ull : end;
+	if ((rc = rbi_heap_data_struct(it, s, data, embedded, hdr, end)))
+		return rc;
+	n = rbi_get_u32(hdr, l->backtrace_size);
+	if (n > BACKTRACE_MAX)
+		return rbi_fail(RBI_CORRUPT, "0x%" PRIx64 " holds %" PRIu64 " locations",
+				s->addr, n);
+	if (n && (rc = read_locations(it, s, data, embedded, hdr, n, &locs)))
+		return rc;
+	for (uint64_t i = 0; !rc && i < n; i++) {
+		const uint8_t *e = locs + i * l->btloc_size;
+		uint64_t iseq = location_iseq(l, e);
+
+		if (l->btloc_cme != RBI_ABSENT)
+			rc = rbi_heap_add_refs(it, s, out, e + l->btloc_cme, 1);
+		if (!rc && iseq)
+			rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)&iseq, 1);
+	}
+	free(locs);
+	if (rc || (rc = rbi_heap_add_refs(it, s, out, hdr + l->backtrace_strary, 1)) ||
+	    (rc = rbi_heap_add_refs(it, s, out, hdr + l->backtrace_locary, 1)))
 		return rc;
 	out->refs = rbi_heap_iter_scratch(it)->refs;
 	out->refs_known = true;
@@ -258,6 +383,8 @@ int rbi_heap_data_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 	}
 	if (kind == KIND_PIN_ARRAY_LIST)
 		return pin_list_refs(it, s, out, data, embedded);
+	if (kind == KIND_BACKTRACE)
+		return backtrace_refs(it, s, out, data, embedded);
 	if (!kind_words(l, kind, offs, &n))
 		return RBI_OK;
 	if (!embedded && !data) {

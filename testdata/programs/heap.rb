@@ -7,7 +7,7 @@
 # non-ASCII bytes, a long one, a binary one, named classes and modules and an anonymous
 # one; Strings sharing another's bytes, dynamic Symbols, Bignums, heap Floats, Rationals,
 # Complexes, Regexps, MatchData, a File, and a Hash of 1000 entries; Queues, an
-# Enumerator, a Dir and a Mutex; objects of
+# Enumerator, a Dir, a Mutex, a Random, backtraces and their locations; objects of
 # other types with instance variables (generic ones: an Array, a Hash, a Struct, a Time, a
 # Proc, Strings), whose addresses, and those of any other such object, it writes to
 # RBI_TRUTH.genivar before the truth; an object with a finalizer; closures (Procs and
@@ -235,6 +235,8 @@ queues = [Queue.new.tap { |q| q << leaves[40] }, SizedQueue.new(2).tap { |q| q <
 # T_DATA whose marking is data: an Enumerator and a Dir (3.3+ declare theirs), a Mutex
 # (marks nothing); a Random with a Bignum seed.
 data_marked = [leaves.each_slice(2), Dir.new(__dir__), Mutex.new, Random.new(2**70)]
+# Backtraces: Thread::Backtrace::Locations and a rescued exception's backtrace.
+backtraces = [caller_locations(0), begin; raise "rbi"; rescue => e; e; end]
 # Objects other than Objects, classes and modules with instance variables (FL_EXIVAR:
 # kept in variable.c's table of generic ones, which the GC marks first): an Array, a Hash,
 # a Struct, a Time, a Proc, and Strings, one with many, one with one removed.
@@ -249,7 +251,7 @@ finalized = RbiHeap::Leaf.new(-1)
 ObjectSpace.define_finalizer(finalized, RbiHeap.method(:capture).to_proc)
 $rbi_heap = [leaves, nested, cycle, big, shared, strings, anonymous, ivars, hashes, structs,
              RbiHeap::Holder.new([leaves[4], strings[2]]), RbiHeap::Named, plain, closures,
-             shapes, finalized, queues, sleeper, suspended, generic, data_marked]
+             shapes, finalized, queues, sleeper, suspended, generic, data_marked, backtraces]
 
 if trace
   module RbiTraced
