@@ -94,7 +94,8 @@ READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method", "time", "ARGF", "
                                   "autoload_const", "autoload_i", "autoload_data", "autoload",
                                   "autoload_table", "VM/pin_array_list", "queue",
                                   "sized_queue", "VM/thread", "fiber", "ractor",
-                                  "random", "random/MT", "backtrace", "frame_info"}),
+                                  "random", "random/MT", "backtrace", "frame_info",
+                                  "marshal_compat_table"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
                                         "iseq", "callcache", "callinfo", "ifunc", "memo"})}
 

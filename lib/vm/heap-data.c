@@ -27,6 +27,9 @@
  *                     one's where set; 3.4: cme, then iseq where set),
  *                     then strary, locary; the locations an array the
  *                     struct points at (2.7, 3.1) or ends in (3.3+)
+ *   "marshal_compat_table"  marshal.c marshal_compat_table_mark (3.4; an
+ *                     untyped RData before): per entry of its st_table,
+ *                     the marshal_compat_t's newclass, oldclass
  *   "VM/pin_array_list"  vm.c pin_array_list_mark (3.4: what C code
  *                     registered, rb_vm_register_global_object, in
  *                     buckets of 1024): next, then array[0, len)
@@ -46,7 +49,7 @@
 enum { KIND_TIME = 1, KIND_ARGF, KIND_MONITOR, KIND_AUTOLOAD_CONST, KIND_AUTOLOAD_I,
        KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2, KIND_PIN_ARRAY_LIST,
        KIND_QUEUE, KIND_SIZED_QUEUE, KIND_RANDOM, KIND_RANDOM_MT, KIND_FRAME_INFO,
-       KIND_BACKTRACE };
+       KIND_BACKTRACE, KIND_MARSHAL_COMPAT };
 
 static const char *const names[] = {
 	[KIND_TIME] = "time", [KIND_ARGF] = "ARGF", [KIND_MONITOR] = "monitor",
@@ -56,6 +59,7 @@ static const char *const names[] = {
 	[KIND_QUEUE] = "queue", [KIND_SIZED_QUEUE] = "sized_queue",
 	[KIND_RANDOM] = "random", [KIND_RANDOM_MT] = "random/MT",
 	[KIND_FRAME_INFO] = "frame_info", [KIND_BACKTRACE] = "backtrace",
+	[KIND_MARSHAL_COMPAT] = "marshal_compat_table",
 };
 
 /* struct rb_monitor's owner and mutex. */
@@ -75,6 +79,8 @@ static const char *const names[] = {
 #define RDATA_DATA 32
 /* Words a declarative marking lists at most (Ruby's own list a handful). */
 #define DECL_REFS_MAX 64
+/* Marshal compat entries read at most (Ruby defines a handful). */
+#define COMPAT_MAX (1u << 16)
 /* Locations of one backtrace read at most (Ruby's stack: some thousands). */
 #define BACKTRACE_MAX (1u << 20)
 /* MARK_OBJECT_ARY_BUCKET_SIZE (vm.c): a pin_array_list's capacity. */
@@ -264,6 +270,37 @@ static int backtrace_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *
 	return RBI_OK;
 }
 
+/* Marshal's compat table's references (see the top). */
+static int marshal_compat_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			       struct rbi_heap_object *out, uint64_t data)
+{
+	struct rbi_target *t = rbi_heap_iter_target(it);
+	const struct rbi_layout *l = rbi_heap_iter_vm(it)->layout;
+	struct rbi_st_entries e = { 0 };
+	uint8_t hdr[RBI_DATA_BYTES_MAX];
+	uint64_t key, compat, classes[2];
+	int rc;
+
+	if (!rbi_vm_st_layout(l) || RBI_ST_HEADER_SIZE(l) > sizeof(hdr))
+		return RBI_OK;
+	if (!data) {
+		out->refs_known = true;
+		return RBI_OK;
+	}
+	if (!(rc = rbi_read(t, data, hdr, RBI_ST_HEADER_SIZE(l))))
+		rc = rbi_vm_st_entries(t, l, hdr, COMPAT_MAX, &e);
+	for (uint64_t i = 0; !rc && i < e.count; i++)
+		if (rbi_vm_st_entry(l, &e, i, &key, &compat) &&
+		    !(rc = rbi_read(t, compat, classes, sizeof(classes))))
+			rc = rbi_heap_add_refs(it, s, out, (const uint8_t *)classes, 2);
+	free(e.words);
+	if (rc)
+		return rbi_fail_context(rc, "reading the table of 0x%" PRIx64 ": ", s->addr);
+	out->refs = rbi_heap_iter_scratch(it)->refs;
+	out->refs_known = true;
+	return RBI_OK;
+}
+
 /* A pin_array_list's references: its next bucket, then its values. */
 static int pin_list_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			 struct rbi_heap_object *out, uint64_t data, bool embedded)
@@ -385,6 +422,8 @@ int rbi_heap_data_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 		return pin_list_refs(it, s, out, data, embedded);
 	if (kind == KIND_BACKTRACE)
 		return backtrace_refs(it, s, out, data, embedded);
+	if (kind == KIND_MARSHAL_COMPAT)
+		return embedded ? RBI_OK : marshal_compat_refs(it, s, out, data);
 	if (!kind_words(l, kind, offs, &n))
 		return RBI_OK;
 	if (!embedded && !data) {

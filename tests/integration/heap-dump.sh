@@ -38,6 +38,7 @@ heap_rb_refs=OBJECT,HASH,STRUCT,STRING,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,CLASS,
 heap_rb_kinds="time ARGF monitor ifunc memo autoload_const callcache queue sized_queue ractor"
 heap_rb_kinds="$heap_rb_kinds VM/thread fiber random/MT backtrace frame_info"
 other_kinds="callinfo autoload autoload_i autoload_data autoload_table VM/pin_array_list random"
+other_kinds="$other_kinds marshal_compat_table"
 
 # compare LABEL DUMP: DUMP (heap-dump's standard error in $RB_TMP/err) against the truth
 # the program wrote, and the references of its objects with generic instance variables
