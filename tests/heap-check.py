@@ -35,7 +35,7 @@ lexical scopes, special variables, throw data, constant caches, call caches, cal
 ifuncs and memos (IMEMO whose "imemo_type" is "env", "ment", "cref", "svar", "throw_data",
 "constcache", "iseq", "callcache", "callinfo", "ifunc", "memo"), and any other DATA DUMP
 gives references for (one whose type marks nothing or declares its marking, 3.3+: "other
-enumerator 3/3"), with their references (a closure's hold on what it captured; how many
+io_buffer 3/3"), with their references (a closure's hold on what it captured; how many
 match is printed per kind, and how many of those in the same order:
 "references env 120/120 (120 in order)"); every other DATA and IMEMO, and the kinds given
 to --unread ("iseq" where heap-dump cannot read them), must have none in
@@ -95,7 +95,7 @@ READ_KINDS = {"DATA": ("struct", {"proc", "binding", "method", "time", "ARGF", "
                                   "autoload_table", "VM/pin_array_list", "queue",
                                   "sized_queue", "VM/thread", "fiber", "ractor",
                                   "random", "random/MT", "backtrace", "frame_info",
-                                  "marshal_compat_table"}),
+                                  "marshal_compat_table", "enumerator", "dir"}),
               "IMEMO": ("imemo_type", {"env", "ment", "cref", "svar", "throw_data", "constcache",
                                         "iseq", "callcache", "callinfo", "ifunc", "memo"})}
 

@@ -78,7 +78,7 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 heap_unread() {
 	local classes=CLASS,MODULE,ICLASS unread
 	local data=ifunc,memo,time,ARGF,autoload_const,autoload_i,autoload_data,autoload,autoload_table
-	data=$data,VM/pin_array_list,queue,sized_queue,random,random/MT,backtrace,frame_info,marshal_compat_table
+	data=$data,VM/pin_array_list,queue,sized_queue,random,random/MT,backtrace,frame_info,marshal_compat_table,enumerator,dir
 	if ruby_dwarf "$1"; then
 		case $2 in 2.7.*|3.1.*|3.3.*|3.4.*) unread= ;; 3.2.*) unread=OBJECT,$classes ;;
 		*) unread=$classes ;; esac

@@ -125,6 +125,16 @@
 	X(pin_array_list, len,    "pin_array_list", "len", OFF)                     \
 	X(pin_array_list, array,  "pin_array_list", "array", OFF)                   \
 	X(queue, que,             "rb_queue", "que", OFF)                           \
+	X(enumerator, obj,        "enumerator", "obj", OFF)                         \
+	X(enumerator, args,       "enumerator", "args", OFF)                        \
+	X(enumerator, fib,        "enumerator", "fib", OFF)                         \
+	X(enumerator, dst,        "enumerator", "dst", OFF)                         \
+	X(enumerator, lookahead,  "enumerator", "lookahead", OFF)                   \
+	X(enumerator, feedvalue,  "enumerator", "feedvalue", OFF)                   \
+	X(enumerator, stop_exc,   "enumerator", "stop_exc", OFF)                    \
+	X(enumerator, size,       "enumerator", "size", OFF)                        \
+	X(enumerator, procs,      "enumerator", "procs", OFF)                       \
+	X(dir, path,              "dir_data", "path", OFF)                          \
 	X(btloc, size,            "rb_backtrace_location_struct", "", SIZE)         \
 	X(btloc, type,            "rb_backtrace_location_struct", "type", OFF)      \
 	X(btloc, iseq,            "rb_backtrace_location_struct", "iseq", OFF)      \

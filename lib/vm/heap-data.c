@@ -27,6 +27,10 @@
  *                     one's where set; 3.4: cme, then iseq where set),
  *                     then strary, locary; the locations an array the
  *                     struct points at (2.7, 3.1) or ends in (3.3+)
+ *   "enumerator"      enumerator.c enumerator_mark (up to 3.1; 3.3+
+ *                     declare it: rbi_heap_data_generic_refs): obj, args,
+ *                     fib, dst, lookahead, feedvalue, stop_exc, size, procs
+ *   "dir"             dir.c dir_mark (the same): path
  *   "marshal_compat_table"  marshal.c marshal_compat_table_mark (3.4; an
  *                     untyped RData before): per entry of its st_table,
  *                     the marshal_compat_t's newclass, oldclass
@@ -49,7 +53,7 @@
 enum { KIND_TIME = 1, KIND_ARGF, KIND_MONITOR, KIND_AUTOLOAD_CONST, KIND_AUTOLOAD_I,
        KIND_AUTOLOAD_DATA, KIND_AUTOLOAD_TABLE, KIND_AUTOLOAD_TABLE_2, KIND_PIN_ARRAY_LIST,
        KIND_QUEUE, KIND_SIZED_QUEUE, KIND_RANDOM, KIND_RANDOM_MT, KIND_FRAME_INFO,
-       KIND_BACKTRACE, KIND_MARSHAL_COMPAT };
+       KIND_BACKTRACE, KIND_MARSHAL_COMPAT, KIND_ENUMERATOR, KIND_DIR };
 
 static const char *const names[] = {
 	[KIND_TIME] = "time", [KIND_ARGF] = "ARGF", [KIND_MONITOR] = "monitor",
@@ -59,7 +63,8 @@ static const char *const names[] = {
 	[KIND_QUEUE] = "queue", [KIND_SIZED_QUEUE] = "sized_queue",
 	[KIND_RANDOM] = "random", [KIND_RANDOM_MT] = "random/MT",
 	[KIND_FRAME_INFO] = "frame_info", [KIND_BACKTRACE] = "backtrace",
-	[KIND_MARSHAL_COMPAT] = "marshal_compat_table",
+	[KIND_MARSHAL_COMPAT] = "marshal_compat_table", [KIND_ENUMERATOR] = "enumerator",
+	[KIND_DIR] = "dir",
 };
 
 /* struct rb_monitor's owner and mutex. */
@@ -68,7 +73,7 @@ static const char *const names[] = {
 /* rb_random_t's seed, first in every generator's struct (2.7-3.4). */
 #define RANDOM_SEED 0
 /* The most words a type marks of its struct. */
-#define WORDS_MAX 5
+#define WORDS_MAX 9
 /* rb_data_type_t (2.7-3.4): function.dmark and flags; RUBY_TYPED_DECL_MARKING
    (RUBY_FL_USER2, 3.3+) and RUBY_REF_END.  struct RData: dmark, data. */
 #define TYPE_DMARK 8
@@ -113,7 +118,12 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		       ai[] = { l->autoload_i_feature },
 		       ad[] = { l->autoload_data_feature, l->autoload_data_mutex },
 		       queue[] = { l->queue_que }, seed[] = { RANDOM_SEED },
-		       frame_info[] = { l->frame_info_btobj };
+		       frame_info[] = { l->frame_info_btobj },
+		       enumerator[] = { l->enumerator_obj, l->enumerator_args, l->enumerator_fib,
+					l->enumerator_dst, l->enumerator_lookahead,
+					l->enumerator_feedvalue, l->enumerator_stop_exc,
+					l->enumerator_size, l->enumerator_procs },
+		       dir[] = { l->dir_path };
 	const struct { const uint32_t *offs; size_t n; } words[] = {
 		[KIND_TIME] = { time, RBI_ARRAY_SIZE(time) },
 		[KIND_ARGF] = { argf, RBI_ARRAY_SIZE(argf) },
@@ -125,6 +135,8 @@ static bool kind_words(const struct rbi_layout *l, unsigned kind, uint32_t offs[
 		[KIND_SIZED_QUEUE] = { queue, RBI_ARRAY_SIZE(queue) },
 		[KIND_RANDOM] = { seed, 1 }, [KIND_RANDOM_MT] = { seed, 1 },
 		[KIND_FRAME_INFO] = { frame_info, 1 },
+		[KIND_ENUMERATOR] = { enumerator, RBI_ARRAY_SIZE(enumerator) },
+		[KIND_DIR] = { dir, 1 },
 	};
 
 	if (kind >= RBI_ARRAY_SIZE(words) || !words[kind].offs)
@@ -342,6 +354,15 @@ static int pin_list_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 	out->refs = rbi_heap_iter_scratch(it)->refs;
 	out->refs_known = true;
 	return RBI_OK;
+}
+
+bool rbi_heap_data_declared(struct rbi_heap_iter *it, uint64_t type)
+{
+	uint64_t flags;
+
+	return rbi_vm_ge(rbi_heap_iter_vm(it), 3, 3) &&
+	       !rbi_read_u64(rbi_heap_iter_target(it), type + TYPE_FLAGS, &flags) &&
+	       (flags & TYPED_DECL_MARKING);
 }
 
 /* A T_DATA of any other type whose marking is data, not code: no mark

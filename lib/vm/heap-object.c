@@ -735,7 +735,8 @@ static uint64_t data_size(const struct rbi_layout *l, unsigned kind)
 
 /* What the data type TYPE (an rb_data_type_t) is to us, by its
    wrap_struct_name (proc.c's "proc", "binding" and "method", and
-   heap-data.c's), remembered per walk. */
+   heap-data.c's; one that declares its marking is read as such whatever
+   its name), remembered per walk. */
 static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 {
 	static const char *const names[] = { [DATA_PROC] = "proc", [DATA_BINDING] = "binding",
@@ -749,7 +750,8 @@ static unsigned data_kind(struct rbi_heap_iter *it, uint64_t type)
 	if (rbi_map_get(kinds, type, 0, 1, &kind))
 		return (unsigned)kind;
 	kind = DATA_OTHER;
-	if (!rbi_vm_data_type_name(rbi_heap_iter_target(it), type, name, sizeof(name))) {
+	if (!rbi_heap_data_declared(it, type) &&
+	    !rbi_vm_data_type_name(rbi_heap_iter_target(it), type, name, sizeof(name))) {
 		unsigned words = rbi_heap_data_kind(name);
 
 		for (unsigned k = DATA_PROC; k < RBI_ARRAY_SIZE(names); k++)

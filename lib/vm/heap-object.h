@@ -117,6 +117,10 @@ int rbi_heap_data_struct(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 /* heap-data.c: which of its T_DATA types (1...) the one whose
    wrap_struct_name is NAME is; 0: none. */
 unsigned rbi_heap_data_kind(const char *name);
+/* heap-data.c: whether data type TYPE declares its marking (3.3+
+   RUBY_TYPED_DECL_MARKING): read as data whatever its name. */
+bool rbi_heap_data_declared(struct rbi_heap_iter *it, uint64_t type);
+
 /* heap-data.c: the references of a T_DATA of another type whose marking
    is data (no mark function; 3.3+'s declarative marking), TYPED false
    for an untyped RData; left unknown where it marks with C code. */

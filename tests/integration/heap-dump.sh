@@ -36,7 +36,7 @@ heap_rb_refs=OBJECT,HASH,STRUCT,STRING,RATIONAL,COMPLEX,REGEXP,MATCH,FILE,CLASS,
 # The DATA and IMEMO kinds every heap.rb heap has (callcache from 3.0), and those some
 # Rubies' have (each compared where it is).
 heap_rb_kinds="time ARGF monitor ifunc memo autoload_const callcache queue sized_queue ractor"
-heap_rb_kinds="$heap_rb_kinds VM/thread fiber random/MT backtrace frame_info"
+heap_rb_kinds="$heap_rb_kinds VM/thread fiber random/MT backtrace frame_info enumerator dir"
 other_kinds="callinfo autoload autoload_i autoload_data autoload_table VM/pin_array_list random"
 other_kinds="$other_kinds marshal_compat_table"
 
