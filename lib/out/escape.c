@@ -175,21 +175,74 @@ void rbi_json_init(struct rbi_json *j, FILE *f)
 	j->f = f;
 }
 
-static void json_sep(struct rbi_json *j)
+void rbi_json_buffer(struct rbi_json *j, char *buf, size_t cap)
+{
+	rbi_json_flush(j);
+	j->buf = buf;
+	j->cap = cap;
+	j->len = 0;
+}
+
+void rbi_json_flush(struct rbi_json *j)
+{
+	if (j->buf && j->len)
+		fwrite_unlocked(j->buf, 1, j->len, j->f);
+	j->len = 0;
+}
+
+void rbi_json_restart(struct rbi_json *j)
+{
+	j->depth = 0;
+	j->after_key = false;
+	memset(j->need_comma, 0, sizeof(j->need_comma));
+}
+
+/* Where the next N bytes go in the buffer of J (N at most its capacity);
+   the caller adds N to its length. */
+static inline char *json_room(struct rbi_json *j, size_t n)
+{
+	if (j->cap - j->len < n)
+		rbi_json_flush(j);
+	return j->buf + j->len;
+}
+
+static void json_write(struct rbi_json *j, const char *s, size_t n)
+{
+	if (j->buf && n <= j->cap) {
+		memcpy(json_room(j, n), s, n);
+		j->len += n;
+		return;
+	}
+	rbi_json_flush(j);
+	fwrite_unlocked(s, 1, n, j->f);
+}
+
+static inline void json_putc(struct rbi_json *j, char c)
+{
+	if (!j->buf) {
+		putc_unlocked(c, j->f);
+		return;
+	}
+	if (j->len == j->cap)
+		rbi_json_flush(j);
+	j->buf[j->len++] = c;
+}
+
+static inline void json_sep(struct rbi_json *j)
 {
 	if (j->after_key) {
 		j->after_key = false;
 		return;
 	}
 	if (j->need_comma[j->depth])
-		fputc_unlocked(',', j->f);
+		json_putc(j, ',');
 	j->need_comma[j->depth] = true;
 }
 
 static void json_open(struct rbi_json *j, char c)
 {
 	json_sep(j);
-	fputc_unlocked(c, j->f);
+	json_putc(j, c);
 	if (j->depth + 1 < RBI_JSON_DEPTH)
 		j->depth++;
 	j->need_comma[j->depth] = false;
@@ -197,11 +250,11 @@ static void json_open(struct rbi_json *j, char c)
 
 static void json_close(struct rbi_json *j, char c)
 {
-	fputc_unlocked(c, j->f);
+	json_putc(j, c);
 	if (j->depth > 0)
 		j->depth--;
 	if (j->depth == 0)
-		fputc_unlocked('\n', j->f);
+		json_putc(j, '\n');
 }
 
 void rbi_json_object(struct rbi_json *j) { json_open(j, '{'); }
@@ -216,24 +269,61 @@ static void json_string(FILE *f, const char *s, size_t len)
 	fputc_unlocked('"', f);
 }
 
+/* Whether json_string writes S[0..LEN) as it is: printable ASCII but for
+   '"' and '\\'. */
+static bool json_plain(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			return false;
+	}
+	return true;
+}
+
 void rbi_json_key(struct rbi_json *j, const char *key)
 {
+	size_t n = strlen(key);
 	FILE *f = j->f;
 
-	/* Keys are the program's own names (out.h): no escaping, and no
-	   stdio call but one per character (a heap dump writes 15M keys). */
+	/* Keys are the program's own names (out.h): no escaping (a heap
+	   dump writes 15M keys). */
 	json_sep(j);
+	j->after_key = true;
+	if (j->buf && n + 3 <= j->cap) {
+		char *p = json_room(j, n + 3);
+
+		*p = '"';
+		memcpy(p + 1, key, n);
+		p[n + 1] = '"';
+		p[n + 2] = ':';
+		j->len += n + 3;
+		return;
+	}
+	rbi_json_flush(j);
 	putc_unlocked('"', f);
-	for (; *key; key++)
-		putc_unlocked(*key, f);
+	fwrite_unlocked(key, 1, n, f);
 	putc_unlocked('"', f);
 	putc_unlocked(':', f);
-	j->after_key = true;
 }
 
 void rbi_json_str(struct rbi_json *j, const char *s, size_t len)
 {
 	json_sep(j);
+	/* Buffered, the strings that need no escape (nearly all: types,
+	   encodings, names) are copied; the others go out escaped after
+	   what the buffer holds. */
+	if (j->buf && len <= j->cap - 2 && json_plain(s, len)) {
+		char *p = json_room(j, len + 2);
+
+		*p = '"';
+		memcpy(p + 1, s, len);
+		p[len + 1] = '"';
+		j->len += len + 2;
+		return;
+	}
+	rbi_json_flush(j);
 	json_string(j->f, s, len);
 }
 
@@ -257,17 +347,22 @@ void rbi_json_int(struct rbi_json *j, int64_t v)
 	while (u /= 10);
 	if (v < 0)
 		*--p = '-';
-	fwrite_unlocked(p, 1, (size_t)(e - p), j->f);
+	json_write(j, p, (size_t)(e - p));
 }
 
 void rbi_json_double(struct rbi_json *j, double v)
 {
+	char buf[40];
+	int n;
+
 	if (v != v || v - v != 0) {     /* NaN, infinities: not JSON numbers */
 		rbi_json_cstr(j, v != v ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
 		return;
 	}
 	json_sep(j);
-	fprintf(j->f, "%.17g", v);
+	n = snprintf(buf, sizeof(buf), "%.17g", v);   /* at most 24 */
+	if (n > 0 && (size_t)n < sizeof(buf))
+		json_write(j, buf, (size_t)n);
 }
 
 void rbi_json_addr(struct rbi_json *j, uint64_t v)
@@ -283,22 +378,22 @@ void rbi_json_addr(struct rbi_json *j, uint64_t v)
 	*--p = 'x';
 	*--p = '0';
 	*--p = '"';
-	fwrite_unlocked(p, 1, (size_t)(e - p), j->f);
+	json_write(j, p, (size_t)(e - p));
 }
 
 void rbi_json_bool(struct rbi_json *j, bool v)
 {
 	json_sep(j);
 	if (v)
-		fwrite_unlocked("true", 1, 4, j->f);
+		json_write(j, "true", 4);
 	else
-		fwrite_unlocked("false", 1, 5, j->f);
+		json_write(j, "false", 5);
 }
 
 void rbi_json_null(struct rbi_json *j)
 {
 	json_sep(j);
-	fwrite_unlocked("null", 1, 4, j->f);
+	json_write(j, "null", 4);
 }
 
 void rbi_out_text_also(FILE *f, const char *s, size_t len, const char *also)

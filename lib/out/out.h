@@ -27,8 +27,21 @@ struct rbi_json {
 	int depth;
 	bool need_comma[RBI_JSON_DEPTH];
 	bool after_key;
+	/* Set by rbi_json_buffer: the text gathered here, written to F when
+	   full and by rbi_json_flush; NULL: every call writes to F. */
+	char *buf;
+	size_t len, cap;
 };
 void rbi_json_init(struct rbi_json *j, FILE *f);
+/* Gather the text in BUF (CAP bytes, at least 256) and write it to the
+   file in that size: a heap dump's millions of small values then cost no
+   stdio call each.  Only for a writer that alone writes its file: what
+   else is written there must wait for rbi_json_flush. */
+void rbi_json_buffer(struct rbi_json *j, char *buf, size_t cap);
+void rbi_json_flush(struct rbi_json *j);
+/* Start the next value at the top level (the next line of JSON Lines),
+   keeping the buffer: as rbi_json_init, without a separator before it. */
+void rbi_json_restart(struct rbi_json *j);
 void rbi_json_object(struct rbi_json *j);
 void rbi_json_array(struct rbi_json *j);
 void rbi_json_end_object(struct rbi_json *j);
