@@ -74,8 +74,8 @@ struct heap_dump {
 	unsigned long value_max;
 	struct dump_format fmt;
 	FILE *f;
-	struct rbi_json j;      /* buffered (rbi_json_buffer) in json_buf,
-				   the only writer of F */
+	struct rbi_json j;      /* the only writer of F, buffered in
+				   out_buf */
 	uint64_t objects, unreadable;
 	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
 						    not known */
@@ -97,10 +97,9 @@ struct heap_dump {
 					   summary */
 };
 
-/* The buffer of the file written (static: the file is closed before
-   cmd_heap_dump returns), and the JSON writer's. */
+/* The JSON writer's buffer (static: the file is closed before
+   cmd_heap_dump returns). */
 static char out_buf[1 << 18];
-static char json_buf[1 << 16];
 
 /* Whether O is of dump_all's type NAME: the first letter tells most
    apart without a call. */
@@ -573,13 +572,15 @@ int cmd_heap_dump(struct session *s, int argc, char **argv)
 	/* A dump is hundreds of MB: written 4 KiB a time (stdio's default
 	   for a file), the write calls took a fifth of its time.  A 1 MiB
 	   buffer measured slower than 256 KiB: the kernel's copy of each
-	   write took twice the system time. */
+	   write took twice the system time.  The JSON writer gathers the
+	   text (a stdio call per key and value was a third of the time) and
+	   writes it 256 KiB a time: stdio copying it into a buffer of its own
+	   would be one more pass over every byte, so a file is unbuffered
+	   (standard output is left as it is, for the commands after). */
 	if (d.f != stdout)
-		setvbuf(d.f, out_buf, _IOFBF, sizeof(out_buf));
-	/* And gathered 64 KiB a time before stdio: a call per key and value
-	   was a third of the time (perf, 1M Strings). */
+		setvbuf(d.f, NULL, _IONBF, 0);
 	rbi_json_init(&d.j, d.f);
-	rbi_json_buffer(&d.j, json_buf, sizeof(json_buf));
+	rbi_json_buffer(&d.j, out_buf, sizeof(out_buf));
 	stop_guard_begin(&guard, STOP_ON_ALL);
 	if (!(rc = heap_walk_begin(&d.w))) {
 		rc = dump(&d);

@@ -1,5 +1,6 @@
 /* escape.c: terminal-safe text and a small JSON writer. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "internal.h"
@@ -44,11 +45,105 @@ static bool bidi_control(uint32_t cp)
 	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+/* Where escaped text goes: the file F, or the buffer of the JSON writer
+   J when it has one (rbi_json_buffer). */
+struct sink {
+	FILE *f;
+	struct rbi_json *j;
+};
+
+/* Up to 16 bytes from S to D without a call: the keys and numbers of a
+   heap dump are that short. */
+static inline void copy_short(char *d, const char *s, size_t n)
+{
+	if (n >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
+	}
+}
+
+void rbi_json_flush(struct rbi_json *j)
+{
+	if (j->buf && j->len)
+		fwrite_unlocked(j->buf, 1, j->len, j->f);
+	j->len = 0;
+}
+
+/* Where the next N bytes go in the buffer of J (N at most its capacity);
+   the caller adds N to its length. */
+static inline char *json_room(struct rbi_json *j, size_t n)
+{
+	if (j->cap - j->len < n)
+		rbi_json_flush(j);
+	return j->buf + j->len;
+}
+
+static inline void json_write(struct rbi_json *j, const char *s, size_t n)
+{
+	if (j->buf && n <= 16) {
+		copy_short(json_room(j, 16), s, n);
+		j->len += n;
+		return;
+	}
+	if (j->buf && n <= j->cap) {
+		memcpy(json_room(j, n), s, n);
+		j->len += n;
+		return;
+	}
+	rbi_json_flush(j);
+	fwrite_unlocked(s, 1, n, j->f);
+}
+
+static inline void json_putc(struct rbi_json *j, char c)
+{
+	if (!j->buf) {
+		putc_unlocked(c, j->f);
+		return;
+	}
+	if (j->len == j->cap)
+		rbi_json_flush(j);
+	j->buf[j->len++] = c;
+}
+
+static void sink_write(const struct sink *o, const void *p, size_t n)
+{
+	if (o->j)
+		json_write(o->j, p, n);
+	else
+		fwrite_unlocked(p, 1, n, o->f);
+}
+
+static void sink_puts(const struct sink *o, const char *s)
+{
+	sink_write(o, s, strlen(s));
+}
+
+static void sink_printf(const struct sink *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void sink_printf(const struct sink *o, const char *fmt, ...)
+{
+	char buf[32];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);   /* an escape: a few bytes */
+	va_end(ap);
+	if (n > 0)
+		sink_write(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
 /* How one byte, or one code point that must not be written as it is, is
    written escaped. */
 struct escaper {
-	void (*byte)(FILE *f, unsigned char c);
-	void (*code_point)(FILE *f, uint32_t cp);
+	void (*byte)(const struct sink *o, unsigned char c);
+	void (*code_point)(const struct sink *o, uint32_t cp);
 };
 
 /* PLAIN[c >> 6] bit c & 63 set for the printable ASCII characters but '\\'
@@ -63,10 +158,10 @@ static void ascii_plain(const char *also, uint64_t plain[2])
 			plain[(unsigned char)*also >> 6] &= ~((uint64_t)1 << (*also & 63));
 }
 
-/* S[0..LEN) to F: printable UTF-8 characters as they are, but for '\\',
+/* S[0..LEN) to O: printable UTF-8 characters as they are, but for '\\',
    the ASCII characters in ALSO and the bidirectional controls; those and
    every other byte (controls, invalid UTF-8) through ESC. */
-static void escaped(FILE *f, const char *s, size_t len, const char *also,
+static void escaped(const struct sink *o, const char *s, size_t len, const char *also,
 		    const struct escaper *esc)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -90,68 +185,68 @@ static void escaped(FILE *f, const char *s, size_t len, const char *also,
 			i += n;
 			continue;
 		}
-		fwrite_unlocked(p + run, 1, i - run, f);
+		sink_write(o, p + run, i - run);
 		if (n > 1) {
-			esc->code_point(f, cp);
+			esc->code_point(o, cp);
 			i += n;
 		} else {
-			esc->byte(f, p[i]);
+			esc->byte(o, p[i]);
 			i++;
 		}
 		run = i;
 	}
-	fwrite_unlocked(p + run, 1, len - run, f);
+	sink_write(o, p + run, len - run);
 }
 
 /* A code point as Ruby's string escape writes it (text and XML). */
-static void escape_text_cp(FILE *f, uint32_t cp)
+static void escape_text_cp(const struct sink *o, uint32_t cp)
 {
-	fprintf(f, "\\u{%" PRIx32 "}", cp);
+	sink_printf(o, "\\u{%" PRIx32 "}", cp);
 }
 
 /* A code point as a JSON escape (all those escaped are in the BMP). */
-static void escape_json_cp(FILE *f, uint32_t cp)
+static void escape_json_cp(const struct sink *o, uint32_t cp)
 {
-	fprintf(f, "\\u%04" PRIx32, cp);
+	sink_printf(o, "\\u%04" PRIx32, cp);
 }
 
 /* Terminal text: Ruby's escapes, else \xNN. */
-static void escape_text(FILE *f, unsigned char c)
+static void escape_text(const struct sink *o, unsigned char c)
 {
 	switch (c) {
-	case '\\': fputs("\\\\", f); break;
-	case '\n': fputs("\\n", f); break;
-	case '\t': fputs("\\t", f); break;
-	case '\r': fputs("\\r", f); break;
-	case 0x1b: fputs("\\e", f); break;
-	default: fprintf(f, "\\x%02x", c); break;
+	case '\\': sink_puts(o, "\\\\"); break;
+	case '\n': sink_puts(o, "\\n"); break;
+	case '\t': sink_puts(o, "\\t"); break;
+	case '\r': sink_puts(o, "\\r"); break;
+	case 0x1b: sink_puts(o, "\\e"); break;
+	default: sink_printf(o, "\\x%02x", c); break;
 	}
 }
 
 /* JSON strings: invalid UTF-8 and controls keep the byte value visible. */
-static void escape_json(FILE *f, unsigned char c)
+static void escape_json(const struct sink *o, unsigned char c)
 {
 	switch (c) {
-	case '"': fputs("\\\"", f); break;
-	case '\\': fputs("\\\\", f); break;
-	case '\n': fputs("\\n", f); break;
-	case '\t': fputs("\\t", f); break;
-	case '\r': fputs("\\r", f); break;
-	default: fprintf(f, "\\u%04x", c); break;
+	case '"': sink_puts(o, "\\\""); break;
+	case '\\': sink_puts(o, "\\\\"); break;
+	case '\n': sink_puts(o, "\\n"); break;
+	case '\t': sink_puts(o, "\\t"); break;
+	case '\r': sink_puts(o, "\\r"); break;
+	default: sink_printf(o, "\\u%04x", c); break;
 	}
 }
 
 /* XML: markup as entities; invalid UTF-8 and controls as in text (visible,
    and legal XML). */
-static void escape_xml(FILE *f, unsigned char c)
+static void escape_xml(const struct sink *o, unsigned char c)
 {
 	switch (c) {
-	case '&': fputs("&amp;", f); break;
-	case '<': fputs("&lt;", f); break;
-	case '>': fputs("&gt;", f); break;
-	case '"': fputs("&quot;", f); break;
-	case '\'': fputs("&#39;", f); break;
-	default: escape_text(f, c); break;
+	case '&': sink_puts(o, "&amp;"); break;
+	case '<': sink_puts(o, "&lt;"); break;
+	case '>': sink_puts(o, "&gt;"); break;
+	case '"': sink_puts(o, "&quot;"); break;
+	case '\'': sink_puts(o, "&#39;"); break;
+	default: escape_text(o, c); break;
 	}
 }
 
@@ -161,7 +256,7 @@ static const struct escaper xml = { escape_xml, escape_text_cp };
 
 void rbi_out_text(FILE *f, const char *s, size_t len)
 {
-	escaped(f, s, len, "", &text);
+	escaped(&(struct sink){ .f = f }, s, len, "", &text);
 }
 
 void rbi_out_text_cstr(FILE *f, const char *s)
@@ -183,49 +278,11 @@ void rbi_json_buffer(struct rbi_json *j, char *buf, size_t cap)
 	j->len = 0;
 }
 
-void rbi_json_flush(struct rbi_json *j)
-{
-	if (j->buf && j->len)
-		fwrite_unlocked(j->buf, 1, j->len, j->f);
-	j->len = 0;
-}
-
 void rbi_json_restart(struct rbi_json *j)
 {
 	j->depth = 0;
 	j->after_key = false;
 	memset(j->need_comma, 0, sizeof(j->need_comma));
-}
-
-/* Where the next N bytes go in the buffer of J (N at most its capacity);
-   the caller adds N to its length. */
-static inline char *json_room(struct rbi_json *j, size_t n)
-{
-	if (j->cap - j->len < n)
-		rbi_json_flush(j);
-	return j->buf + j->len;
-}
-
-static void json_write(struct rbi_json *j, const char *s, size_t n)
-{
-	if (j->buf && n <= j->cap) {
-		memcpy(json_room(j, n), s, n);
-		j->len += n;
-		return;
-	}
-	rbi_json_flush(j);
-	fwrite_unlocked(s, 1, n, j->f);
-}
-
-static inline void json_putc(struct rbi_json *j, char c)
-{
-	if (!j->buf) {
-		putc_unlocked(c, j->f);
-		return;
-	}
-	if (j->len == j->cap)
-		rbi_json_flush(j);
-	j->buf[j->len++] = c;
 }
 
 static inline void json_sep(struct rbi_json *j)
@@ -262,35 +319,31 @@ void rbi_json_array(struct rbi_json *j) { json_open(j, '['); }
 void rbi_json_end_object(struct rbi_json *j) { json_close(j, '}'); }
 void rbi_json_end_array(struct rbi_json *j) { json_close(j, ']'); }
 
-static void json_string(FILE *f, const char *s, size_t len)
+static void json_string(const struct sink *o, const char *s, size_t len)
 {
-	fputc_unlocked('"', f);
-	escaped(f, s, len, "\"", &json);
-	fputc_unlocked('"', f);
+	sink_write(o, "\"", 1);
+	escaped(o, s, len, "\"", &json);
+	sink_write(o, "\"", 1);
 }
 
-/* Whether json_string writes S[0..LEN) as it is: printable ASCII but for
-   '"' and '\\'. */
-static bool json_plain(const char *s, size_t len)
+void rbi_json_key_n(struct rbi_json *j, const char *key, size_t n)
 {
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
-			return false;
-	}
-	return true;
-}
-
-void rbi_json_key(struct rbi_json *j, const char *key)
-{
-	size_t n = strlen(key);
 	FILE *f = j->f;
 
 	/* Keys are the program's own names (out.h): no escaping (a heap
 	   dump writes 15M keys). */
 	json_sep(j);
 	j->after_key = true;
+	if (j->buf && n <= 13) {
+		char *p = json_room(j, 16);
+
+		*p = '"';
+		copy_short(p + 1, key, n);
+		p[n + 1] = '"';
+		p[n + 2] = ':';
+		j->len += n + 3;
+		return;
+	}
 	if (j->buf && n + 3 <= j->cap) {
 		char *p = json_room(j, n + 3);
 
@@ -311,20 +364,7 @@ void rbi_json_key(struct rbi_json *j, const char *key)
 void rbi_json_str(struct rbi_json *j, const char *s, size_t len)
 {
 	json_sep(j);
-	/* Buffered, the strings that need no escape (nearly all: types,
-	   encodings, names) are copied; the others go out escaped after
-	   what the buffer holds. */
-	if (j->buf && len <= j->cap - 2 && json_plain(s, len)) {
-		char *p = json_room(j, len + 2);
-
-		*p = '"';
-		memcpy(p + 1, s, len);
-		p[len + 1] = '"';
-		j->len += len + 2;
-		return;
-	}
-	rbi_json_flush(j);
-	json_string(j->f, s, len);
+	json_string(&(struct sink){ .f = j->f, .j = j->buf ? j : NULL }, s, len);
 }
 
 void rbi_json_cstr(struct rbi_json *j, const char *s)
@@ -368,17 +408,25 @@ void rbi_json_double(struct rbi_json *j, double v)
 void rbi_json_addr(struct rbi_json *j, uint64_t v)
 {
 	static const char hex[] = "0123456789abcdef";
-	char buf[sizeof("\"0x\"") + 16], *e = buf + sizeof(buf), *p = e;
+	char buf[sizeof("\"0x\"") + 16], *p = buf;
+	unsigned digits = 1;
 
 	json_sep(j);
-	*--p = '"';
-	do
-		*--p = hex[v & 0xf];
-	while (v >>= 4);
-	*--p = 'x';
-	*--p = '0';
-	*--p = '"';
-	json_write(j, p, (size_t)(e - p));
+	for (uint64_t w = v >> 4; w; w >>= 4)
+		digits++;
+	if (j->buf)
+		p = json_room(j, digits + 4);
+	/* "0x...": the digits written from the last. */
+	p[0] = '"';
+	p[1] = '0';
+	p[2] = 'x';
+	for (unsigned i = digits; i > 0; i--, v >>= 4)
+		p[2 + i] = hex[v & 0xf];
+	p[digits + 3] = '"';
+	if (j->buf)
+		j->len += digits + 4;
+	else
+		fwrite_unlocked(p, 1, digits + 4, j->f);
 }
 
 void rbi_json_bool(struct rbi_json *j, bool v)
@@ -398,12 +446,12 @@ void rbi_json_null(struct rbi_json *j)
 
 void rbi_out_text_also(FILE *f, const char *s, size_t len, const char *also)
 {
-	escaped(f, s, len, also, &text);
+	escaped(&(struct sink){ .f = f }, s, len, also, &text);
 }
 
 void rbi_out_xml(FILE *f, const char *s, size_t len)
 {
-	escaped(f, s, len, "&<>\"'", &xml);
+	escaped(&(struct sink){ .f = f }, s, len, "&<>\"'", &xml);
 }
 
 /* The public helpers (ruby-introspect.h): what rbinspect writes, for any
@@ -411,17 +459,17 @@ void rbi_out_xml(FILE *f, const char *s, size_t len)
 RBI_EXPORT void rbi_escape_text(FILE *f, const char *s, size_t len)
 {
 	if (f && (s || !len))
-		escaped(f, s ? s : "", len, "", &text);
+		escaped(&(struct sink){ .f = f }, s ? s : "", len, "", &text);
 }
 
 RBI_EXPORT void rbi_escape_json(FILE *f, const char *s, size_t len)
 {
 	if (f && (s || !len))
-		json_string(f, s ? s : "", len);
+		json_string(&(struct sink){ .f = f }, s ? s : "", len);
 }
 
 RBI_EXPORT void rbi_escape_xml(FILE *f, const char *s, size_t len)
 {
 	if (f && (s || !len))
-		escaped(f, s ? s : "", len, "&<>\"'", &xml);
+		escaped(&(struct sink){ .f = f }, s ? s : "", len, "&<>\"'", &xml);
 }

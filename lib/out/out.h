@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Write LEN bytes of S for a terminal: printable UTF-8 as is, everything
    else as \n, \t, \e, \xNN, bidirectional controls as \u{202e}. */
@@ -47,8 +48,13 @@ void rbi_json_array(struct rbi_json *j);
 void rbi_json_end_object(struct rbi_json *j);
 void rbi_json_end_array(struct rbi_json *j);
 /* KEY is a name of the program's (ASCII letters, digits, '_'), never the
-   target's data: it is written as it is. */
-void rbi_json_key(struct rbi_json *j, const char *key);
+   target's data: it is written as it is.  Inline, the length of a literal
+   is known when compiled. */
+void rbi_json_key_n(struct rbi_json *j, const char *key, size_t len);
+static inline void rbi_json_key(struct rbi_json *j, const char *key)
+{
+	rbi_json_key_n(j, key, strlen(key));
+}
 void rbi_json_str(struct rbi_json *j, const char *s, size_t len);
 void rbi_json_cstr(struct rbi_json *j, const char *s);  /* NULL: null */
 void rbi_json_int(struct rbi_json *j, int64_t v);
