@@ -168,11 +168,13 @@ static void class_name(struct heap_dump *d, struct rbi_json *j, const struct rbi
    ones set, in this order, and writes none when none is). */
 static void gc_fields(struct heap_dump *d, struct rbi_json *j, const struct rbi_heap_slot *s)
 {
-	static const struct { unsigned bit; const char *name; } names[] = {
-		{ RBI_GC_WB_PROTECTED, "wb_protected" }, { RBI_GC_OLD, "old" },
-		{ RBI_GC_UNCOLLECTIBLE, "uncollectible" }, { RBI_GC_MARKING, "marking" },
-		{ RBI_GC_MARKED, "marked" }, { RBI_GC_PINNED, "pinned" },
+#define FLAG(bit, name) { bit, name, sizeof(name) - 1 }
+	static const struct { unsigned bit; const char *name; size_t len; } names[] = {
+		FLAG(RBI_GC_WB_PROTECTED, "wb_protected"), FLAG(RBI_GC_OLD, "old"),
+		FLAG(RBI_GC_UNCOLLECTIBLE, "uncollectible"), FLAG(RBI_GC_MARKING, "marking"),
+		FLAG(RBI_GC_MARKED, "marked"), FLAG(RBI_GC_PINNED, "pinned"),
 	};
+#undef FLAG
 	uint64_t memsize;
 	unsigned flags;
 
@@ -191,7 +193,8 @@ static void gc_fields(struct heap_dump *d, struct rbi_json *j, const struct rbi_
 	rbi_json_object(j);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (flags & names[i].bit) {
-			rbi_json_key(j, names[i].name); rbi_json_bool(j, true);
+			rbi_json_key_n(j, names[i].name, names[i].len);
+			rbi_json_bool(j, true);
 		}
 	rbi_json_end_object(j);
 }

@@ -364,6 +364,23 @@ void rbi_json_key_n(struct rbi_json *j, const char *key, size_t n)
 void rbi_json_str(struct rbi_json *j, const char *s, size_t len)
 {
 	json_sep(j);
+	/* Buffered, a short string needing no escape (a type, an encoding,
+	   a coderange: most of a heap dump's) is copied. */
+	if (j->buf && len <= 14) {
+		size_t i = 0;
+
+		while (i < len && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+			i++;
+		if (i == len) {
+			char *p = json_room(j, 16);
+
+			*p = '"';
+			copy_short(p + 1, s, len);
+			p[len + 1] = '"';
+			j->len += len + 2;
+			return;
+		}
+	}
 	json_string(&(struct sink){ .f = j->f, .j = j->buf ? j : NULL }, s, len);
 }
 
