@@ -181,24 +181,13 @@ static int by_symbol(struct rbi_target *t, const struct rbi_vm *vm, const struct
 static int by_scan(struct rbi_target *t, const struct rbi_vm *vm, const struct rbi_image *img,
 		   uint64_t *arg)
 {
-	uint64_t start, end, *words;
+	uint64_t *words;
 	size_t n;
 	int rc;
 
 	*arg = 0;
-	if ((rc = rbi_image_writable(img, &start, &end)))
+	if ((rc = rbi_vm_image_words(t, img, SCAN_MAX, &words, &n)))
 		return rc == RBI_ITER_END ? RBI_OK : rc;
-	start &= ~(uint64_t)7;
-	if (end <= start || end - start > SCAN_MAX)
-		return rbi_fail(RBI_CORRUPT, "%s's writable segment is %" PRIu64 " bytes",
-				img->name, end - start);
-	n = (size_t)(end - start) / 8;
-	if (!(words = malloc(n * 8)))
-		return rbi_fail(RBI_NOMEM, "out of memory");
-	if ((rc = rbi_read(t, start, words, n * 8))) {
-		free(words);
-		return rbi_fail_context(rc, "reading %s's data: ", img->name);
-	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w = words[i];
 

@@ -463,6 +463,14 @@ int rbi_vm_global(struct rbi_target *t, struct rbi_vm *vm, const char *name,
 bool rbi_vm_class_attached(struct rbi_target *t, struct rbi_vm *vm,
 			   uint64_t sklass, uint64_t *attached);
 
+/* ---- Images' data (image-words.c) ---------------------------------------- */
+
+/* The words of IMG's writable segment into *WORDS (malloc'd, *N of them):
+   RBI_ITER_END when it has none, RBI_CORRUPT when it spans more than MAX
+   bytes. */
+int rbi_vm_image_words(struct rbi_target *t, const struct rbi_image *img, uint64_t max,
+		       uint64_t **words, size_t *n);
+
 /* ---- Fibers (fiber.c) --------------------------------------------------- */
 
 /* How far a fiber's members after its rb_context_t sit from the layout's
