@@ -324,8 +324,11 @@ def main():
                 pass
             elif kind in read and kind not in unread and addr in running:
                 skipped[kind] += 1
-            elif kind in read and kind not in unread:
-                k = kinds[kind]
+            elif kind not in unread and (kind in read or ("references" in o and
+                                                          typ == "DATA")):
+                # A kind read by name, or another DATA whose marking is data (none;
+                # 3.3+'s declarative marking): "other KIND".
+                k = kinds[kind if kind in read else "other " + str(kind)]
                 k[1] += 1
                 trefs, orefs = t.get("references", []), refs_before(t, o)
                 if Counter(trefs) == Counter(orefs):
@@ -333,18 +336,6 @@ def main():
                     k[2] += trefs == orefs
                 else:
                     diffs["%s %s references" % (typ, kind)].append("%s: %r, dumped %r" % (
-                        addr, t.get("references"), o.get("references")))
-            elif "references" in o and typ == "DATA" and kind not in unread:
-                # Another type whose marking is data (none; 3.3+'s declarative
-                # marking): compared like the kinds read by name.
-                k = kinds["other " + str(kind)]
-                k[1] += 1
-                trefs, orefs = t.get("references", []), refs_before(t, o)
-                if Counter(trefs) == Counter(orefs):
-                    k[0] += 1
-                    k[2] += trefs == orefs
-                else:
-                    diffs["DATA %s references" % kind].append("%s: %r, dumped %r" % (
                         addr, t.get("references"), o.get("references")))
             elif "references" in o:
                 diffs["%s %s references (unread)" % (typ, kind)].append(

@@ -121,6 +121,20 @@ static uint32_t body_end(const struct rbi_layout *l)
 	return fields_end(l, words, RBI_ARRAY_SIZE(words), NULL, 0, uints, RBI_ARRAY_SIZE(uints));
 }
 
+/* Whether the layout has every offset of OFFS, and every word of SLOT in
+   slot S. */
+static bool fields_known(const uint32_t *offs, size_t noffs, const uint32_t *slot,
+			 size_t nslot, const struct rbi_heap_slot *s)
+{
+	for (size_t i = 0; i < noffs; i++)
+		if (offs[i] == RBI_ABSENT)
+			return false;
+	for (size_t i = 0; i < nslot; i++)
+		if (slot[i] == RBI_ABSENT || slot[i] + 8 > s->size)
+			return false;
+	return true;
+}
+
 /* Whether the layout has the rest of what marking an iseq reads. */
 static bool layout_complete(const struct rbi_layout *l, const struct rbi_heap_slot *s)
 {
@@ -133,12 +147,8 @@ static bool layout_complete(const struct rbi_layout *l, const struct rbi_heap_sl
 	};
 	const uint32_t slot[] = { l->iseq_wrapper, l->iseq_body, l->iseq_local_hooks };
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(offs); i++)
-		if (offs[i] == RBI_ABSENT)
-			return false;
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(slot); i++)
-		if (slot[i] == RBI_ABSENT || slot[i] + 8 > s->size)
-			return false;
+	if (!fields_known(offs, RBI_ARRAY_SIZE(offs), slot, RBI_ARRAY_SIZE(slot), s))
+		return false;
 	return l->call_data_size % 8 == 0 && l->call_data_size >= 8 &&
 	       l->is_entry_size % 8 == 0 && l->is_entry_size >= 8 &&
 	       l->catch_entry_size % 8 == 0 && l->catch_entry_size >= 8 &&
@@ -454,12 +464,8 @@ static bool decoded_layout_complete(const struct rbi_vm *vm, const struct rbi_he
 	};
 	const uint32_t slot[] = { l->iseq_wrapper, l->iseq_body, l->iseq_local_hooks };
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(offs); i++)
-		if (offs[i] == RBI_ABSENT)
-			return false;
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(slot); i++)
-		if (slot[i] == RBI_ABSENT || slot[i] + 8 > s->size)
-			return false;
+	if (!fields_known(offs, RBI_ARRAY_SIZE(offs), slot, RBI_ARRAY_SIZE(slot), s))
+		return false;
 	return (!vm->k.iseq_marks_ci || (l->call_data_size % 8 == 0 && l->call_data_size >= 8)) &&
 	       l->catch_entry_size % 8 == 0 && l->catch_entry_size >= 8 &&
 	       l->keyword_default_values <= 64 - 8 && l->keyword_num <= 64 - 4 &&
