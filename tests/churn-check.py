@@ -24,7 +24,8 @@ QUAL = re.compile(r"[A-Z][\w:]*[#.](?=\S)")
 # Per program: where its threads start, and caller -> what it can call.  Where
 # Ruby defines a core method in Ruby (<internal:numeric>, <internal:kernel>:
 # Integer#times and Kernel#loop from 3.3, Integer#zero? from 3.1) its own calls
-# are frames too: 3.3's times and loop ask block_given?.
+# are frames too: 3.3's times and loop ask block_given?, and times calls i.succ
+# (an instruction the interpreter runs without a frame; YJIT may call it).
 PROGRAMS = {
     "thread-churn": ({"<main>", "block in <main>", "block (3 levels) in <main>"}, {
         "<main>": {"loop"},
@@ -35,7 +36,7 @@ PROGRAMS = {
         "block (2 levels) in <main>": {"alive?", "join", "new"},
         "new": {"initialize"},
         "short_life": {"times"},
-        "times": {"block in short_life", "block_given?"},
+        "times": {"block in short_life", "block_given?", "succ"},
     }),
     # The main thread's loop: Object.new, "s#{i}", i % 4, .zero?, GC.compact,
     # GC.respond_to?.
@@ -60,7 +61,7 @@ PROGRAMS = {
         "new": {"initialize"},
         "deep": {"deep", "churn", "zero?"},
         "churn": {"times"},
-        "times": {"block in churn", "block_given?"},
+        "times": {"block in churn", "block_given?", "succ"},
         "block in churn": {"even?", "to_s", "size", "%", "*", "[]="},
     }),
 }
