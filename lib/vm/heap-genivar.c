@@ -302,57 +302,65 @@ static int numiv_of(struct rbi_heap_iter *it, const struct rbi_heap_slot *s, uin
 	return RBI_OK;
 }
 
+/* An object's generic ivars as memsize and refs both read them. */
+struct genivars {
+	uint64_t ivtbl;                 /* its struct gen_ivtbl */
+	bool complex;                   /* a too complex shape's: HDR, else NUMIV */
+	uint8_t hdr[RBI_HASH_TABLE_MAX];
+	uint32_t numiv;
+};
+
+static int genivars_read(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			 struct genivars *gv)
+{
+	int rc;
+
+	if ((rc = genivar_of(it, s, &gv->ivtbl, &gv->complex)))
+		return rc;
+	return gv->complex ? complex_table(it, s, gv->ivtbl, gv->hdr) :
+			     numiv_of(it, s, gv->ivtbl, &gv->numiv);
+}
+
 int rbi_heap_genivar_memsize(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			     uint64_t *size)
 {
-	uint8_t hdr[RBI_HASH_TABLE_MAX];
-	uint64_t ivtbl;
-	uint32_t numiv;
-	bool complex;
+	struct genivars gv;
 	int rc;
 
 	*size = 0;
-	if ((rc = genivar_of(it, s, &ivtbl, &complex)))
+	if ((rc = genivars_read(it, s, &gv)))
 		return rc;
-	if (complex) {
-		if ((rc = complex_table(it, s, ivtbl, hdr)) ||
-		    (rc = rbi_vm_st_memsize(rbi_heap_iter_vm(it)->layout, hdr, size)))
-			return rc;
-		*size += GENIV_SIZE;
+	if (!gv.complex) {
+		*size = GENIV_IVPTR + 8ull * gv.numiv;
 		return RBI_OK;
 	}
-	if ((rc = numiv_of(it, s, ivtbl, &numiv)))
+	if ((rc = rbi_vm_st_memsize(rbi_heap_iter_vm(it)->layout, gv.hdr, size)))
 		return rc;
-	*size = GENIV_IVPTR + 8ull * numiv;
+	*size += GENIV_SIZE;
 	return RBI_OK;
 }
 
 int rbi_heap_genivar_refs(struct rbi_heap_iter *it, const struct rbi_heap_slot *s,
 			  struct rbi_heap_object *out, uint64_t *n)
 {
-	uint8_t hdr[RBI_HASH_TABLE_MAX];
 	const uint64_t *words;
-	uint64_t ivtbl;
-	uint32_t numiv;
-	bool complex;
+	struct genivars gv;
 	int64_t size;
 	int rc;
 
 	*n = 0;
-	if ((rc = genivar_of(it, s, &ivtbl, &complex)))
+	if ((rc = genivars_read(it, s, &gv)))
 		return rc;
-	if (complex) {
-		if ((rc = complex_table(it, s, ivtbl, hdr)) ||
-		    (rc = rbi_heap_st_refs(it, s, out, hdr, false, &size)))
+	if (gv.complex) {
+		if ((rc = rbi_heap_st_refs(it, s, out, gv.hdr, false, &size)))
 			return rc;
 		*n = (uint64_t)size;
 		return RBI_OK;
 	}
-	if ((rc = numiv_of(it, s, ivtbl, &numiv)) ||
-	    (rc = rbi_heap_read_words(it, s, "generic ivars of", ivtbl + GENIV_IVPTR, numiv,
-				      &words)))
+	if ((rc = rbi_heap_read_words(it, s, "generic ivars of", gv.ivtbl + GENIV_IVPTR,
+				      gv.numiv, &words)))
 		return rc;
-	for (uint32_t i = 0; i < numiv; i++)
+	for (uint32_t i = 0; i < gv.numiv; i++)
 		*n += words[i] != rbi_heap_iter_vm(it)->k.qundef;
-	return rbi_heap_add_refs(it, s, out, words, numiv);
+	return rbi_heap_add_refs(it, s, out, words, gv.numiv);
 }
