@@ -55,56 +55,56 @@ static bool die_addr(Dwarf_Die *die, uint64_t *addr)
 	return true;
 }
 
-/* Look under DIE for the variable insns_address_table with an address. */
-static bool find_var(Dwarf_Die *die, struct die_walk *w, int depth)
+/* Is some DIE under DIE (through lexical blocks) a TAG named NAME that
+   MATCH takes?  Bounded by W's count of DIEs and a depth. */
+static bool find_die(Dwarf_Die *die, int tag, const char *name,
+		     bool (*match)(Dwarf_Die *, struct die_walk *), struct die_walk *w, int depth)
 {
 	Dwarf_Die child;
 
 	if (depth > 16 || dwarf_child(die, &child) != 0)
 		return false;
 	do {
-		const char *name;
+		const char *n;
+		int t = dwarf_tag(&child);
 
 		if (++w->dies > DIES_MAX)
 			return false;
-		if (dwarf_tag(&child) == DW_TAG_variable &&
-		    (name = dwarf_diename(&child)) && !strcmp(name, "insns_address_table") &&
-		    die_addr(&child, &w->addr)) {
-			Dwarf_Attribute at;
-			Dwarf_Die type;
-			Dwarf_Word size;
-
-			w->size = 0;
-			if (dwarf_attr_integrate(&child, DW_AT_type, &at) &&
-			    dwarf_formref_die(&at, &type) && dwarf_aggregate_size(&type, &size) == 0)
-				w->size = size;
+		if (t == tag && (n = dwarf_diename(&child)) && !strcmp(n, name) && match(&child, w))
 			return true;
-		}
-		if (dwarf_tag(&child) == DW_TAG_lexical_block && find_var(&child, w, depth + 1))
+		if (t == DW_TAG_lexical_block && find_die(&child, tag, name, match, w, depth + 1))
 			return true;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return false;
 }
 
-/* The table under vm.c's CU: in a subprogram vm_exec_core (its abstract
-   instance, or an out-of-line one). */
+/* VAR, the table, if it has an address: it and its type's size into W. */
+static bool table_var(Dwarf_Die *var, struct die_walk *w)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die type;
+	Dwarf_Word size;
+
+	if (!die_addr(var, &w->addr))
+		return false;
+	w->size = 0;
+	if (dwarf_attr_integrate(var, DW_AT_type, &at) && dwarf_formref_die(&at, &type) &&
+	    dwarf_aggregate_size(&type, &size) == 0)
+		w->size = size;
+	return true;
+}
+
+/* A vm_exec_core (its abstract instance, or an out-of-line one) holding
+   the table. */
+static bool exec_core(Dwarf_Die *fn, struct die_walk *w)
+{
+	return find_die(fn, DW_TAG_variable, "insns_address_table", table_var, w, 0);
+}
+
+/* The table under vm.c's CU. */
 static bool find_in_cu(Dwarf_Die *cu, struct die_walk *w)
 {
-	Dwarf_Die child;
-
-	if (dwarf_child(cu, &child) != 0)
-		return false;
-	do {
-		const char *name;
-
-		if (++w->dies > DIES_MAX)
-			return false;
-		if (dwarf_tag(&child) == DW_TAG_subprogram &&
-		    (name = dwarf_diename(&child)) && !strcmp(name, "vm_exec_core") &&
-		    find_var(&child, w, 0))
-			return true;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
+	return find_die(cu, DW_TAG_subprogram, "vm_exec_core", exec_core, w, 0);
 }
 
 static bool is_vm_c(Dwarf_Die *cu)
