@@ -147,8 +147,11 @@ static size_t kept_from(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, siz
 		uint64_t ep = rbi_get_u64(b, l->cfp_ep);
 
 		/* A frame that is not (popped, or C's copy caught the stack
-		   half way through a change) would be a frame that never was. */
-		if (!rbi_vm_cfp_kept(l, a, b))
+		   half way through a change) would be a frame that never was;
+		   so would a callee whose caller ran on past it. */
+		if (!rbi_vm_cfp_kept(l, a, b) ||
+		    (k - 1 > from &&
+		     !rbi_vm_cfp_caller_kept(l, a - l->cfp_size, b - l->cfp_size, a, b)))
 			break;
 		th->env_moved[k - 1] = false;
 		if (ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
