@@ -20,6 +20,8 @@
    chains: deeper is a cycle. */
 #define ISEQ_CHAIN_MAX 4096
 #define LABEL_DEPTH_MAX 8
+/* Line-table entries looked back past one without a line (entry_line). */
+#define LINELESS_BACK_MAX 16
 
 /* succ_index_table (iseq.c): uint64_t imm_part[54 / 9], then blocks of
    { unsigned rank; uint64_t small_block_ranks; uint64_t bits[8]; }. */
@@ -216,6 +218,26 @@ static int code_first_line(struct rbi_target *t, const struct rbi_vm *vm,
 	return RBI_OK;
 }
 
+/* The line of IS's line-table entry IDX into *LINE_NO.  An entry of line
+   0 is an instruction the compiler gave no line: 2.7's nop at a block's
+   redo/next label, the last before the block's leave, so a block about to
+   leave stands on it (Ruby cannot see that moment: nothing is called from
+   there).  It belongs to the code before it, whose line is taken: the
+   last entry before it that has one (a few back at most). */
+static int entry_line(struct rbi_target *t, const struct rbi_iseq *is, uint32_t esize,
+		      uint64_t idx, uint32_t *line_no)
+{
+	int rc;
+
+	for (unsigned back = 0;; back++, idx--) {
+		/* iseq_insn_info_entry starts with int line_no in every version. */
+		if ((rc = rbi_read_u32(t, is->insns_info + idx * esize, line_no)))
+			return rc;
+		if (*line_no || !idx || back == LINELESS_BACK_MAX)
+			return RBI_OK;
+	}
+}
+
 int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 		  const struct rbi_iseq *is, uint64_t pc, int *line, char *bad, size_t bad_cap)
 {
@@ -254,8 +276,7 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 	} else {
 		return RBI_OK;
 	}
-	/* iseq_insn_info_entry starts with int line_no in every version. */
-	if ((rc = rbi_read_u32(t, is->insns_info + idx * esize, &line_no)))
+	if ((rc = entry_line(t, is, esize, idx, &line_no)))
 		return rc;
 	/* The compiler gives an instruction the line of a node of the code
 	   it compiles, never one before that code's first line.  Not the

@@ -4,7 +4,10 @@
  * from the block to the file's top-level iseq to know it).  The frame is still
  * delivered, its line unknown (0) and line_error saying why, the other
  * frames as they were; `rbinspect CORE bt` prints "path:?" with the
- * reason and exits 8 (inconsistent VM data).  TAP output. */
+ * reason and exits 8 (inconsistent VM data).  And the other side: a
+ * table whose entries after the first have no line (0, as 2.7's compiler
+ * gives a block's last nop) puts the frame on the line before, no error.
+ * TAP output. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -80,15 +83,16 @@ static int main_frames(rbi_target *t, struct frames *fr)
 	return rc == 1 ? w.rc : rc;
 }
 
-/* A copy of CORE whose iseq IS has every line of its table BAD. */
+/* A copy of CORE whose iseq IS has every line of its table from entry
+   FROM on BAD. */
 static bool corrupt_copy(const char *core, const char *out, rbi_target *t,
-			 const struct rbi_iseq *is, int32_t bad)
+			 const struct rbi_iseq *is, uint32_t from, int32_t bad)
 {
 	struct rbi_vm *vm;
 	bool done;
 
 	done = copy_core(core, out) && rbi_vm_get(t, &vm) == RBI_OK;
-	for (uint32_t i = 0; i < is->insns_info_size && done; i++)
+	for (uint32_t i = from; i < is->insns_info_size && done; i++)
 		done = patch_core(out, is->insns_info + (uint64_t)i * vm->layout->insn_info_size,
 				  &bad, sizeof(bad));
 	return done;
@@ -113,7 +117,7 @@ static void check_bad_line(const char *core, rbi_target *t, const struct frames 
 	}
 	close(fd);
 	snprintf(bad_text, sizeof(bad_text), "line %d ", bad);
-	if (!check(corrupt_copy(core, bad_core, t, is, bad), "a copy of the core with every "
+	if (!check(corrupt_copy(core, bad_core, t, is, 0, bad), "a copy of the core with every "
 		   "line of that table %d", bad) ||
 	    !check(rbi_target_open_core(bad_core, NULL, &b) == RBI_OK, "open the copy"))
 		goto out;
@@ -142,6 +146,44 @@ static void check_bad_line(const char *core, rbi_target *t, const struct frames 
 	rc = run_cli(bad_core, "--json bt 1", out, err, sizeof(out));
 	ok(rc == 8 && strstr(out, "\"line\":0,\"line_error\":\"iseq 0x"),
 	   "--json: exit status 8, \"line\": 0 and \"line_error\"");
+out:
+	unlink(bad_core);
+}
+
+/* A copy of CORE whose VICTIM frame's line table (IS) has no line (0)
+   from its second entry on, as 2.7 gives the nop at a block's redo/next
+   label: the frame stands on the line of the first entry, no error. */
+static void check_lineless(const char *core, rbi_target *t, const struct frames *want,
+			   size_t victim, const struct rbi_iseq *is)
+{
+	char bad_core[] = "/tmp/rbi-test-lines.XXXXXX";
+	struct frames got;
+	struct rbi_vm *vm;
+	uint32_t first;
+	rbi_target *b;
+	int fd;
+
+	if ((fd = mkstemp(bad_core)) < 0) {
+		check(false, "a temporary file: %s", strerror(errno));
+		return;
+	}
+	close(fd);
+	if (!check(rbi_vm_get(t, &vm) == RBI_OK && is->insns_info_size > 1 &&
+		   rbi_read_u32(t, is->insns_info, &first) == RBI_OK,
+		   "the table's first entry") ||
+	    !check(corrupt_copy(core, bad_core, t, is, 1, 0), "a copy of the core with the "
+		   "table's entries after the first of line 0") ||
+	    !check(rbi_target_open_core(bad_core, NULL, &b) == RBI_OK, "open the copy"))
+		goto out;
+	if (main_frames(b, &got) == RBI_OK && victim < got.n)
+		ok(got.line[victim] == (int)first && !got.error[victim],
+		   "a lineless entry: the frame stands on the line before it, %" PRIu32
+		   " (got %d, %s)", first, got.line[victim],
+		   got.error[victim] ? got.error[victim] : "no error");
+	else
+		ok(false, "a lineless entry: the frames read");
+	frames_free(&got);
+	rbi_target_free(b);
 out:
 	unlink(bad_core);
 }
@@ -178,6 +220,7 @@ int main(void)
 	check_bad_line(core, t, &want, victim, &is, NEGATIVE_LINE);
 	/* Before the file's first line, and not negative. */
 	check_bad_line(core, t, &want, victim, &is, 0);
+	check_lineless(core, t, &want, victim, &is);
 
 	rc = run_cli(core, "bt 1", out, err, sizeof(out));
 	ok(rc == 0 && strstr(out, "threads.rb:62:in '" VICTIM_LABEL "'") &&
