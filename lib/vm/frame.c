@@ -650,11 +650,11 @@ static int look(struct fwalk *w, struct snap *s, size_t n)
 /* Did the stack stay put between looks A and B?  B's top may be higher
    (frames popped in between), never deeper (frames A never saw), and each
    of B's frames must be the one A read there (rbi_vm_cfp_kept, the test
-   record's reads make) with the same environment, its caller still where
-   it called it (rbi_vm_cfp_caller_kept): else a frame of A's stack may
-   name a method that another frame's slot held a moment later, a stack
-   the thread never had. */
-static bool steady(const struct fwalk *w, const struct snap *a, const struct snap *b)
+   record's reads make) with the same environment: else a frame of A's
+   stack may name a method that another frame's slot held a moment later,
+   a stack the thread never had.  A caller that ran on past its callee as B
+   was read gets back the pc it called from (rbi_vm_cfp_caller_settle). */
+static bool steady(const struct fwalk *w, const struct snap *a, struct snap *b)
 {
 	const struct rbi_layout *l = w->l;
 	size_t skip;
@@ -666,12 +666,14 @@ static bool steady(const struct fwalk *w, const struct snap *a, const struct sna
 		return false;
 	for (size_t k = 0; k < b->n; k++) {
 		const struct env *ea = &a->envs[k + skip], *eb = &b->envs[k];
-		const uint8_t *fa = a->cfps + (k + skip) * l->cfp_size, *fb = b->cfps + k * l->cfp_size;
+		const uint8_t *fa = a->cfps + (k + skip) * l->cfp_size;
+		uint8_t *fb = b->cfps + k * l->cfp_size;
 
 		if (!rbi_vm_cfp_kept(l, fa, fb) ||
-		    (k && !rbi_vm_cfp_caller_kept(l, fa - l->cfp_size, fb - l->cfp_size, fa, fb)) ||
 		    ea->rc != eb->rc || (!ea->rc && memcmp(ea->w, eb->w, sizeof(ea->w))))
 			return false;
+		if (k)
+			rbi_vm_cfp_caller_settle(l, fa - l->cfp_size, fb - l->cfp_size, fa, fb);
 	}
 	return true;
 }
@@ -820,14 +822,13 @@ bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,
 	       rbi_get_u64(before, l->cfp_self) == rbi_get_u64(after, l->cfp_self);
 }
 
-bool rbi_vm_cfp_caller_kept(const struct rbi_layout *l, const uint8_t *callee_before,
-			    const uint8_t *callee_after, const uint8_t *caller_before,
-			    const uint8_t *caller_after)
+void rbi_vm_cfp_caller_settle(const struct rbi_layout *l, const uint8_t *callee_before,
+			      const uint8_t *callee_after, const uint8_t *caller_before,
+			      uint8_t *caller_after)
 {
-	if (!rbi_vm_cfp_kept(l, callee_before, callee_after) ||
-	    rbi_get_u64(callee_before, l->cfp_ep) != rbi_get_u64(callee_after, l->cfp_ep))
-		return true;
-	return rbi_get_u64(caller_before, l->cfp_pc) == rbi_get_u64(caller_after, l->cfp_pc);
+	if (rbi_vm_cfp_kept(l, callee_before, callee_after) &&
+	    rbi_get_u64(callee_before, l->cfp_ep) == rbi_get_u64(callee_after, l->cfp_ep))
+		memcpy(caller_after + l->cfp_pc, caller_before + l->cfp_pc, 8);
 }
 
 int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,

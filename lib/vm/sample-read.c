@@ -132,10 +132,10 @@ static void swap_vals(struct rbi_vm_sthread *th)
 /* From TH's outermost frame in, down to FROM: the frames that run the same
    code for the same receiver in B's and C's readings, with their
    environments read (and ENV_MOVED set for each: whether it changed while
-   C read it).  Returns the index of the innermost of them (FROM when all
-   are; NCFPS when the outermost is not one).  Frames pushed or popped
-   between the two readings break the run; those beneath the change are
-   the same in both. */
+   C read it) and each caller's pc where it called (settled).  Returns the
+   index of the innermost of them (FROM when all are; NCFPS when the
+   outermost is not one).  Frames pushed or popped between the two readings
+   break the run; those beneath the change are the same in both. */
 static size_t kept_from(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, size_t from)
 {
 	const struct rbi_layout *l = s->l;
@@ -143,16 +143,16 @@ static size_t kept_from(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, siz
 
 	for (k = th->ncfps; k > from; k--) {
 		const uint8_t *a = th->cfps + (k - 1) * l->cfp_size;
-		const uint8_t *b = th->cfps2 + (k - 1) * l->cfp_size;
+		uint8_t *b = th->cfps2 + (k - 1) * l->cfp_size;
 		uint64_t ep = rbi_get_u64(b, l->cfp_ep);
 
 		/* A frame that is not (popped, or C's copy caught the stack
-		   half way through a change) would be a frame that never was;
-		   so would a callee whose caller ran on past it. */
-		if (!rbi_vm_cfp_kept(l, a, b) ||
-		    (k - 1 > from &&
-		     !rbi_vm_cfp_caller_kept(l, a - l->cfp_size, b - l->cfp_size, a, b)))
+		   half way through a change) would be a frame that never was. */
+		if (!rbi_vm_cfp_kept(l, a, b))
 			break;
+		/* C's copy of a caller that ran on past its callee. */
+		if (k - 1 > from)
+			rbi_vm_cfp_caller_settle(l, a - l->cfp_size, b - l->cfp_size, a, b);
 		th->env_moved[k - 1] = false;
 		if (ep >= 16 && ep - 16 >= th->vals_lo && ep + 8 <= th->vals_hi)
 			th->env_moved[k - 1] = memcmp(th->vals + (ep - 16 - th->vals_lo),

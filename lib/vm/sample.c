@@ -21,10 +21,10 @@
  * and pc may differ: code that calls all the time (a recursion) pops the
  * frames under its top and pushes them again from another call site
  * between B and C, so requiring them equal would leave such code out of a
- * profile; but a caller's pc must not move under a callee that is the
- * same invocation in both readings (rbi_vm_cfp_caller_kept): that callee
- * returned while C read, its slot not yet reused.  An environment that
- * changed while C read it (between its two
+ * profile; but a caller whose callee is the same invocation in both
+ * readings gets B's pc back if C's moved: the callee returned while C
+ * read, and C's copy of the caller ran on (rbi_vm_cfp_caller_settle).  An
+ * environment that changed while C read it (between its two
  * reads of the values) is kept only for a method frame, and only the
  * reading of it (after the frames, else before) that names a method
  * running that frame's own iseq: the same method pushed again, whose

@@ -116,17 +116,19 @@ bool rbi_vm_frame_hides_caller(const struct rbi_vm *vm, const struct rbi_iseq *i
    stack whose frames are not is torn (sample.c steady, frame.c). */
 bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,
 		     const uint8_t *after);
-/* Is the caller of that frame (CALLER_BEFORE, CALLER_AFTER) still where it
-   called it?  A caller's pc stays put while its callee runs; if the callee
-   is the same invocation in both readings (kept, and the same ep) but the
-   caller's pc moved, the callee returned in between and its slot still
-   holds it: the caller, read later, runs on without it, a stack that never
-   was (a sample caught at a method's return; fiber-spin.rb's caller
-   seen a line on).  A callee pushed again from another call site has
-   another ep, mostly, and is let be, as rbi_vm_cfp_kept lets it. */
-bool rbi_vm_cfp_caller_kept(const struct rbi_layout *l, const uint8_t *callee_before,
-			    const uint8_t *callee_after, const uint8_t *caller_before,
-			    const uint8_t *caller_after);
+/* A caller's pc stays put while its callee runs.  If the callee
+   (CALLEE_BEFORE, CALLEE_AFTER) is the same invocation in both readings
+   (kept, and the same ep) but the caller's pc moved, the callee returned
+   while AFTER was read, its slot not yet reused, and the caller, read
+   after it, ran on: AFTER's pc is not where it called the callee, BEFORE's
+   is (read while the callee ran).  Put BEFORE's pc in CALLER_AFTER, so
+   that the stack is one that was: fiber-spin.rb called Burn.burn_root
+   from line 46, not 44 or 51; recurse.rb's block calls r from line 20,
+   not 21.  (Treating such a stack as torn instead drops a recursion's
+   stacks by the hundred a second, the bias the sampler avoids.) */
+void rbi_vm_cfp_caller_settle(const struct rbi_layout *l, const uint8_t *callee_before,
+			      const uint8_t *callee_after, const uint8_t *caller_before,
+			      uint8_t *caller_after);
 /* The iseq a method entry runs (*ISEQ 0 for a method of another kind:
    C, attr, alias...). */
 int rbi_vm_cme_iseq(struct rbi_target *t, const struct rbi_vm *vm, uint64_t cme,
