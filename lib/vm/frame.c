@@ -575,6 +575,14 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 			if ((rc = frame_method_entry(w, c.ep, flags, me_cref, &cme)))
 				return rbi_fail_context(rc, "control frame 0x%" PRIx64
 							": ", c.addr);
+			/* A C method's frame always has its method entry; one
+			   without, in a process that runs, was caught half
+			   written (Ruby 2.7 sets ec->cfp before it fills the
+			   frame in), as the sampler finds too. */
+			if (!cme && w->moves)
+				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " is a C "
+						"method's without its method entry: half "
+						"written", c.addr);
 			m = memo_slot(w, 0, cme, &hit);
 			if (!hit) {
 				if ((rc = cfunc_labels(w, m, cme))) {
