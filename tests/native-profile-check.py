@@ -43,7 +43,7 @@ def vm_around_cfunc(before, after):
     the module of the interpreter loop that runs the Ruby frames outside it (the native
     frame right before the first of them: libruby, or ruby where it is linked in), or,
     where the build has DWARF, in the VM's source files beside that stack's own."""
-    first_ruby = next(i for i, f in enumerate(before) if f["kind"] != NATIVE)
+    first_ruby = next((i for i, f in enumerate(before) if f["kind"] != NATIVE), len(before))
     loop = before[first_ruby - 1]["path"] if first_ruby else None
     sources = {os.path.dirname(f["path"]) for f in before[:first_ruby]
                if f["path"].endswith(".c")}

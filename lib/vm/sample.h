@@ -123,8 +123,8 @@ bool rbi_vm_cfp_kept(const struct rbi_layout *l, const uint8_t *before,
    after it, ran on: AFTER's pc is not where it called the callee, BEFORE's
    is (read while the callee ran).  Put BEFORE's pc in CALLER_AFTER, so
    that the stack is one that was: fiber-spin.rb called Burn.burn_root
-   from line 46, not 44 or 51; recurse.rb's block calls r from line 20,
-   not 21.  (Treating such a stack as torn instead drops a recursion's
+   from line 46, not 44 or 51; recurse.rb's block calls r from line 19,
+   not 20 or 21.  (Treating such a stack as torn instead drops a recursion's
    stacks by the hundred a second, the bias the sampler avoids.) */
 void rbi_vm_cfp_caller_settle(const struct rbi_layout *l, const uint8_t *callee_before,
 			      const uint8_t *callee_after, const uint8_t *caller_before,
