@@ -14,6 +14,7 @@ Prints one line a step, "ok STEP what was checked" or "not ok STEP what differed
 any step differed."""
 import html
 import json
+import math
 import re
 import sys
 
@@ -64,7 +65,9 @@ def text_fits(f):
     """The label is the name, cut with ".." to what the frame's width holds (12 px Verdana,
     0.59 em a character, 3 px padding), none under 3 characters."""
     n, t = name(f), f["text"]
-    fit = int((f["w"] - 3) // (FONT_SIZE * FONT_WIDTH))
+    # As the script computes it: floor of the quotient, which // is not where the quotient
+    # rounds up to a whole number (a width of 257.88 fits 36 characters, not 35).
+    fit = math.floor((f["w"] - 3) / (FONT_SIZE * FONT_WIDTH))
     return t == ("" if fit < 3 else n if len(n) <= fit else n[:fit - 2] + "..")
 
 
@@ -82,9 +85,9 @@ def matched_share(root):
     spans = sorted((f["x"], f["x"] + f["w"]) for f in drawn
                    if rx.search(name(f)) and within(f, span))
     covered, end = 0.0, -1.0
-    for a, b in spans:
-        if a >= end - 1e-4:
-            covered += b - a
+    for a, b in spans:       # their union: nested ones, and rounding's overlaps, once
+        if b > end:
+            covered += b - max(a, end)
             end = b
     return 100 * covered / span["w"]
 

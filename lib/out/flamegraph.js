@@ -178,14 +178,17 @@ function search(term) {
 	}
 	searchbtn.textContent = "Reset Search";
 	searchbtn.classList.add("active");
+	/* The union of the matches' spans: a match nested in another adds
+	   nothing, and neither do siblings whose ends overlap by the
+	   drawing's rounding to 2 decimals (taking a span as nested because it
+	   starts inside the one before left out whole subtrees). */
 	var xs = Object.keys(matches).map(parseFloat).sort(function (a, b) { return a - b; });
-	var count = 0, lastx = -1, lastw = 0;
+	var count = 0, end = -1;
 	for (var k = 0; k < xs.length; k++) {
-		var mx = xs[k], mw = matches[xs[k]];
-		if (mx >= lastx + lastw - 0.0001) {
-			count += mw;
-			lastx = mx;
-			lastw = mw;
+		var mx = xs[k], me = mx + matches[xs[k]];
+		if (me > end) {
+			count += me - Math.max(mx, end);
+			end = me;
 		}
 	}
 	var pct = maxwidth > 0 ? 100 * count / maxwidth : 0;

@@ -266,14 +266,11 @@ while read -r kind ver root cmd; do
 		size=$(stat -c %s "$T/hot.png" 2>/dev/null || echo 0)
 		check "$R: Chromium renders the flame graph (screenshot $size bytes)" \
 			sh -c "[ $size -gt 15000 ] && head -c 8 '$T/hot.png' | grep -q PNG"
-		# Up to 3 renders: one in about 30 CI runs showed exactly half the
-		# share (not understood; see the closing note), the others agree.
-		for _ in 1 2 3; do
-			matched=$(chrome --dump-dom "file://$T/hot.svg?s=Hot%23spin" |
-				sed -n 's/.*id="matched"[^>]*>Matched: \([0-9.]*\)%.*/\1/p' | head -1)
-			[ -n "$matched" ] && near "$matched" "$share" && break
-			diag "flame graph search rendered ${matched:-nothing} %"
-		done
+		# One render: the share that came out half or less now and then was the
+		# script's, which took a match starting inside the one before (siblings
+		# overlap by the drawing's rounding) for a nested one and left it out.
+		matched=$(chrome --dump-dom "file://$T/hot.svg?s=Hot%23spin" |
+			sed -n 's/.*id="matched"[^>]*>Matched: \([0-9.]*\)%.*/\1/p' | head -1)
 		if [ -n "$matched" ] && near "$matched" "$share"; then
 			ok "$R: flame graph search: Hot#spin matched $matched % (folded: $share %)"
 		else
