@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test-rubies.sh — fetch and build the real CRuby interpreters the tests run against.
 #
-# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--variants] [--list] [--list-variants]
+# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--variants] [--list] [--list-variants] [--status]
 #   --binaries  Debian's own (stripped) Rubies, each unpacked into a root dir used with chroot
 #               or tools/run-in-ns.sh:  deb-2.7 (bullseye ruby2.7), deb-3.1 (bookworm ruby3.1),
 #               deb-3.3 (trixie ruby3.3), deb-3.4 (sid + experimental ruby3.4).
@@ -12,11 +12,19 @@
 #               compilers and libraries (see VARIANTS below). About 10 minutes on 2 cores.
 #   --list      Print the Rubies that are ready (see format below). Never downloads or builds.
 #   --list-variants  The same for the variants.
+#   --status    TAP: one line per Ruby this script makes, ok if ready, not ok with the reason its
+#               last attempt failed. Never downloads or builds.
 #   (none)      --binaries, --dwarf, then --variants.
 #
 # Cache: ${RBI_RUBIES:-$HOME/.cache/rbinspect/rubies}. Every Ruby gets a stamp file (.rbi-stamp,
-# holding its RUBY_VERSION) only after it has been verified to run, so a second run with
-# everything present does nothing and finishes at once. Delete a dir to redo it.
+# holding its RUBY_VERSION) only after it has been verified to run, and a recipe file
+# (.rbi-recipe: the suites or source package and every configure argument that made it). A
+# Ruby whose stamp is there and whose recipe is today's is not made again, so a second run
+# finishes at once and a changed recipe rebuilds only what it changed. Delete a dir to redo it.
+#
+# A Ruby that cannot be fetched or built does not stop the others: its reason and the tail of
+# its log go to $RBI_RUBIES/.failed/NAME, the script exits 1 at the end, and --status reports
+# it (one TAP line per Ruby: tests/run counts a failed build as a failed test).
 #
 # --list output format (consumed by the tests; keep it stable). One line per ready Ruby,
 # four fields separated by single spaces (so the cache path must not contain whitespace):
@@ -96,7 +104,49 @@ raise "ObjectSpace" unless n > 0 && c > 0
 print RUBY_VERSION'
 
 log() { printf '%s\n' "test-rubies: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+# In a Ruby's job (BUILDING set), the reason is also kept for --status.
+die() {
+	log "error: $*"
+	[[ -z ${BUILDING:-} ]] || printf '%s\n' "$*" >> "$RBI_RUBIES/.failed/$BUILDING"
+	exit 1
+}
+
+# ready NAME RECIPE: Ruby NAME was verified to run and was made by RECIPE.
+ready() {
+	[[ -s $RBI_RUBIES/$1/$STAMP && $(cat "$RBI_RUBIES/$1/$RECIPE" 2> /dev/null) == "$2" ]]
+}
+
+# make_one NAME RECIPE FUNCTION ARGS...: unless NAME is ready by RECIPE, run FUNCTION ARGS... as
+# a job of its own (a failure ends the job, not this script; and in a `||` list bash would
+# switch off `set -e` inside it), then stamp NAME with RECIPE and the version FUNCTION printed.
+# A failure leaves its reason in .failed/NAME and is counted in FAILED.
+make_one() {
+	local name=$1 recipe=$2 ver
+	shift 2
+	ready "$name" "$recipe" && return 0
+	mkdir -p "$RBI_RUBIES/.failed"
+	rm -f "$RBI_RUBIES/.failed/$name"
+	SECONDS=0
+	(
+		BUILDING=$name
+		# Any command that fails ends the job with its reason kept.
+		set -E
+		trap 'die "line $LINENO: $BASH_COMMAND failed"' ERR
+		"$@" > "$RBI_RUBIES/.$name.version"
+	) &
+	wait $! && ver=$(tail -n 1 "$RBI_RUBIES/.$name.version") || ver=
+	rm -f "$RBI_RUBIES/.$name.version"
+	if [[ -n $ver ]]; then
+		echo "$ver" > "$RBI_RUBIES/$name/$STAMP"
+		printf '%s\n' "$recipe" > "$RBI_RUBIES/$name/$RECIPE"
+		log "$name: ruby $ver ready (${SECONDS}s, $(du -sh "$RBI_RUBIES/$name" | cut -f1))"
+	else
+		[[ -s $RBI_RUBIES/.failed/$name ]] || echo "failed without a reason" > "$RBI_RUBIES/.failed/$name"
+		log "$name: FAILED after ${SECONDS}s: $(head -n 1 "$RBI_RUBIES/.failed/$name")"
+		FAILED+=("$name")
+	fi
+}
+FAILED=()
 
 # First archive URI in the machine's apt configuration whose path ends in /debian (so not
 # debian-security, debian-debug, or a third-party repository). Reads one-line `deb` entries and
@@ -169,17 +219,23 @@ smoke_binary() {
 	chroot "$1" /usr/bin/ruby -e "$SMOKE"
 }
 
+binary_recipe() {
+	echo "suites ${BIN_SUITES[$1]}; packages ruby$1 libruby$1 ${RUNTIME_PKGS[*]}"
+}
+
+# Unpack and verify deb-$1; print its RUBY_VERSION.
+binary_one() {
+	local v=$1 root=$RBI_RUBIES/deb-$1 mirror
+	mirror=$(find_mirror)
+	log "deb-$v: downloading ruby$v from ${BIN_SUITES[$v]} ($mirror)"
+	fetch_binary "$v" "$root" "$mirror"
+	smoke_binary "$root" || die "deb-$v: smoke test failed in $root"
+}
+
 do_binaries() {
-	local v root mirror="" ver
+	local v
 	for v in "${VERSIONS[@]}"; do
-		root=$RBI_RUBIES/deb-$v
-		[[ -s $root/$STAMP ]] && continue
-		[[ -n $mirror ]] || mirror=$(find_mirror)
-		log "deb-$v: downloading ruby$v from ${BIN_SUITES[$v]} ($mirror)"
-		fetch_binary "$v" "$root" "$mirror"
-		ver=$(smoke_binary "$root") || die "deb-$v: smoke test failed in $root"
-		echo "$ver" > "$root/$STAMP"
-		log "deb-$v: ruby $ver ready in $root ($(du -sh "$root" | cut -f1))"
+		make_one "deb-$v" "$(binary_recipe "$v")" binary_one "$v"
 	done
 }
 
@@ -226,24 +282,50 @@ fetch_source() {
 	printf '%s\n' "$dir"
 }
 
-# Configure and make (out of tree, in $RBI_RUBIES/.build/NAME) under nice; $3 is the install
-# prefix, $4 the build's name (default dwarf-$1), and the rest configure's arguments (default
-# --enable-shared).
-build_source() {
-	local v=$1 src=$2 prefix=$3 name=${4:-dwarf-$1} b extra=()
-	shift 4 || shift $#
-	[[ $# -gt 0 ]] && extra+=("$@") || extra+=(--enable-shared)
-	b=$RBI_RUBIES/.build/$name
+# configure_args VERSION ARGS...: configure's arguments for a build of Ruby VERSION whose own
+# arguments are ARGS, one a line (the prefix aside). They are the build's recipe.
+configure_args() {
+	local v=$1
+	shift
+	printf '%s\n' --disable-install-doc optflags=-O2 debugflags=-g "$@"
 	# Ruby 2.7's openssl extension does not build against OpenSSL 3 (the host's).
-	[[ $v == 2.7 ]] && extra+=(--with-out-ext=openssl)
+	[[ $v != 2.7 ]] || echo --with-out-ext=openssl
+}
+
+# source_recipe VERSION ARGS...: what a source build of VERSION with ARGS is made of.
+source_recipe() {
+	local v=$1
+	shift
+	echo "source ${SRC_SPEC[$v]}; configure $(configure_args "$v" "$@" | tr '\n' ' ')"
+}
+
+# Configure and make Ruby $1 from source tree $2 (out of tree, in $RBI_RUBIES/.build/NAME) under
+# nice, install into $3; $4 is the build's name, the rest configure's own arguments.  A failure
+# keeps the end of the log that says why in .failed/NAME.
+build_source() {
+	local v=$1 src=$2 prefix=$3 name=$4 b step args
+	shift 4
+	mapfile -t args < <(configure_args "$v" "$@")
+	b=$RBI_RUBIES/.build/$name
 	rm -rf "$b" "$prefix" && mkdir -p "$b"
-	(
-		cd "$b"
-		nice -n 19 "$src/configure" --prefix="$prefix" --disable-install-doc \
-			optflags=-O2 debugflags=-g "${extra[@]}" > configure.log 2>&1
-		nice -n 19 make -j2 > make.log 2>&1
-		install_built "$v" > install.log 2>&1
-	) || die "$name: build failed, see $b/*.log"
+	for step in configure make install; do
+		if ! (cd "$b" && build_step "$step" "$v" "$src" "$prefix" "${args[@]}") > "$b/$step.log" 2>&1; then
+			{ echo "$step failed; the end of $b/$step.log:"; tail -n 25 "$b/$step.log"; } \
+				>> "$RBI_RUBIES/.failed/$name"
+			die "$name: $step failed (log: $b/$step.log)"
+		fi
+	done
+}
+
+# build_step STEP VERSION SRC PREFIX ARGS...: one step of build_source, in the build dir.
+build_step() {
+	local step=$1 v=$2 src=$3 prefix=$4
+	shift 4
+	case $step in
+	configure) nice -n 19 "$src/configure" --prefix="$prefix" "$@" ;;
+	make) nice -n 19 make -j2 ;;
+	install) install_built "$v" ;;
+	esac
 }
 
 # `make install`, which never strips. For 2.7 on the bookworm host the gem step fails (the
@@ -261,37 +343,30 @@ install_built() {
 	fi
 }
 
-# Fetch, build, verify and stamp one DWARF Ruby.
+# Fetch, build and verify one DWARF Ruby; print its RUBY_VERSION.
 dwarf_one() {
-	local v=$1 mirror=$2 prefix src ver
-	prefix=$RBI_RUBIES/dwarf-$v
+	local v=$1 prefix=$RBI_RUBIES/dwarf-$1 src mirror
+	mirror=$(find_mirror)
+	ensure_build_deps
 	log "dwarf-$v: fetching source ${SRC_SPEC[$v]}"
 	src=$(fetch_source "$v" "$mirror")
 	log "dwarf-$v: building $(basename "$src") into $prefix"
-	SECONDS=0
-	build_source "$v" "$src" "$prefix"
-	ver=$("$prefix/bin/ruby" -e "$SMOKE") || die "dwarf-$v: smoke test failed"
+	build_source "$v" "$src" "$prefix" "dwarf-$v" --enable-shared
+	"$prefix/bin/ruby" -e "$SMOKE" > /dev/null || die "dwarf-$v: smoke test failed"
 	check_dwarf "$v" "$prefix"
-	echo "$ver" > "$prefix/$STAMP"
 	# The instruction tables' sources, for tests/integration/insn-tables.sh.
-	mkdir -p "$RBI_RUBIES/.insns/$v"
+	rm -rf "$RBI_RUBIES/.insns/$v" && mkdir -p "$RBI_RUBIES/.insns/$v"
 	(cd "$src" && cp --parents version.h include/ruby/version.h insns.inc insns_info.inc \
 		"$RBI_RUBIES/.insns/$v/") || true
-	rm -rf "$RBI_RUBIES/.build/$v" "$RBI_RUBIES/.src/$v" # 100-300 MB each
-	log "dwarf-$v: ruby $ver ready in $prefix (${SECONDS}s, $(du -sh "$prefix" | cut -f1))"
+	rm -rf "$RBI_RUBIES/.build/dwarf-$v" "$RBI_RUBIES/.src/$v" # 100-600 MB each
+	"$prefix/bin/ruby" -e 'print RUBY_VERSION'
 }
 
 do_dwarf() {
-	local v mirror="" failed=()
+	local v
 	for v in "${VERSIONS[@]}"; do
-		[[ -s $RBI_RUBIES/dwarf-$v/$STAMP ]] && continue
-		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
-		# One failed build must not stop the others. Run it as a background job and wait: in
-		# a `||` list bash would switch off `set -e` inside the function.
-		dwarf_one "$v" "$mirror" &
-		wait $! || failed+=("$v")
+		make_one "dwarf-$v" "$(source_recipe "$v" --enable-shared)" dwarf_one "$v"
 	done
-	[[ ${#failed[@]} -eq 0 ]] || die "DWARF builds failed: ${failed[*]}"
 	rm -rf "$RBI_RUBIES/.apt/src" # ~60 MB of source indexes, only needed while building
 }
 
@@ -319,23 +394,16 @@ yjit_wrapper() {
 		die "$(basename "$1"): YJIT is not enabled by --yjit"
 }
 
-# variant_current NAME REVISION: variant NAME was built, by revision REVISION of its recipe
-# (bumped when its configure arguments change, so that a cached build is made again;
-# builds before revisions were kept are revision 1).
-variant_current() {
-	[[ -s $RBI_RUBIES/$1/$STAMP && $(cat "$RBI_RUBIES/$1/$RECIPE" 2> /dev/null || echo 1) == "$2" ]]
-}
-
-# Build variant $1 (var-VERSION-WHAT) of Ruby $2, recipe revision $4, with configure
-# arguments $5...
+# Build variant $1 (var-VERSION-WHAT) of Ruby $2 with configure arguments $3...; print its
+# RUBY_VERSION.
 variant_one() {
-	local name=$1 v=$2 mirror=$3 rev=$4 prefix src ver lib
-	shift 4
-	prefix=$RBI_RUBIES/$name
+	local name=$1 v=$2 prefix=$RBI_RUBIES/$1 src ver lib mirror
+	shift 2
+	mirror=$(find_mirror)
+	ensure_build_deps
 	log "$name: fetching source ${SRC_SPEC[$v]}"
 	src=$(fetch_source "$v" "$mirror" "$name")
 	log "$name: building $(basename "$src") ($*) into $prefix"
-	SECONDS=0
 	build_source "$v" "$src" "$prefix" "$name" "$@"
 	ver=$("$prefix/bin/ruby" -e "$SMOKE") || die "$name: smoke test failed"
 	case $name in
@@ -358,14 +426,19 @@ variant_one() {
 		;;
 	esac
 	[[ $name == *-musl ]] || yjit_wrapper "$prefix"
-	echo "$ver" > "$prefix/$STAMP"
-	echo "$rev" > "$prefix/$RECIPE"
 	rm -rf "$RBI_RUBIES/.build/$name" "$RBI_RUBIES/.src/$name"
-	log "$name: ruby $ver ready in $prefix (${SECONDS}s, $(du -sh "$prefix" | cut -f1))"
+	printf '%s' "$ver"
+}
+
+# variant NAME VERSION ARGS...: make variant NAME of Ruby VERSION with configure arguments ARGS.
+variant() {
+	local name=$1 v=$2
+	shift 2
+	make_one "$name" "$(source_recipe "$v" "$@")" variant_one "$name" "$v" "$@"
 }
 
 do_variants() {
-	local mirror="" failed=() p missing=()
+	local p missing=()
 	for p in $VARIANT_DEPS; do
 		[[ $(dpkg-query -W -f '${Status}' "$p" 2> /dev/null) == *"ok installed" ]] ||
 			missing+=("$p")
@@ -375,27 +448,15 @@ do_variants() {
 		DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends \
 			"${missing[@]}" > /dev/null
 	fi
-	if ! variant_current var-3.4-static 1; then
-		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
-		variant_one var-3.4-static 3.4 "$mirror" 1 --disable-shared --enable-yjit &
-		wait $! || failed+=(var-3.4-static)
-	fi
-	if ! variant_current var-3.3-clang 1; then
-		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
-		variant_one var-3.3-clang 3.3 "$mirror" 1 --enable-shared --with-jemalloc \
-			--enable-yjit CC=clang &
-		wait $! || failed+=(var-3.3-clang)
-	fi
-	# Revision 2: --eh-frame-hdr.
-	if ! variant_current var-3.4-musl 2; then
-		rm -rf "$RBI_RUBIES/var-3.4-musl"
-		[[ -n $mirror ]] || { mirror=$(find_mirror); ensure_build_deps; }
-		variant_one var-3.4-musl 3.4 "$mirror" 2 --disable-shared --disable-yjit CC=musl-gcc \
-			LDFLAGS="-Wl,--build-id -Wl,--eh-frame-hdr" \
-			--with-out-ext=openssl,zlib,readline,psych,fiddle,gdbm,dbm,nkf &
-		wait $! || failed+=(var-3.4-musl)
-	fi
-	[[ ${#failed[@]} -eq 0 ]] || die "variant builds failed: ${failed[*]}"
+	variant var-3.4-static 3.4 --disable-shared --enable-yjit
+	# GNU ar and ranlib load every plugin in /usr/lib/bfd-plugins, where lldb-14's LLVM 14
+	# gold plugin aborts on the YJIT object rustc's newer LLVM wrote ("LLVM ERROR: Invalid
+	# encoding"); gcc's wrappers load only gcc's own plugin.
+	variant var-3.3-clang 3.3 --enable-shared --with-jemalloc --enable-yjit CC=clang \
+		AR=gcc-ar RANLIB=gcc-ranlib
+	variant var-3.4-musl 3.4 --disable-shared --disable-yjit CC=musl-gcc \
+		LDFLAGS="-Wl,--build-id -Wl,--eh-frame-hdr" \
+		--with-out-ext=openssl,zlib,readline,psych,fiddle,gdbm,dbm,nkf
 	rm -rf "$RBI_RUBIES/.apt/src"
 }
 
@@ -419,6 +480,27 @@ do_list_variants() {
 	return 0
 }
 
+# TAP, one line per Ruby this script makes: ready, or why its last attempt failed.
+do_status() {
+	local names=() name n=0 f
+	for name in "${VERSIONS[@]}"; do names+=("deb-$name"); done
+	for name in "${VERSIONS[@]}"; do names+=("dwarf-$name"); done
+	names+=(var-3.4-static var-3.3-clang var-3.4-musl)
+	echo "1..${#names[@]}"
+	for name in "${names[@]}"; do
+		n=$((n + 1))
+		f=$RBI_RUBIES/.failed/$name
+		if [[ -s $RBI_RUBIES/$name/$STAMP ]]; then
+			echo "ok $n - $name: ruby $(< "$RBI_RUBIES/$name/$STAMP") ready"
+		elif [[ -s $f ]]; then
+			echo "not ok $n - $name: $(head -n 1 "$f")"
+			sed 's/^/# /' "$f"
+		else
+			echo "not ok $n - $name: not made (tools/test-rubies.sh makes it)"
+		fi
+	done
+}
+
 do_list() {
 	local v d
 	for v in "${VERSIONS[@]}"; do
@@ -433,12 +515,12 @@ do_list() {
 }
 
 usage() {
-	sed -n '3,15s/^# \{0,1\}//p' "$0" >&2
+	sed -n '3,17s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
 main() {
-	local bin=0 dwarf=0 variants=0 list=0 list_variants=0 arg
+	local bin=0 dwarf=0 variants=0 list=0 list_variants=0 status=0 arg
 	for arg in "$@"; do
 		case $arg in
 		--binaries) bin=1 ;;
@@ -446,6 +528,7 @@ main() {
 		--variants) variants=1 ;;
 		--list) list=1 ;;
 		--list-variants) list_variants=1 ;;
+		--status) status=1 ;;
 		*) usage ;;
 		esac
 	done
@@ -463,6 +546,8 @@ main() {
 	[[ $variants -eq 1 ]] && do_variants
 	[[ $list -eq 1 ]] && do_list
 	[[ $list_variants -eq 1 ]] && do_list_variants
+	[[ $status -eq 1 ]] && do_status
+	[[ ${#FAILED[@]} -eq 0 ]] || { log "not made: ${FAILED[*]} (tools/test-rubies.sh --status)"; return 1; }
 	return 0
 }
 
