@@ -7,13 +7,21 @@
 # (systemd-coredump, apport) or a path elsewhere is set to "core" while the test runs (root
 # only) and put back at exit.  crash_pipe_pattern points it at a pipe helper of the test's
 # own instead (the way systemd-coredump gets its cores: on standard input).
+#
+# core_pattern is the machine's, not the test's: a test that may change it holds the lock
+# $CRASH_LOCK (flock) from crash_setup until it has put it back, so that concurrent runs
+# (two checkouts, a soak beside CI) take turns instead of each restoring the other's pattern.
+# Anything else on the machine that sets core_pattern can take the same lock.
 CORE_PATTERN=/proc/sys/kernel/core_pattern
-crash_old_pattern=$(cat "$CORE_PATTERN")
+CRASH_LOCK=${RBI_CORE_PATTERN_LOCK:-/run/lock/rbinspect-core_pattern.lock}
+crash_old_pattern=
 crash_restore_pattern=0
 CRASH_EXT=$RB_TMP/crashext.so
 
 crashes_cleanup() {
 	[ "$crash_restore_pattern" = 1 ] && printf '%s\n' "$crash_old_pattern" >"$CORE_PATTERN"
+	# Unlocked here, not when the last descriptor closes: a child may still hold a copy.
+	[ -n "${crash_lock_fd:-}" ] && flock -u "$crash_lock_fd"
 	rubies_cleanup
 }
 trap crashes_cleanup EXIT
@@ -21,6 +29,11 @@ trap crashes_cleanup EXIT
 # crash_setup: a core pattern that leaves cores where crash.rb works, no core size limit,
 # the extension built.  1 with CRASH_WHY set when that cannot be had.
 crash_setup() {
+	if [ -w "$CORE_PATTERN" ]; then
+		exec {crash_lock_fd}>>"$CRASH_LOCK" && flock -w 1800 "$crash_lock_fd" ||
+			{ CRASH_WHY="cannot take $CRASH_LOCK, which guards core_pattern"; return 1; }
+	fi
+	crash_old_pattern=$(cat "$CORE_PATTERN")
 	case $crash_old_pattern in
 	*/* | \|*)
 		if ! printf 'core\n' 2>/dev/null >"$CORE_PATTERN"; then

@@ -8,12 +8,23 @@ RB_PIDS=()
 # checkout, so that runs of different checkouts (a branch beside main) never read each
 # other's versions of a program.
 RB_PROGS=/tmp/rbi-programs-$(printf '%s' "$here" | cksum | cut -d' ' -f1)
+# Where this test's files go inside a Debian Ruby's root (truths, copies of programs): its own
+# directory, removed with the test (root_tmp).
+RB_RUN=$RB_PROGS/run.$$
+RB_ROOTS=()
 
 rubies_cleanup() {
 	local p
 	disown -a 2>/dev/null
 	for p in "${RB_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "${RB_ROOTS[@]}"; do rm -rf "$p$RB_RUN"; done
 	rm -rf "$RB_TMP"
+}
+
+# root_tmp ROOT: make $RB_RUN inside ROOT, removed when the test ends.
+root_tmp() {
+	mkdir -p "$1$RB_RUN"
+	RB_ROOTS+=("$1")
 }
 trap rubies_cleanup EXIT
 
@@ -128,7 +139,8 @@ ruby_start() {
 	out=$RB_TMP/$name.$RANDOM.out
 	if [ "$kind" = deb ]; then
 		programs_install "$root"
-		local truth_in=$RB_PROGS/$name.$$.$RANDOM.truth
+		root_tmp "$root"
+		local truth_in=$RB_RUN/$name.$RANDOM.truth
 		RB_TRUTH=$root$truth_in
 		if [ "$mode" = ns ]; then
 			RBI_TRUTH=$truth_in RBI_NS_PIDFILE=$out.pid \
@@ -217,12 +229,25 @@ wait_parked() {
 no_ns() {
 	local err
 	if [ "$(id -u)" != 0 ]; then echo "mount and pid namespaces need root"; return 0; fi
+	if err=$(in_chroot); then echo "$err"; return 0; fi
 	if ! command -v unshare >/dev/null; then echo "no unshare (util-linux)"; return 0; fi
 	if ! err=$(unshare --mount --pid --fork true 2>&1); then
 		echo "this environment gives no mount+pid namespace (unshare: ${err:-failed})"
 		return 0
 	fi
 	return 1
+}
+
+# in_chroot: why the tests cannot stand for a container here, when they run in a chroot (not
+# a namespace whose root is its own): the kernel names a contained process's files, and runs
+# a core_pattern pipe helper, by the host's paths, which the chroot does not have.  Nothing
+# and status 1 outside a chroot.
+in_chroot() {
+	local ours init
+	ours=$(stat -Lc %d:%i / 2>/dev/null)
+	init=$(stat -Lc %d:%i /proc/1/root/ 2>/dev/null) || return 1
+	[ "$ours" != "$init" ] || return 1
+	echo "the tests run in a chroot, where the kernel names a contained process's files and runs a core_pattern helper by the host's paths (run them in a namespace of their own: unshare, a container)"
 }
 
 # no_pty: why no pseudo-terminal can be opened here (a sandbox without

@@ -7,7 +7,7 @@ build_deps=(gcc make meson ninja-build pkg-config libelf-dev libdw-dev
 	    liblz4-dev xz-utils)
 test_deps=(gdb jq binutils util-linux python3 tmux groff-base zstd lz4 gzip
 	   g++ lldb-14 liblldb-14-dev gdbserver debuginfod curl
-	   chromium golang-go golang-github-google-pprof-dev valgrind)
+	   chromium golang-go golang-github-google-pprof-dev valgrind iproute2)
 missing=()
 want=("${build_deps[@]}")
 [ "${1:-}" = --test ] && want+=("${test_deps[@]}")
@@ -21,6 +21,7 @@ for p in "${want[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
+	echo "install-deps: installing ${#missing[@]} Debian packages (a minute or two): ${missing[*]}" >&2
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -226,8 +226,9 @@ $root/lib/x86_64-linux-gnu $root/usr/lib/x86_64-linux-gnu $root/lib64")
 	# --- once, a Debian Ruby: gdb starts it; a process rbinspect may not read; remote ---
 	if [ "$first" = 1 ] && [ "$kind" = deb ] && [ -n "$GDB_MIN" ]; then
 		programs_install "$root"
+		root_tmp "$root"
 		log=$RB_TMP/launched.log
-		RBI_TRUTH="$RB_PROGS/launched.$$.truth" "$GDB_MIN" -nx -batch -x "$SCRIPT" \
+		RBI_TRUTH="$RB_RUN/launched.truth" "$GDB_MIN" -nx -batch -x "$SCRIPT" \
 			-ex run -ex 'echo @@bt\n' -ex rb-bt -ex 'echo @@end\n' -ex kill \
 			--args chroot "$root" /usr/bin/ruby "$RB_PROGS/threads.rb" >"$log" 2>&1 </dev/null &
 		gpid=$!

@@ -39,4 +39,23 @@ if out=$(python3 "$here/tests/bt-check.py" "$truth" "$RB_TMP/native-ruby.json" 2
 else
 	not_ok "example core: bt --native's Ruby frames differ"; diag "$out"
 fi
+# The README's examples on this core run as written: each line there that starts
+# "build/repl/rbinspect build/ruby-3.1-threads.core -ex", run on this copy, exits 0 and
+# prints no error.
+n=0
+while IFS= read -r line; do
+	n=$((n + 1))
+	args=${line#build/repl/rbinspect build/ruby-3.1-threads.core }
+	args=${args%%#*}
+	eval "set -- $args"
+	"$RBINSPECT" "$core" "$@" >"$RB_TMP/readme.out" 2>"$RB_TMP/readme.err" </dev/null
+	rc=$?
+	if [ "$rc" = 0 ] && ! grep -qv 'mapped files not found' "$RB_TMP/readme.err"; then
+		ok "example core: the README's example $n runs as written"
+	else
+		not_ok "example core: the README's example $n runs as written (exit $rc)"
+		diag "$line"; diag "$(cat "$RB_TMP/readme.err")"
+	fi
+done < <(grep -E '^build/repl/rbinspect build/ruby-3\.1-threads\.core -ex' "$here/README.md")
+[ "$n" -gt 0 ] || not_ok "example core: the README has its examples on this core"
 tap_done

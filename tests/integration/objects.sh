@@ -65,7 +65,8 @@ exact_written() {
 # (the same file from here).
 exact_path() {
 	if [ "$1" = deb ]; then
-		EXACT_IN=$RB_PROGS/objects.$$.$RANDOM.exact; EXACT=$2$EXACT_IN
+		root_tmp "$2"
+		EXACT_IN=$RB_RUN/objects.$RANDOM.exact; EXACT=$2$EXACT_IN
 	else
 		EXACT=$RB_TMP/objects.$RANDOM.exact; EXACT_IN=$EXACT
 	fi

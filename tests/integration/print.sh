@@ -240,6 +240,8 @@ fi
 read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
 if [ -z "$kind" ]; then
 	skip "container: no Debian Ruby in this list"
+elif why=$(no_ns); then
+	skip "container: $why"
 elif ruby_start "$kind" "$root" "$cmd" simple.rb ns; then
 	want=$(for t in /proc/"$RB_PID"/task/*; do
 		awk -v h="${t##*/}" '$1 == "NSpid:" { print $NF, h }' "$t/status"

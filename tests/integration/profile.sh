@@ -76,12 +76,26 @@ elif command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/google/pp
 	fi
 fi
 
+# npm_ready: speedscope's schema and ajv are installed, or why not in $no_schema.  A failed
+# install is tried once a tests/run run (it takes minutes to time out), its log kept.
 npm_dir=$cache/npm
 schema=$npm_dir/node_modules/speedscope/dist/release/file-format-schema.json
-if command -v node >/dev/null && command -v npm >/dev/null &&
-	{ [ -f "$schema" ] && [ -d "$npm_dir/node_modules/ajv" ] ||
-	  npm install --prefix "$npm_dir" --no-audit --no-fund --silent speedscope ajv@8 \
-		>"$T/npm.log" 2>&1; }; then
+npm_failed=${RBI_BUILD:-$T}/test-logs/npm-install.log
+npm_ready() {
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		no_schema="no node/npm (tools/install-deps.sh --test installs them)"; return 1
+	fi
+	[ -f "$schema" ] && [ -d "$npm_dir/node_modules/ajv" ] && return 0
+	if [ ! -s "$npm_failed" ]; then
+		mkdir -p "$(dirname "$npm_failed")"
+		npm install --prefix "$npm_dir" --no-audit --no-fund --silent speedscope ajv@8 \
+			>"$npm_failed" 2>&1 && { rm -f "$npm_failed"; return 0; }
+		echo "npm exited $?" >>"$npm_failed"
+	fi
+	no_schema="npm install speedscope ajv@8 failed: $(grep -v '^$' "$npm_failed" | tail -n 1) (all of it: $npm_failed)"
+	return 1
+}
+if npm_ready; then
 	cat >"$T/validate.js" <<'EOF'
 // validate.js SCHEMA FILE: validate FILE against SCHEMA (JSON Schema draft-07) with ajv.
 const Ajv = require("ajv");
@@ -298,7 +312,7 @@ while read -r kind ver root cmd; do
 				sh -c "! NODE_PATH='$npm_dir/node_modules' node '$T/validate.js' '$schema' '$T/broken.json' >/dev/null"
 		fi
 	else
-		skip "$R: no node/npm or speedscope schema"
+		skip "$R: speedscope's schema: $no_schema"
 	fi
 
 	if [ -n "$pprof_bin" ]; then
@@ -600,8 +614,9 @@ while read -r kind ver root cmd; do
 	# ends it, the profile written.  The deb chroot's programs are shared with other runs:
 	# a copy of its own.
 	if [ "$kind" = deb ]; then
-		cp "$here/testdata/programs/thread-churn.rb" "$root$RB_PROGS/thread-churn.$$.rb"
-		set -- chroot "$root" /usr/bin/ruby "$RB_PROGS/thread-churn.$$.rb" 1.5
+		root_tmp "$root"
+		cp "$here/testdata/programs/thread-churn.rb" "$root$RB_RUN/thread-churn.rb"
+		set -- chroot "$root" /usr/bin/ruby "$RB_RUN/thread-churn.rb" 1.5
 	else
 		set -- "$cmd" "$here/testdata/programs/thread-churn.rb" 1.5
 	fi
@@ -657,7 +672,6 @@ while read -r kind ver root cmd; do
 		fi
 		[ -n "$bad" ] && break
 	done
-	[ "$kind" = deb ] && rm -f "$root$RB_PROGS/thread-churn.$$.rb"
 	[ -z "$bad" ] && [ "$try" -lt 3 ] && bad="$late tries found the process already ending"
 	if [ -z "$bad" ]; then
 		ok "$R: record --pause -p on a process that exits with threads coming and going: 3 tries ended by its end, profile written, the process ran to its end"

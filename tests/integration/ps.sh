@@ -17,8 +17,8 @@ while read -r kind ver root cmd; do
 	fi
 done < <(rubies_list)
 read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
-ns_pid=
-if [ -n "$kind" ] && ruby_start "$kind" "$root" "$cmd" simple.rb ns; then
+ns_pid= ns_why="no Debian Ruby in this list"
+if [ -n "$kind" ] && ! ns_why=$(no_ns) && ruby_start "$kind" "$root" "$cmd" simple.rb ns; then
 	ns_pid=$RB_PID
 	started+=("$RB_PID $ver")
 fi
@@ -70,6 +70,8 @@ check "ps: one line for $pid with its version" grep -qE "^ +$pid +$v +" "$RB_TMP
 if [ -n "$ns_pid" ]; then
 	check "ps: the container's process says so" \
 		grep -qE "^ +$ns_pid .*simple\\.rb  \\[container: pid 1 there\\]$" "$RB_TMP/ps.txt"
+else
+	skip "ps: the container's process: ${ns_why:-it did not start in a namespace}"
 fi
 if [ -n "$esc" ]; then
 	check "ps: a command line's escape sequence is escaped" \
