@@ -497,45 +497,40 @@ while read -r kind ver root cmd; do
 		fi
 		# The stacks kept in part, and those lost, accounted for like the rest.
 		accounted "$T/rec" "a stack that never stands still"
-		# Nor left out: a recursion's stacks are never the same twice, and a sampler
-		# that keeps only stacks that held still sees its shallow ones (depth 30+ in
-		# about 1 % of samples, not the 25 % a paused profile shows); one that reads
-		# again a stack that grew past the slots it read above the top loses samples
-		# taken while it grows, and keeps 13-22 %.  Up to 3.1, Integer#zero? is a C
-		# frame with its own self between the Object#r ones, so new frames above the
-		# first look's top rarely match what was read there and such stacks are still
-		# read again: 17-24 % (ASan build, under load: 11-19; CI once saw 11.2; a YJIT
-		# build, whose calls are quicker, 15).  Shares move with the machine's load, so the
-		# floor only tells a working sampler from one that keeps the ~1 % of stacks that
-		# held still: 6 %.  bench/ measures the share itself.
+		# Nor left out: a recursion's stacks are never the same twice.  Its truth, measured in
+		# this run: paused, hardly anything is torn (Ruby 2.7 may be stopped half way through
+		# pushing a frame) and depth d (0-59) takes time in proportion to 60 - d, so 30+ is
+		# about a quarter of the samples (bench/profile.sh measures it; a loaded machine saw
+		# 20-44 %).  Unpaused, a deep stack takes longer to read and moves more often while
+		# read: its re-read may find a shallower one, its outer part may be kept.  Up to 3.1,
+		# where Integer#zero? is a C frame between the Object#r ones, that costs deep stacks
+		# part of their share, and more the slower a read is (ASan, a loaded machine: 12-27 %
+		# where paused says 24 on this machine; a fresh machine's CI run once saw 3.6).  A
+		# sampler that kept only the stacks that held still would see about a twenty-fifth of
+		# the paused share: the check wants a quarter of it, whatever the load did to both.
 		deep=$(deep_share "$T/rec.folded")
 		total=$(sed -n 's/.*samples: \([0-9]*\) in.*/\1/p' "$T/stats")
-		want_deep=6
-		if [ "${torn:-99999}" -le $(( ${total:-0} / 4 )) ] &&
-		   awk -v d="$deep" -v w="$want_deep" 'BEGIN { exit !(d >= w) }'; then
-			ok "$R: a recursion keeps its deep stacks: depth 30+ in $deep % of samples, $torn of $total torn"
-		else
-			not_ok "$R: a recursion's deep stacks left out: depth 30+ in $deep % (want $want_deep), $torn of $total torn"
-		fi
-		# Paused, hardly anything is torn (Ruby 2.7 may be stopped half way
-		# through pushing a frame) and deep stacks get their share: depth d
-		# (0-59) takes time in proportion to 60 - d, so 30+ is a quarter (a
-		# plain build at load 10 saw 44 %: bench/profile.sh measures it).  The
-		# floor is the unpaused one's: only a sampler that drops deep stacks,
-		# paused or not, falls under it.
 		"$B" record -p "$RB_PID" --duration 1.5 --rate 300 --pause --format raw \
 			-o "$T/recp.rbiprof" 2>"$T/stats"
 		by_samples "$T/recp.rbiprof" "$T/recp.folded"
-		deep=$(deep_share "$T/recp.folded")
+		pdeep=$(deep_share "$T/recp.folded")
 		ptorn=$(sed -n 's/.*torn: \([0-9]*\).*/\1/p' "$T/stats")
 		pstacks=$(sed -n 's/.*Hz: \([0-9]*\) stacks.*/\1/p' "$T/stats")
-		# "Hardly any": at most 5 % of the stacks (a fixed count of 9 failed
-		# once on 2.7 under load, with 10 of about 450).
+		# "Hardly any": at most 5 % of the stacks (a fixed count of 9 failed once on 2.7
+		# under load, with 10 of about 450).  Deep stacks paused: at least 10 % (a quarter
+		# by construction).
 		if [ "${ptorn:-99}" -le $(( ${pstacks:-0} / 20 )) ] &&
-		   awk -v d="$deep" -v w="$want_deep" 'BEGIN { exit !(d >= w) }'; then
-			ok "$R: --pause: $ptorn torn stacks, depth 30+ in $deep % of samples (about 25 on a quiet machine)"
+		   awk -v d="$pdeep" 'BEGIN { exit !(d >= 10) }'; then
+			ok "$R: --pause: $ptorn torn stacks, depth 30+ in $pdeep % of samples (about 25 on a quiet machine)"
 		else
-			not_ok "$R: --pause: depth 30+ in $deep % of samples (want $want_deep)"; diag "$(cat "$T/stats")"
+			not_ok "$R: --pause: $ptorn of $pstacks stacks torn, depth 30+ in $pdeep % of samples (want 10)"
+			diag "$(cat "$T/stats")"
+		fi
+		if [ "${torn:-99999}" -le $(( ${total:-0} / 4 )) ] &&
+		   awk -v d="$deep" -v p="$pdeep" 'BEGIN { exit !(d >= p / 4) }'; then
+			ok "$R: a recursion keeps its deep stacks: depth 30+ in $deep % of samples ($pdeep paused), $torn of $total torn"
+		else
+			not_ok "$R: a recursion's deep stacks left out: depth 30+ in $deep % (paused: $pdeep; want a quarter of it), $torn of $total torn"
 		fi
 		kill -9 "$RB_PID" 2>/dev/null
 	else
