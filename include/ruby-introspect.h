@@ -85,7 +85,8 @@ const char *rbi_version(int *major, int *minor, int *patch);
 	X(ITER_END,  -19, "end of iteration")                                 \
 	X(GONE,      -20, "target process has exited")                        \
 	X(UNSUPPORTED, -21, "not supported by this backend or target")     \
-	X(TORN,      -22, "the stack changed while it was read")
+	X(TORN,      -22, "the stack changed while it was read")             \
+	X(THREAD_GONE, -23, "the thread has no kernel thread (exited)")
 
 typedef enum {
 #define RBI_STATUS_ENUM_(name, num, msg) RBI_##name = (num),
@@ -679,7 +680,10 @@ struct rbi_native_info {
    frame, and INFO->unmerged says why.  A live target's thread is stopped
    (ptrace) while both its stacks are read, then let go at once; a thread
    that cannot be is an error (RBI_PERM: how to allow ptrace;
-   RBI_UNSUPPORTED: no registers, e.g. a debugger holds the process).  At
+   RBI_UNSUPPORTED: no registers, e.g. a debugger holds the process;
+   RBI_THREAD_GONE: the thread has exited, or its kernel thread id is not
+   one of the process's: nothing else is touched, and the process's other
+   threads can still be read).  At
    most MAX_FRAMES lines (0: all; the walk is bounded anyway).  INFO (may
    be NULL) is filled in before the first call of FN.  Returns RBI_OK, FN's non-zero return, or an error. */
 int rbi_native_foreach(rbi_target *t, const struct rbi_thread *th,

@@ -368,6 +368,17 @@ const struct rbi_region *rbi_region_find(const struct rbi_region_list *l,
    PATH.  Returns an fd or a negative status (with rbi_fail). */
 int rbi_target_open_file(struct rbi_target *t, const char *path);
 
+/* Whether TID, a thread id as the live target numbers its threads (in its
+   own pid namespace), is one of its kernel threads now: 1 with our number
+   for it in *HOST (as /proc/PID/task names it), 0 if it is not (gone, or
+   another process's: a forked child's Ruby may keep its parent's thread
+   ids), -1 when T cannot tell (a core, a callback backend: their threads
+   are their notes'). */
+int rbi_target_task(struct rbi_target *t, int32_t tid, int32_t *host);
+/* The thread id the live target's main thread (its thread-group leader)
+   has in the target's own pid namespace, or 0. */
+int32_t rbi_target_leader_tid(struct rbi_target *t);
+
 /* mem/ptrace.c: stopping every thread of a live process.  All calls on
    one rbi_pause must come from the thread that made it (ptrace's rule). */
 struct rbi_pause;

@@ -3,7 +3,6 @@
  * refreshed and closed here.  It sits above the layers and owns their
  * results; none of them calls up into it: what a layer needs of the
  * session it is handed (rbi_profile_record's openers). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -187,26 +186,9 @@ RBI_EXPORT pid_t rbi_target_pid(const rbi_target *t)
 
 RBI_EXPORT int32_t rbi_target_host_tid(rbi_target *t, int32_t tid)
 {
-	char path[64];
-	struct dirent *d;
 	int32_t host = 0;
-	DIR *dir;
 
-	if (!t || !t->live || tid <= 0)
-		return 0;
-	if (rbi_proc_same_pidns(t->pid))
-		return tid;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-	if (!(dir = opendir(path)))
-		return 0;
-	while (!host && (d = readdir(dir))) {
-		long h = strtol(d->d_name, NULL, 10);
-
-		if (h > 0 && h <= INT32_MAX && rbi_proc_ns_tid(t->pid, h) == tid)
-			host = (int32_t)h;
-	}
-	closedir(dir);
-	return host;
+	return t && rbi_target_task(t, tid, &host) == 1 ? host : 0;
 }
 
 RBI_EXPORT const char *rbi_target_warning(const rbi_target *t, size_t index)

@@ -139,6 +139,8 @@ static int frame_json(const struct rbi_frame *f, void *arg)
    native walk, no ptrace permission, a backend without registers): it ends
    the command, with its exit status, rather than repeat under every
    thread. */
+/* A thread that exited while read (RBI_THREAD_GONE) is that thread's line:
+   thread pools grow and shrink. */
 static bool whole_target_failure(const struct bt_ctx *c, int rc)
 {
 	return rc == RBI_GONE || (c->native && (rc == RBI_PERM || rc == RBI_UNSUPPORTED));

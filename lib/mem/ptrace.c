@@ -20,6 +20,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -240,20 +241,40 @@ void rbi_pause_free(struct rbi_pause *p)
 
 /* ---- one task, held still while its stack is read ------------------------ */
 
+/* Task TID of PID is gone: RBI_THREAD_GONE while the process lives on,
+   RBI_GONE once it has exited. */
+static int task_gone(pid_t pid, pid_t tid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (access(path, F_OK) != 0)
+		return rbi_fail(RBI_GONE, "process %d has exited", (int)pid);
+	return rbi_fail(RBI_THREAD_GONE, "thread %d of process %d has exited", (int)tid,
+			(int)pid);
+}
+
 int rbi_task_hold(pid_t pid, pid_t tid)
 {
 	struct task task = { .tid = tid };
-	int rc = task_seize(pid, tid, "to read its native stack (--native)");
+	char path[64];
+	int rc;
 
+	/* Never another process's thread, whatever a caller was told: TID must
+	   be PID's before the seize and still after it (not a tid that exited
+	   and was given to another process in between). */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	if (tid <= 0 || access(path, F_OK) != 0)
+		return task_gone(pid, tid);
+	rc = task_seize(pid, tid, "to read its native stack (--native)");
 	if (rc == RBI_GONE)
-		return rbi_fail(RBI_GONE, "thread %d of process %d has exited", (int)tid,
-				(int)pid);
+		return task_gone(pid, tid);
 	if (rc)
 		return rc;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(&task, &task, 1)) {
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 || !wait_stop(&task, &task, 1) ||
+	    access(path, F_OK) != 0) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		return rbi_fail(RBI_GONE, "thread %d of process %d has exited", (int)tid,
-				(int)pid);
+		return task_gone(pid, tid);
 	}
 	return RBI_OK;
 }

@@ -124,6 +124,40 @@ int rbi_read_cstr(struct rbi_target *t, uint64_t addr, char *out, size_t cap)
 	return RBI_OK;
 }
 
+int rbi_target_task(struct rbi_target *t, int32_t tid, int32_t *host)
+{
+	struct rbi_proc_tasks dir;
+	char path[64];
+	int h;
+
+	*host = 0;
+	if (!t->live)
+		return -1;
+	if (tid <= 0)
+		return 0;
+	if (rbi_proc_same_pidns(t->pid)) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)t->pid, (int)tid);
+		if (access(path, F_OK) != 0)
+			return 0;
+		*host = tid;
+		return 1;
+	}
+	if (rbi_proc_tasks_open(&dir, (int)t->pid))
+		return 0;
+	while (!*host && (h = rbi_proc_tasks_next(&dir)))
+		if (rbi_proc_ns_tid(t->pid, h) == tid)
+			*host = h;
+	rbi_proc_tasks_close(&dir);
+	return *host != 0;
+}
+
+int32_t rbi_target_leader_tid(struct rbi_target *t)
+{
+	if (!t->live)
+		return 0;
+	return rbi_proc_same_pidns(t->pid) ? (int32_t)t->pid : rbi_proc_ns_tid(t->pid, t->pid);
+}
+
 int rbi_target_open_file(struct rbi_target *t, const char *path)
 {
 	int fd;

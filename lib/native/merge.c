@@ -66,17 +66,21 @@ static int ruby_copy_fn(const struct rbi_frame *f, void *arg)
 
 /* ---- reading both stacks ------------------------------------------------- */
 
-/* The backend's number for TH's kernel thread.  Ruby keeps the tid its
-   own pid namespace gave the thread; a core of a process in a container
-   names the host's (gdb's gcore, the kernel), so a tid the core does not
-   list is looked up by the thread pointer instead: on x86-64 a thread's
-   fs_base is its pthread_t. */
+/* The backend's number for TH's kernel thread, 0 if it has none.  Ruby
+   keeps the tid its own pid namespace gave the thread; a live target's is
+   ours only once checked to be one of its tasks (never another process's:
+   a forked child's Ruby may name its parent's), and a core of a process
+   in a container names the host's (gdb's gcore, the kernel), so a tid the
+   core does not list is looked up by the thread pointer instead: on
+   x86-64 a thread's fs_base is its pthread_t. */
 static int32_t backend_tid(struct rbi_target *t, const struct rbi_thread *th)
 {
 	struct rbi_thread_regs r;
-	int32_t by_pointer = 0;
+	int32_t by_pointer = 0, host;
 
-	if (t->live || !t->ops->thread)
+	if (t->live)
+		return rbi_target_task(t, th->tid, &host) == 1 ? host : 0;
+	if (!t->ops->thread)
 		return th->tid;
 	for (size_t i = 0; i < RBI_THREADS_REGS_MAX &&
 	     t->ops->thread(t->be, i, &r) == RBI_OK; i++) {
@@ -90,7 +94,7 @@ static int32_t backend_tid(struct rbi_target *t, const struct rbi_thread *th)
 
 /* TH's Ruby and native frames, read while its thread holds still: a live
    one is stopped for the time (unless the whole process is, by us). */
-static int read_stacks(struct rbi_target *t, const struct rbi_thread *th,
+static int read_stacks(struct rbi_target *t, const struct rbi_thread *th, int32_t tid,
 		       struct ruby_stack *rs, struct rbi_native_stack *ns,
 		       uint64_t *stopped_ns)
 {
@@ -100,22 +104,26 @@ static int read_stacks(struct rbi_target *t, const struct rbi_thread *th,
 
 	*stopped_ns = 0;
 	if (th->tid <= 0)
-		return rbi_fail(RBI_UNSUPPORTED, "thread %u has no known kernel thread "
+		return rbi_fail(RBI_THREAD_GONE, "thread %u has no known kernel thread "
 				"id: no native frames", th->number);
+	if (tid <= 0 && (tid = backend_tid(t, th)) <= 0)
+		return rbi_fail(RBI_THREAD_GONE, "thread %u: its kernel thread %d is not "
+				"one of process %d's (it has exited): not touched",
+				th->number, (int)th->tid, (int)t->pid);
 	if ((rc = rbi_native_prepare(t)))
 		return rc;
 	if (hold) {
 		t0 = rbi_now_ns();
-		if ((rc = rbi_task_hold(t->pid, th->tid)))
+		if ((rc = rbi_task_hold(t->pid, tid)))
 			return rc;
 		/* What was cached was read while the thread ran. */
 		rbi_cache_clear(&t->cache);
 	}
 	rc = rbi_frame_foreach(t, th, 0, ruby_copy_fn, rs);
 	if (rc == RBI_OK || rc == RBI_ITER_END)
-		rc = rbi_native_unwind(t, backend_tid(t, th), ns);
+		rc = rbi_native_unwind(t, tid, ns);
 	if (hold) {
-		rbi_task_release(th->tid);
+		rbi_task_release(tid);
 		*stopped_ns = rbi_now_ns() - t0;
 	}
 	return rc ? rc : rbi_native_name(t, ns);
@@ -300,6 +308,13 @@ RBI_EXPORT int rbi_native_foreach(rbi_target *t, const struct rbi_thread *th,
 				  size_t max_frames, rbi_mixed_fn fn, void *arg,
 				  struct rbi_native_info *info)
 {
+	return rbi_native_foreach_tid(t, th, 0, max_frames, fn, arg, info);
+}
+
+int rbi_native_foreach_tid(struct rbi_target *t, const struct rbi_thread *th,
+			   int32_t host_tid, size_t max_frames, rbi_mixed_fn fn,
+			   void *arg, struct rbi_native_info *info)
+{
 	struct rbi_native_info dummy = { 0 };
 	struct ruby_stack rs = { 0 };
 	struct rbi_native_stack ns = { 0 };
@@ -314,7 +329,7 @@ RBI_EXPORT int rbi_native_foreach(rbi_target *t, const struct rbi_thread *th,
 	if (!t || !th || !fn)
 		return rbi_fail(RBI_INVAL, "no target, thread or callback");
 	unmerged_reason[0] = '\0';
-	rc = read_stacks(t, th, &rs, &ns, &info->stopped_ns);
+	rc = read_stacks(t, th, host_tid, &rs, &ns, &info->stopped_ns);
 	if (rc == RBI_OK) {
 		info->cut = ns.cut;
 		find_loop(t, &rs, &lf);

@@ -44,6 +44,12 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
    thread may run again. */
 int rbi_native_name(struct rbi_target *t, struct rbi_native_stack *s);
 void rbi_native_stack_free(struct rbi_native_stack *s);
+/* rbi_native_foreach for a caller that knows TH's kernel thread already:
+   HOST_TID as this process's /proc numbers it (the sampler's task table);
+   0 looks it up as rbi_native_foreach does. */
+int rbi_native_foreach_tid(struct rbi_target *t, const struct rbi_thread *th,
+			   int32_t host_tid, size_t max_frames, rbi_mixed_fn fn,
+			   void *arg, struct rbi_native_info *info);
 
 /* Copy SRC into DST with every string its own (owned.c): RBI_NOMEM, DST
    then holds none.  Disown frees DST's strings. */

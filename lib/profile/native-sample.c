@@ -20,7 +20,10 @@
 struct rbi_native_sampler {
 	struct rbi_target *t;
 	struct rbi_frametab ft;
-	struct rbi_native_sample *slots;
+	/* Each slot allocated on its own: the sampler keeps the slots of one
+	   tick while it reads more threads, so growing the array must not move
+	   them. */
+	struct rbi_native_sample **slots;
 	size_t nslots;
 };
 
@@ -54,8 +57,11 @@ void rbi_native_sampler_free(struct rbi_native_sampler *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nslots; i++)
-		free(s->slots[i].frames);
+	for (size_t i = 0; i < s->nslots; i++) {
+		if (s->slots[i])
+			free(s->slots[i]->frames);
+		free(s->slots[i]);
+	}
 	free(s->slots);
 	rbi_frametab_free(&s->ft);
 	free(s);
@@ -123,14 +129,11 @@ static int collect_fn(const struct rbi_mixed_frame *m, void *arg)
 
 static struct rbi_native_sample *slot_at(struct rbi_native_sampler *s, size_t i)
 {
-	size_t old = s->nslots;
-
-	if (i >= s->nslots) {
-		if (!RBI_GROW(s->slots, s->nslots, i + 1, 8))
-			return NULL;
-		memset(s->slots + old, 0, (s->nslots - old) * sizeof(*s->slots));
-	}
-	return &s->slots[i];
+	if (i >= s->nslots && !RBI_GROW_ZERO(s->slots, s->nslots, i + 1, 8))
+		return NULL;
+	if (!s->slots[i])
+		s->slots[i] = calloc(1, sizeof(*s->slots[i]));
+	return s->slots[i];
 }
 
 static void reverse(const struct rbi_sample_frame **v, size_t n)
@@ -145,7 +148,8 @@ static void reverse(const struct rbi_sample_frame **v, size_t n)
 
 const struct rbi_native_sample *rbi_native_sample_read(struct rbi_native_sampler *s,
 							const struct rbi_thread *th,
-							size_t slot, size_t max_frames)
+							int32_t host_tid, size_t slot,
+							size_t max_frames)
 {
 	struct rbi_native_sample *out = slot_at(s, slot);
 	struct rbi_native_info info;
@@ -157,7 +161,7 @@ const struct rbi_native_sample *rbi_native_sample_read(struct rbi_native_sampler
 	out->truncated = false;
 	out->why[0] = '\0';
 	c.slot = out;
-	out->rc = rbi_native_foreach(s->t, th, 0, collect_fn, &c, &info);
+	out->rc = rbi_native_foreach_tid(s->t, th, host_tid, 0, collect_fn, &c, &info);
 	if (out->rc == RBI_ITER_END)
 		out->rc = RBI_OK;
 	out->merged = out->rc == RBI_OK && !info.unmerged;

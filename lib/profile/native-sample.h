@@ -22,11 +22,13 @@ struct rbi_native_sampler;
 int rbi_native_sampler_new(struct rbi_target *t, struct rbi_native_sampler **out);
 void rbi_native_sampler_free(struct rbi_native_sampler *s);
 /* Thread TH's stack now into slot SLOT (0, 1, ... as the caller numbers
-   its threads), innermost MAX_FRAMES lines at most (0: all): the thread is
-   held stopped while it is read.  Returns the slot, its RC set; NULL when
-   out of memory. */
+   its threads), innermost MAX_FRAMES lines at most (0: all): the thread,
+   HOST_TID as our /proc numbers it (0: look it up), is held
+   stopped while it is read.  Returns the slot, its RC set; NULL when out
+   of memory.  A slot stays where it is until the sampler is freed. */
 const struct rbi_native_sample *rbi_native_sample_read(struct rbi_native_sampler *s,
 							const struct rbi_thread *th,
-							size_t slot, size_t max_frames);
+							int32_t host_tid, size_t slot,
+							size_t max_frames);
 
 #endif

@@ -120,17 +120,22 @@ static struct ostask *task_find(struct rbi_sampler *s, int32_t tid)
 	return NULL;
 }
 
-/* Task TID (HOST in our namespace), with its files open. */
+/* Task TID (HOST in our namespace), with its files open; NULL if HOST is
+   not a task of the target (a forked child's Ruby may name its parent's
+   threads): nothing of another process is read or touched. */
 static struct ostask *task_add(struct rbi_sampler *s, int32_t tid, int32_t host)
 {
 	struct ostask *t;
+	int fd = open_task_file(s->pid, host, "stat");
 
-	if (!RBI_GROW(s->tasks, s->tasks_cap, s->ntasks + 1, 16))
+	if (fd < 0 || !RBI_GROW(s->tasks, s->tasks_cap, s->ntasks + 1, 16)) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
+	}
 	t = &s->tasks[s->ntasks++];
 	*t = (struct ostask){
-		.tid = tid, .host = host, .seen = true,
-		.fd = open_task_file(s->pid, host, "stat"),
+		.tid = tid, .host = host, .seen = true, .fd = fd,
 		.sched_fd = s->opts.flags & RBI_SAMPLER_CPU ?
 			open_task_file(s->pid, host, "schedstat") : -1,
 	};
@@ -361,14 +366,15 @@ static int native_read(struct rbi_sampler *s, struct rbi_vm_sthread *th, size_t 
 		const struct ostask *task = v->tid > 0 ? task_find(s, v->tid) : NULL;
 		struct rbi_thread t = {
 			.number = v->number, .thread = v->thread, .ractor = v->ractor,
-			.ec = v->ec, .tid = task ? task->host : 0, .status = v->status,
+			.ec = v->ec, .tid = v->tid, .status = v->status,
 			.name = v->name, .main = v->main, .gvl = v->gvl,
 		};
 
 		s->native_reads[i] = NULL;
 		if (!s->wanted[i] || v->poll_rc)
 			continue;
-		if (!(s->native_reads[i] = rbi_native_sample_read(s->native, &t, i,
+		if (!(s->native_reads[i] = rbi_native_sample_read(s->native, &t,
+								  task ? task->host : 0, i,
 								  s->opts.max_frames)))
 			return rbi_fail(RBI_NOMEM, "out of memory");
 	}

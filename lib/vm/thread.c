@@ -4,10 +4,11 @@
  * Lists: 2.x vm->living_threads; 3.0+ vm->ractor.set, then each ractor's
  * threads.set.  The GVL holder: 2.x vm->gvl.owner, 3.0-3.1 the ractor's
  * threads.gvl.owner, 3.2+ its threads.sched.running.  The kernel tid:
- * 3.1 th->tid, 3.2+ th->nt->tid; older Rubies keep only the pthread_t, and
- * glibc's struct pthread holds the tid at an offset glibc itself exports
- * for libthread_db (GLIBC_PRIVATE _thread_db_pthread_tid = {bit size,
- * count, offset}). */
+ * glibc's struct pthread holds it at an offset glibc itself exports for
+ * libthread_db (GLIBC_PRIVATE _thread_db_pthread_tid = {bit size, count,
+ * offset}), kept right across fork; Ruby's own copy (3.1 th->tid, 3.2+
+ * th->nt->tid; older Rubies keep only the pthread_t) is a hint, checked
+ * against the live target's threads. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +74,39 @@ static uint64_t field_u64(const uint8_t *b, uint32_t size, uint32_t off)
 	return v;
 }
 
+/* glibc's tid of the thread whose pthread_t is PTHREAD, or 0.  glibc's
+   fork resets it in the child and the kernel clears it when the thread
+   exits (CLONE_CHILD_CLEARTID), so it is the kernel's own answer. */
+static int32_t libc_tid(struct walk *w, uint64_t pthread)
+{
+	int64_t off;
+	int32_t tid = 0;
+
+	if (!pthread || (pthread & 7) || (off = pthread_tid_offset(w->t, w->vm)) < 0 ||
+	    rbi_read(w->t, pthread + (uint64_t)off, &tid, sizeof(tid)) || tid < 0)
+		return 0;
+	return tid;
+}
+
+/* Ruby's own record of a live target's kernel thread, checked: a forked
+   child's Ruby (3.1, before 3.2's reset) keeps the parent's tids, which
+   name threads of another process.  The main thread is the child's
+   thread-group leader; another thread whose tid is not the target's has
+   none we know (0). */
+static int32_t ruby_tid_checked(struct walk *w, const struct rbi_thread *th, int32_t tid)
+{
+	int32_t host;
+
+	if (tid <= 0)
+		return 0;
+	if (rbi_target_task(w->t, tid, &host) != 0)
+		return tid;     /* one of its threads, or a core: its notes judge */
+	return th->main ? rbi_target_leader_tid(w->t) : 0;
+}
+
+/* TH's pthread_t and kernel thread id.  Ruby keeps both (3.1 th->tid,
+   3.2+ th->nt->tid and nt->thread_id; older Rubies only the pthread_t);
+   glibc's record of the tid comes first, Ruby's is a hint. */
 static void native_identity(struct walk *w, const uint8_t *b, uint32_t size,
 			    struct rbi_thread *th)
 {
@@ -87,25 +121,17 @@ static void native_identity(struct walk *w, const uint8_t *b, uint32_t size,
 			if (l->native_thread_thread_id != RBI_ABSENT)
 				rbi_read_u64(w->t, nt + l->native_thread_thread_id,
 					     &th->pthread);
-			if (l->native_thread_tid != RBI_ABSENT &&
-			    !rbi_read(w->t, nt + l->native_thread_tid, &tid, sizeof(tid)))
-				th->tid = tid;
+			if (l->native_thread_tid != RBI_ABSENT)
+				rbi_read(w->t, nt + l->native_thread_tid, &tid, sizeof(tid));
 		}
 	} else {
 		th->pthread = field_u64(b, size, l->thread_thread_id);
-		if (l->thread_tid != RBI_ABSENT && l->thread_tid + 4 <= size) {
+		if (l->thread_tid != RBI_ABSENT && l->thread_tid + 4 <= size)
 			memcpy(&tid, b + l->thread_tid, 4);             /* 3.1 */
-			th->tid = tid;
-		}
 	}
-	if (th->tid <= 0 && th->pthread && !(th->pthread & 7)) {
-		int64_t off = pthread_tid_offset(w->t, w->vm);
-
-		if (off >= 0 && !rbi_read(w->t, th->pthread + (uint64_t)off, &tid, sizeof(tid)))
-			th->tid = tid;
-	}
-	if (th->tid < 0)
-		th->tid = 0;
+	th->tid = libc_tid(w, th->pthread);
+	if (th->tid <= 0)
+		th->tid = ruby_tid_checked(w, th, tid);
 }
 
 /* Fill TH from the rb_thread_t at ADDR; on failure TH->error is set. */

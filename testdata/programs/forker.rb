@@ -6,7 +6,8 @@
 #   Forks the workers after FORK_DELAY seconds (default 0), writes "workers<TAB>PID PID..."
 #   (the workers' pids) and "forked_ns<TAB>NS NS..." (CLOCK_MONOTONIC just before each fork,
 #   the clock of a profile's samples) to RBI_TRUTH, prints "READY <pid>" once every worker is
-#   forked, then runs until killed (SIGTERM stops the workers too).
+#   forked, then runs until killed (SIGTERM stops the workers too).  With RBI_TRUTH, it works
+#   in RBI_TRUTH.cwd, where a worker's core goes.
 $stdout.sync = true
 require_relative "lib/hot"
 
@@ -20,6 +21,12 @@ def worker
   end
 end
 
+# A worker's core (the kernel writes it to the working directory) goes beside the truth file,
+# as crash.rb's do (tests/crashes.sh crash_core).
+if ENV["RBI_TRUTH"]
+  Dir.mkdir("#{ENV["RBI_TRUTH"]}.cwd") unless Dir.exist?("#{ENV["RBI_TRUTH"]}.cwd")
+  Dir.chdir("#{ENV["RBI_TRUTH"]}.cwd")
+end
 workers = Integer(ENV.fetch("WORKERS", "2"))
 sleep Float(ENV.fetch("FORK_DELAY", "0"))
 forked = []

@@ -171,6 +171,22 @@ while read -r kind ver root cmd; do
 		else
 			not_ok "$kind $ver: a stack printed as real that the program cannot have"; diag "$out"
 		fi
+		# bt --native holds each thread while it reads it: one that exits first gets its
+		# own error line, and the command goes on (before: it ended, exit 1 or 9).
+		fails=0 gone=0
+		for _ in $(seq 20); do
+			"$RBINSPECT" --json -p "$RB_PID" bt --native >"$RB_TMP/churn.json" 2>"$RB_TMP/churn.err"
+			st=$?
+			if [ "$st" -ne 0 ] ||
+			   ! jq -e '[.threads[] | select(.main)] | length == 1 and
+					(.[0].error != null or (.[0].frames | length) > 0)' "$RB_TMP/churn.json" >/dev/null; then
+				fails=$((fails + 1))
+				diag "exit $st: $(cat "$RB_TMP/churn.err")"
+			fi
+			gone=$((gone + $(jq '[.threads[] | select(.error != null and (.main | not))] | length' \
+				"$RB_TMP/churn.json" 2>/dev/null || echo 0)))
+		done
+		is "$fails" 0 "$kind $ver: 20 bt --native of a process churning threads, each answers ($gone threads gone while read)"
 		kill -9 "$RB_PID"
 	else
 		not_ok "$kind $ver: thread-churn.rb did not start"
