@@ -64,6 +64,27 @@ while read -r kind ver root cmd; do
 		fi
 	fi
 	kill -9 "$RB_PID" 2>/dev/null
+	# More threads than one tick's first slots (8), every one sampled (--idle): the slots
+	# of a tick stay where they are while it reads more (under ASan a use after free
+	# before); each thread is held a few milliseconds at most, not "92736 ms".
+	if ruby_start "$kind" "$root" "$cmd" bench-threads.rb; then
+		"$RBINSPECT" record -p "$RB_PID" --native --idle -d 1 -f folded -o "$j.idle" 2>"$j.err"
+		rc=$?
+		held=$(sed -n 's/.*threads held \([0-9.]*\) ms a stack.*/\1/p' "$j.err")
+		ticks=$(sed -n 's/^samples: \([0-9]*\) in.*/\1/p' "$j.err")
+		stacks=$(sed -n 's/^native: \([0-9]*\) stacks with native frames.*/\1/p' "$j.err")
+		if [ "$rc" = 0 ] && [ "${stacks:-0}" -ge $(( ${ticks:-1} * 10 )) ] &&
+		   grep -q 'descend' "$j.idle" &&
+		   awk -v h="${held:-x}" 'BEGIN { exit !(h + 0 == h && h < 1000) }'; then
+			ok "$name: record --native --idle of 11 threads: $stacks stacks in $ticks ticks, held $held ms a stack"
+		else
+			not_ok "$name: record --native --idle of 11 threads (exit $rc, held ${held:-?} ms)"
+			diag "$(tail -n 5 "$j.err")"
+		fi
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$name: bench-threads.rb did not start"
+	fi
 	if [ "$kind" = deb ] && [ "$ns_done" = 0 ]; then
 		ns_done=1
 		if why=$(no_ns); then
