@@ -279,7 +279,8 @@ const char *rbi_target_warning(const rbi_target *t, size_t index);
    (rbi_thread.tid: the number the target itself sees), so that a thread
    in a container can be matched with top -H or /proc here: TID itself
    when the target shares our pid namespace, its task's NSpid otherwise.
-   0 when it cannot be told (a core, a task gone). */
+   0 when it cannot be told (a core) or TID is none of the target's tasks
+   (gone, or another process's). */
 int32_t rbi_target_host_tid(rbi_target *t, int32_t tid);
 
 /* ---- How the process died ------------------------------------------------ */
@@ -420,7 +421,9 @@ struct rbi_thread {
 				   thread now (its current fiber's); 0 if none */
 	uint64_t pthread;       /* native pthread_t; 0 if unknown */
 	int32_t tid;            /* kernel thread id; 0 if unknown (a thread
-				   not started, or M:N without its own) */
+				   not started, or M:N without its own, or
+				   none of a live target's threads): the C
+				   library's record first, Ruby's a hint */
 	rbi_thread_status status;
 	const char *name;       /* Thread#name, raw bytes (untrusted: escape
 				   before printing); NULL if nil or unreadable */
