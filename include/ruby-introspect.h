@@ -1362,6 +1362,17 @@ void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *out);
    a heap that only changed while it was read.  0 for a NULL IT. */
 uint64_t rbi_heap_iter_impossible(const rbi_heap_iter *it);
 
+/* Used slots the walk saw so far that are garbage: after a GC marked the
+   heap, its lazy sweep frees the slots it did not mark page by page, as
+   the program allocates; an unmarked used slot on a page it has not
+   reached yet is no object (gc.c is_garbage_object).  rbi_heap_iter_next
+   and the tally by class leave them out, as ObjectSpace.each_object and
+   dump_all do (they finish the sweep first); counts by type keep them
+   under their type, as ObjectSpace.count_objects does.  0 when the
+   layout has no page flags and mark bits to tell (a Ruby without DWARF
+   or a built-in table for them), and for a NULL IT. */
+uint64_t rbi_heap_iter_garbage(const rbi_heap_iter *it);
+
 /* The class of the object in slot S as obj.class returns it (singleton
    classes and module inclusions skipped) into *KLASS.  RBI_ITER_END when
    ObjectSpace.each_object(Object) would not yield the object: free and

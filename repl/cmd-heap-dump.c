@@ -486,6 +486,10 @@ static void summary(struct heap_dump *d)
 	if (d->shapes)
 		fprintf(stderr, ", %" PRIu64 " SHAPE lines", d->shapes);
 	fputc('\n', stderr);
+	if (rbi_heap_iter_garbage(d->w.it))
+		fprintf(stderr, "rbinspect: heap-dump: %" PRIu64 " slots left out: garbage the "
+			"GC's lazy sweep had not freed yet (unmarked, on pages it had not "
+			"reached), as dump_all leaves it\n", rbi_heap_iter_garbage(d->w.it));
 	if (d->shapes_missing[0]) {
 		fputs("rbinspect: heap-dump: note: no SHAPE lines: ", stderr);
 		rbi_out_text_cstr(stderr, d->shapes_missing);

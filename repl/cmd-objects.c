@@ -38,6 +38,7 @@ struct objects {
 	unsigned long top;      /* classes listed, 0: all */
 	uint64_t types[RBI_TYPE_COUNT];
 	struct rbi_heap_stats st;
+	uint64_t garbage;       /* used slots the lazy sweep will free */
 	struct class_count *cls;        /* sorted by count once named */
 	size_t ncls;
 	struct rbi_heap_class internal;
@@ -81,6 +82,7 @@ static int walk(struct objects *o)
 	if (o->by_class && (rc = take_classes(o, it)))
 		return rc;
 	rbi_heap_iter_stats(it, &o->st);
+	o->garbage = rbi_heap_iter_garbage(it);
 	o->secs = (double)(rbi_now_ns() - o->w.start_ns) / 1e9;
 	return RBI_OK;
 }
@@ -156,6 +158,9 @@ static void objects_json(struct objects *o, const struct rbi_ruby_info *ri, bool
 	rbi_json_key(&j, "slot_bytes"); rbi_json_int(&j, (int64_t)o->st.slot_bytes);
 	rbi_json_key(&j, "bytes_read"); rbi_json_int(&j, (int64_t)o->st.bytes_read);
 	rbi_json_key(&j, "gc_count"); rbi_json_int(&j, (int64_t)o->st.gc_count);
+	/* Used slots the lazy sweep will free: in COUNTS (count_objects
+	   counts them), in no class. */
+	rbi_json_key(&j, "garbage"); rbi_json_int(&j, (int64_t)o->garbage);
 	rbi_json_key(&j, "walk_us"); rbi_json_int(&j, (int64_t)(o->secs * 1e6));
 	/* ObjectSpace.count_objects' keys, in its order. */
 	rbi_json_key(&j, "counts");
@@ -274,7 +279,14 @@ static void objects_text(struct objects *o, const struct rbi_ruby_info *ri, bool
 		if (o->unknown.count)
 			fprintf(f, "%12" PRIu64 " %14" PRIu64 " %14s  (class unreadable)\n",
 				o->unknown.count, o->unknown.slot_bytes, "");
+		if (o->garbage)
+			fprintf(f, "%12" PRIu64 " %14s %14s  (garbage the GC's lazy sweep has not "
+				"freed yet: no objects)\n", o->garbage, "", "");
 	}
+	if (!o->by_class && o->garbage)
+		fprintf(f, "note: %" PRIu64 " of the used slots are garbage the GC's lazy sweep "
+			"has not freed yet (counted by type, as ObjectSpace.count_objects "
+			"does; --by-class leaves them out)\n", o->garbage);
 	if (o->st.moved)
 		fprintf(f, "note: counts are approximate: %s%s\n", o->st.moved_why,
 			o->s->live && !paused ? " (--pause stops the process for exact counts)" : "");

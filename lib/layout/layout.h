@@ -234,6 +234,7 @@
 	X(ractor, self,           "rb_ractor_struct", "pub.self", OFF)              \
 	X(heap_page, wb_unprotected_bits, "heap_page", "wb_unprotected_bits", OFF)  \
 	X(heap_page, mark_bits,  "heap_page", "mark_bits", OFF)                     \
+	X(heap_page, before_sweep, "heap_page", "flags.before_sweep", BIT)          \
 	X(heap_page, uncollectible_bits, "heap_page", "uncollectible_bits", OFF)    \
 	X(heap_page, marking_bits, "heap_page", "marking_bits", OFF)                \
 	X(heap_page, pinned_bits, "heap_page", "pinned_bits", OFF)                  \

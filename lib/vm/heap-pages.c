@@ -105,6 +105,33 @@ bool rbi_heap_page_parse(const struct heap_geometry *g, struct heap_page *p,
 	return p->start >= p->body + 8 && end <= p->body + g->align;
 }
 
+/* Whether page P (its struct in HDR, read up to the end of its mark
+   bitmap) waits for the lazy sweep; if so its mark bits into P. */
+static void page_marks(const struct heap_geometry *g, struct heap_page *p, const uint8_t *hdr)
+{
+	const struct rbi_layout *l = g->l;
+	uint32_t bit = l->heap_page_before_sweep;
+
+	p->unswept = false;
+	if (!g->mark_words || p->empty || !((hdr[bit / 8] >> (bit % 8)) & 1))
+		return;
+	p->unswept = true;
+	p->mark_unit = l->rvalue_size;
+	memcpy(p->marks, hdr + l->heap_page_mark_bits, (size_t)g->mark_words * 8);
+}
+
+uint32_t rbi_heap_page_garbage(const struct heap_page *p, uint32_t from)
+{
+	const uint8_t *b = p->buf + (p->start - p->body) + (size_t)from * p->slot_size;
+	uint32_t n = 0;
+
+	if (!p->unswept)
+		return 0;
+	for (uint32_t i = from; i < p->total; i++, b += p->slot_size)
+		n += rbi_get_u64(b, 0) && heap_slot_garbage(p, i);
+	return n;
+}
+
 static void skip(struct heap_batch *b, struct heap_page *p)
 {
 	if (!b->moved_why)
@@ -169,6 +196,8 @@ static int read_headers(struct heap_reader *r, struct heap_batch *b, uint8_t *sp
 		if (at[i] + r->hdr_len > (size_t)((uint8_t *)v->buf - spans) + v->nread ||
 		    !rbi_heap_page_parse(&r->g, p, spans + at[i]))
 			skip(b, p);
+		else
+			page_marks(&r->g, p, spans + at[i]);
 	}
 	return RBI_OK;
 }
@@ -270,6 +299,7 @@ static void count_batch(struct heap_reader *r, struct heap_batch *b, int who,
 	bool classes = mode == HEAP_COUNT_CLASSES;
 
 	memset(b->counts, 0, sizeof(b->counts));
+	b->garbage = 0;
 	if (classes) {
 		rbi_heap_tally_reset(&b->tally);
 		b->tally_rc = ix->slots ? RBI_OK : rbi_heap_tally_index_init(ix);
@@ -285,6 +315,7 @@ static void count_batch(struct heap_reader *r, struct heap_batch *b, int who,
 		else
 			rbi_heap_page_count(p, 0, b->counts);
 		p->free = (uint32_t)(b->counts[RBI_TYPE_COUNT] - before);
+		b->garbage += rbi_heap_page_garbage(p, 0);
 	}
 	if (classes && ix->slots)
 		rbi_heap_tally_index_clear(ix, &b->tally);
@@ -425,6 +456,13 @@ int rbi_heap_reader_open(struct rbi_target *t, const struct heap_geometry *g,
 		end = l->heap_page_total_slots;
 	if (l->heap_page_slot_size != RBI_ABSENT && l->heap_page_slot_size > end)
 		end = l->heap_page_slot_size;
+	/* The struct up to the end of its mark bitmap, to tell garbage. */
+	if (g->mark_words) {
+		if (l->heap_page_before_sweep / 8 > end)
+			end = l->heap_page_before_sweep / 8;
+		if (l->heap_page_mark_bits + (g->mark_words - 1) * 8 > end)
+			end = l->heap_page_mark_bits + (g->mark_words - 1) * 8;
+	}
 	r->hdr_len = end + 8;
 	if (r->hdr_len > HDR_SPAN) {
 		free(r);

@@ -10,6 +10,9 @@
    enough to stay in the CPU cache between the copy and the count). */
 #define HEAP_BATCH_BYTES (1u << 18)
 #define HEAP_BATCH_MAX 64
+/* Words of a page's mark bitmap we keep: one bit per 40-byte unit of a
+   64 KiB page takes 26 (HEAP_PAGE_BITMAP_LIMIT). */
+#define HEAP_MARK_WORDS 32
 
 /* One page of a batch. */
 struct heap_page {
@@ -23,7 +26,27 @@ struct heap_page {
 				   sizes, -1 if none */
 	bool ok;                /* checked and read: walk its slots */
 	uint32_t free;          /* its free slots, if the batch is counted */
+	/* The GC's lazy sweep has not reached it yet (flags.before_sweep):
+	   a used slot that is not marked is garbage, which the GC will free
+	   and ObjectSpace never yields (gc.c is_garbage_object). */
+	bool unswept;
+	uint32_t mark_unit;     /* bytes a mark bit stands for (RVALUE) */
+	uint64_t marks[HEAP_MARK_WORDS];        /* its mark_bits, if UNSWEPT */
 };
+
+/* Is used slot I of page P garbage the lazy sweep has not freed yet? */
+static inline bool heap_slot_garbage(const struct heap_page *p, uint32_t i)
+{
+	uint64_t n;
+
+	if (!p->unswept)
+		return false;
+	n = (p->start - p->body + (uint64_t)i * p->slot_size) / p->mark_unit;
+	return !((p->marks[n / 64] >> (n % 64)) & 1);
+}
+
+/* The garbage among page P's used slots from slot FROM on. */
+uint32_t rbi_heap_page_garbage(const struct heap_page *p, uint32_t from);
 
 /* A batch as read.  What went wrong is kept with it, not in the thread's
    rbi_errmsg(): it may have been read on another thread. */
@@ -42,6 +65,7 @@ struct heap_batch {
 	   and each page's free slots. */
 	bool counted;
 	uint64_t counts[RBI_TYPE_COUNT + 1];
+	uint64_t garbage;       /* of the used slots counted: garbage */
 	/* Counted in HEAP_COUNT_CLASSES: also tallied by class, unless
 	   TALLY_RC says why not (RBI_NOMEM). */
 	int tally_rc;
@@ -64,6 +88,9 @@ struct heap_geometry {
 	uint64_t fl_singleton;  /* for tallies by class */
 	uint64_t elts_shared;   /* for bytes owned */
 	uint64_t ary_shared_root;
+	uint32_t mark_words;    /* words of a page's mark bitmap; 0 when the
+				   layout cannot tell garbage (no
+				   flags.before_sweep or mark_bits) */
 };
 
 /* A read error that ends a walk: the process is gone, may not be read,

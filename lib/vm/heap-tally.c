@@ -123,6 +123,10 @@ int rbi_heap_tally_page(struct heap_tally *t, struct heap_tally_index *ix,
 			continue;
 		}
 		counts[type]++;
+		/* Counted by type, as ObjectSpace.count_objects does; no
+		   object each_object would yield. */
+		if (heap_slot_garbage(p, i))
+			continue;
 		owned = rbi_heap_owned_bytes(rb, flags, type, b, p->slot_size);
 		if (rbi_heap_type_internal(type) || !klass) {
 			t->internal.count++;

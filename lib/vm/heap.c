@@ -97,6 +97,7 @@ struct rbi_heap_iter {
 	struct rbi_heap_slot out;
 	struct rbi_heap_stats st;
 	uint64_t impossible;    /* used slots of a type no heap object has */
+	uint64_t garbage;       /* used slots the lazy sweep will free */
 	bool ended;
 	int end_rc;             /* the end's reads failed: why */
 	char end_err[RBI_ERRMSG_MAX];
@@ -149,6 +150,22 @@ static void moved(struct rbi_heap_iter *it, const char *why)
 }
 
 /* The page list: its address, the array of page pointers and the count. */
+/* Words of a heap page's mark bitmap (gc.c HEAP_PAGE_BITMAP_LIMIT: a bit
+   per RVALUE-sized unit of a page of ALIGN bytes), or 0 when the layout
+   cannot tell garbage from objects: no flags.before_sweep or mark_bits,
+   or a bitmap past what a batch keeps. */
+static uint32_t mark_words(const struct rbi_layout *l, uint32_t align)
+{
+	uint64_t bits, words;
+
+	if (l->heap_page_before_sweep == RBI_ABSENT || l->heap_page_mark_bits == RBI_ABSENT ||
+	    l->rvalue_size == RBI_ABSENT || l->rvalue_size < 16 || !align)
+		return 0;
+	bits = (align + l->rvalue_size - 1) / l->rvalue_size;
+	words = (bits + 63) / 64;
+	return words <= HEAP_MARK_WORDS ? (uint32_t)words : 0;
+}
+
 static int read_list(struct rbi_heap_iter *it, uint64_t *sorted, uint64_t *list,
 		     uint64_t *npages)
 {
@@ -403,7 +420,8 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 		struct heap_geometry g = { .l = it->l, .list = it->list,
 			.npages = it->npages, .align = vm->k.heap_page_align,
 			.fl_singleton = vm->k.fl_singleton, .elts_shared = vm->k.elts_shared,
-			.ary_shared_root = vm->k.ary_shared_root };
+			.ary_shared_root = vm->k.ary_shared_root,
+			.mark_words = mark_words(it->l, vm->k.heap_page_align) };
 
 		rc = rbi_heap_reader_open(t, &g, &it->reader);
 		it->nbatches = it->reader ? rbi_heap_reader_batches(it->reader) : 0;
@@ -452,8 +470,9 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 }
 
 /* The next slot of the batch being walked into *OUT (used ones, and free
-   ones with RBI_HEAP_FREE_SLOTS); false at the batch's end. */
-static bool next_in_batch(struct rbi_heap_iter *it, struct rbi_heap_slot *out)
+   ones with RBI_HEAP_FREE_SLOTS); false at the batch's end.  *GARBAGE:
+   a used slot the lazy sweep will free (counted in IT's garbage). */
+static bool next_in_batch(struct rbi_heap_iter *it, struct rbi_heap_slot *out, bool *garbage)
 {
 	while (it->cur < it->nwalk) {
 		const struct heap_page *p = &it->b->pages[it->cur];
@@ -472,6 +491,8 @@ static bool next_in_batch(struct rbi_heap_iter *it, struct rbi_heap_slot *out)
 		   that CPU's cache.  (A prefetch never faults, past the
 		   buffer's end included.) */
 		__builtin_prefetch(b + 8 * p->slot_size);
+		*garbage = flags && heap_slot_garbage(p, it->slot);
+		it->garbage += *garbage;
 		it->slot++;
 		if (!flags) {
 			it->st.free++;
@@ -500,9 +521,16 @@ RBI_EXPORT int rbi_heap_iter_next(rbi_heap_iter *it, const struct rbi_heap_slot 
 	if (it->mode != HEAP_COUNT_NONE)
 		return rbi_fail(RBI_INVAL, "the heap walk is counting: "
 				"rbi_heap_iter_next cannot follow a count by type or class");
-	while (!next_in_batch(it, &it->out))
-		if ((rc = next_batch(it)))
-			return rc;
+	/* Garbage is no object: each_object and dump_all never see it. */
+	for (;;) {
+		bool garbage;
+
+		while (!next_in_batch(it, &it->out, &garbage))
+			if ((rc = next_batch(it)))
+				return rc;
+		if (!garbage)
+			break;
+	}
 	*out = &it->out;
 	return RBI_OK;
 }
@@ -560,6 +588,7 @@ static int count_begin(struct rbi_heap_iter *it, enum heap_count_mode mode,
 	if (!it->b->counted || it->cur != 0 || it->slot != 0)
 		return RBI_OK;
 	add_counts(it, counts, it->b->counts);
+	it->garbage += it->b->garbage;
 	for (size_t i = 0; i < it->nwalk; i++)
 		if (it->b->pages[i].ok)
 			take_free(it, &it->b->pages[i], it->b->pages[i].free);
@@ -584,6 +613,7 @@ RBI_EXPORT int rbi_heap_iter_count(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_C
 		if (!p->ok || it->slot >= p->total)
 			continue;
 		rbi_heap_page_count(p, it->slot, c);
+		it->garbage += rbi_heap_page_garbage(p, it->slot);
 		take_free(it, p, c[RBI_TYPE_COUNT] - before);
 	}
 	add_counts(it, counts, c);
@@ -600,6 +630,11 @@ RBI_EXPORT void rbi_heap_iter_stats(rbi_heap_iter *it, struct rbi_heap_stats *ou
 RBI_EXPORT uint64_t rbi_heap_iter_impossible(const rbi_heap_iter *it)
 {
 	return it ? it->impossible : 0;
+}
+
+RBI_EXPORT uint64_t rbi_heap_iter_garbage(const rbi_heap_iter *it)
+{
+	return it ? it->garbage : 0;
 }
 
 RBI_EXPORT void rbi_heap_iter_free(rbi_heap_iter *it)
@@ -820,7 +855,7 @@ static int take_tally(struct rbi_heap_iter *it, const struct heap_tally *t)
 RBI_EXPORT int rbi_heap_iter_count_classes(rbi_heap_iter *it, uint64_t counts[RBI_TYPE_COUNT])
 {
 	struct rbi_heap_slot s;
-	bool done;
+	bool done, garbage;
 	int rc;
 
 	if ((rc = count_begin(it, HEAP_COUNT_CLASSES, counts, &done)))
@@ -831,11 +866,11 @@ RBI_EXPORT int rbi_heap_iter_count_classes(rbi_heap_iter *it, uint64_t counts[RB
 		return take_tally(it, &it->b->tally);
 	}
 	/* Read before the walk counted, or walked in part: slot by slot. */
-	while (next_in_batch(it, &s)) {
+	while (next_in_batch(it, &s, &garbage)) {
 		if (!s.flags)
 			continue;
 		counts[s.type]++;
-		if ((rc = tally_slot(it, &s)))
+		if (!garbage && (rc = tally_slot(it, &s)))
 			return rc;
 	}
 	return RBI_OK;

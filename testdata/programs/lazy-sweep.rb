@@ -1,0 +1,33 @@
+# lazy-sweep.rb — a heap the GC has marked and not yet swept: objects --by-class and heap-dump
+# must leave out the garbage on the pages the lazy sweeper has not reached, as
+# ObjectSpace.each_object and dump_all do (they finish the sweep first; from outside, the GC's
+# own rule tells: an unmarked slot on a page still to be swept is garbage).  Ruby 2.7 to 3.4,
+# no gems.
+#
+# usage: ruby lazy-sweep.rb   (env: RBI_TRUTH=FILE)
+#   Keeps LIVE instances of Junk, makes GARBAGE more and drops them, runs
+#   GC.start(immediate_sweep: false), prints "READY <pid>" and sleeps without allocating.  The
+#   truth file (written before the GC: nothing it allocates is left to sweep) says
+#   "live<TAB>LIVE" and "garbage<TAB>GARBAGE"; the GC's state after the GC is appended as
+#   "state<TAB>sweeping" where GC.latest_gc_info knows it (3.0+).
+$stdout.sync = true
+
+class Junk
+  def initialize(i)
+    @i = i
+  end
+end
+
+LIVE = 1000
+GARBAGE = 200_000
+truth = ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"
+keep = Array.new(LIVE) { |i| Junk.new(i) }
+File.write(truth, "live\t#{LIVE}\ngarbage\t#{GARBAGE}\n")
+ready = "READY #{Process.pid}\n"
+GARBAGE.times { |i| Junk.new(i) }
+GC.start(full_mark: true, immediate_sweep: false)
+state = (GC.latest_gc_info(:state) rescue nil)
+File.open(truth, "a") { |f| f.write("state\t#{state}\n") } if state
+$stdout.write(ready)
+sleep
+keep
