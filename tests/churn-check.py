@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """churn-check.py PROGRAM BT.json...: every stack `rbinspect --json bt` printed
-as real (no error) for testdata/programs/PROGRAM.rb (thread-churn, churn or
-compact) is one that program can have: its outermost frame is where a thread
+as real (no error) for testdata/programs/PROGRAM.rb (thread-churn, churn,
+compact or recurse) is one that program can have: its outermost frame is where a thread
 of it starts, and every frame is one its caller can call (the program's own
 structure, below); and every frame of it is named as the target would name
 it: every method these programs run belongs to a named class or module, so
 its label is qualified ("Churner3#deep", "Integer#times"), never bare
 ("deep") nor an unknown method (a class or method entry read while
-GC.compact moved it).  A stack with an error is not checked: it was marked,
-not printed as real (its frames shown before the error are named right all
-the same).
+GC.compact moved it).  A stack with an error is marked, not printed as
+real, and has no frames: a stack is never cut after the frames read before
+something failed.
 
 Prints each impossible stack and each bare label and exits 1 if there is
 one; prints "STACKS ERRORS" (stacks checked, stacks marked) on success."""
@@ -65,6 +65,14 @@ PROGRAMS = {
         "times": {"block in churn", "block_given?", "succ"},
         "block in churn": {"even?", "to_s", "size", "%", "*", "[]="},
     }),
+    # Object#r recursing 0 to 59 deep, over and over (Integer#zero? a frame from
+    # 3.1, Kernel#loop Ruby code from 3.3).
+    "recurse": ({"<main>"}, {
+        "<main>": {"loop", "write"},
+        "loop": {"block in <main>", "block_given?"},
+        "block in <main>": {"r"},
+        "r": {"r", "zero?"},
+    }),
 }
 # Frames of these programs' threads before a method runs in them.
 BARE_OK = re.compile(r"(block (\(\d+ levels\) )?in )?<[^>]*>$")
@@ -93,7 +101,7 @@ def impossible(frames, roots, calls):
 
 def main():
     roots, calls = PROGRAMS[sys.argv[1]]
-    bad = checked = marked = 0
+    bad = checked = marked = cut = 0
     bare_labels = []
     for path in sys.argv[2:]:
         with open(path) as f:
@@ -112,6 +120,11 @@ def main():
                                 if bare(fr.get("label"))]
                 if th.get("error") is not None:
                     marked += 1
+                    if th.get("frames"):
+                        cut += 1
+                        print("%s: a stack cut after %d frames (%s): %s" % (
+                            path, len(th["frames"]), th["error"],
+                            " <- ".join(fr.get("label") or "?" for fr in th["frames"])))
                     continue
                 checked += 1
                 why = impossible(th.get("frames") or [], roots, calls)
@@ -123,7 +136,7 @@ def main():
     for label in sorted(set(map(str, bare_labels))):
         print("a bare label, its class left out (read while it moved?): %s (%d times)"
               % (label, sum(1 for b in bare_labels if str(b) == label)))
-    if bad or bare_labels:
+    if bad or bare_labels or cut:
         return 1
     print(checked, marked)
     return 0

@@ -4,6 +4,7 @@
 #define RBI_NATIVE_H
 
 #include "internal.h"
+#include "vm/vm.h"
 
 /* One native frame and what the merge compares it by. */
 struct native_entry {
@@ -52,9 +53,7 @@ int rbi_native_foreach_tid(struct rbi_target *t, const struct rbi_thread *th,
 			   void *arg, struct rbi_native_info *info);
 
 /* Copy SRC into DST with every string its own (owned.c): RBI_NOMEM, DST
-   then holds none.  Disown frees DST's strings. */
-int rbi_frame_own(struct rbi_frame *dst, const struct rbi_frame *src);
-void rbi_frame_disown(struct rbi_frame *f);
+   then holds none.  Disown frees DST's strings.  (Ruby frames: vm.h.) */
 int rbi_native_frame_own(struct rbi_native_frame *dst, const struct rbi_native_frame *src);
 void rbi_native_frame_disown(struct rbi_native_frame *f);
 

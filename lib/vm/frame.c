@@ -15,7 +15,11 @@
  * environments, and walked only when the second look has the frames the
  * first had (steady(): the test record's reads make, sample.c); a stack
  * still moving after LIVE_RETRIES reads is RBI_TORN, never frames that
- * were not all there at once.  Frames are read in chunks (one read each);
+ * were not all there at once.  A live stack's frames are all decoded
+ * before the first is delivered (held: copies of them), so that one that
+ * cannot be decoded half way (a frame's word read as it changed) reads
+ * the stack again whole instead of cutting it after the frames shown.
+ * Frames are read in chunks (one read each);
  * labels, paths and iseqs are memoized per walk, so a 10,000-deep
  * recursion costs one label. */
 #include <inttypes.h>
@@ -433,6 +437,12 @@ static int ruby_frame(struct fwalk *w, const struct cfp *c, uint64_t flags,
 
 	if ((rc = frame_method_entry(w, c->ep, flags, me_cref, cme)))
 		return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
+	/* A method's frame always has its method entry (it names the method's
+	   class: 3.4's labels); one without, in a process that runs, was
+	   caught half written, as a C method's can be (walk()). */
+	if (!*cme && frame_type(flags) == RBI_FRAME_TYPE_METHOD && w->moves)
+		return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " is a method's without "
+				"its method entry: half written", c->addr);
 	m = memo_slot(w, c->iseq, *cme, &hit);
 	if (!hit) {
 		uint64_t runs;
@@ -735,10 +745,53 @@ static int setup(struct fwalk *w, const struct rbi_thread *th, struct snap *s, b
 	return look(w, s, (last - ec[2]) / l->cfp_size);
 }
 
+/* A live walk's frames, owned, until all of them were read. */
+struct held {
+	struct rbi_frame *v;
+	size_t n, cap;
+};
+
+static int hold_fn(const struct rbi_frame *f, void *arg)
+{
+	struct held *h = arg;
+
+	if (!RBI_GROW(h->v, h->cap, h->n + 1, 64))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	if (rbi_frame_own(&h->v[h->n], f))
+		return RBI_NOMEM;
+	h->n++;
+	return RBI_OK;
+}
+
+static void held_clear(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		rbi_frame_disown(&h->v[i]);
+	h->n = 0;
+}
+
+/* H's frames to FN, in order: FN's non-zero return ends it. */
+static int held_deliver(const struct held *h, rbi_frame_fn fn, void *arg)
+{
+	int rc = RBI_OK;
+
+	for (size_t i = 0; i < h->n && !rc; i++)
+		rc = fn(&h->v[i], arg);
+	return rc;
+}
+
+/* A walk's failure worth reading the stack again for: a frame that made
+   no sense, or a name that could not be read, as it moved. */
+static bool moved_failure(int rc)
+{
+	return rc == RBI_CORRUPT || rc == RBI_UNMAPPED || rc == RBI_PARTIAL || rc == RBI_TORN;
+}
+
 RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 				 size_t max_frames, rbi_frame_fn fn, void *arg)
 {
 	struct fwalk w = { .t = t };
+	struct held held = { 0 };
 	struct rbi_vm *vm = NULL;
 	/* A live process that runs moves its stacks: each is read twice. */
 	bool moves;
@@ -785,14 +838,23 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		for (size_t i = 0; i < MEMO_SLOTS; i++)
 			memo_clear(&w.memo[i]);
 		w.caller_valid = false;
-		rc = walk(&w, max_frames, fn, arg, &emitted);
-		/* Frames that make no sense: read them again, afresh, if
-		   nothing was delivered yet. */
-		if (rc >= 0 || emitted || !moves || attempt >= LIVE_RETRIES ||
-		    (rc != RBI_CORRUPT && rc != RBI_UNMAPPED && rc != RBI_PARTIAL &&
-		     rc != RBI_TORN))
+		if (!moves) {
+			rc = walk(&w, max_frames, fn, arg, &emitted);
+			break;
+		}
+		/* Frames that make no sense: read them again, afresh; none
+		   was delivered yet. */
+		held_clear(&held);
+		rc = walk(&w, max_frames, hold_fn, &held, &emitted);
+		if (rc == RBI_OK) {
+			rc = held_deliver(&held, fn, arg);
+			break;
+		}
+		if (!moved_failure(rc) || attempt >= LIVE_RETRIES)
 			break;
 	}
+	held_clear(&held);
+	free(held.v);
 	for (size_t i = 0; i < MEMO_SLOTS; i++)
 		memo_clear(&w.memo[i]);
 	free(w.memo);

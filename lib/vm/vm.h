@@ -551,4 +551,13 @@ int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,
 		     const struct rbi_iseq *is, uint64_t owner,
 		     char *buf, size_t cap, uint64_t *cut);
 
+/* ---- frame-own.c: frames kept past their callback ---------------------- */
+
+/* *DST: a copy of S (NULL for NULL); RBI_NOMEM. */
+int rbi_dup_opt(const char **dst, const char *s);
+/* Copy SRC into DST with every string its own: RBI_NOMEM, DST then holds
+   none.  Disown frees DST's strings. */
+int rbi_frame_own(struct rbi_frame *dst, const struct rbi_frame *src);
+void rbi_frame_disown(struct rbi_frame *f);
+
 #endif
