@@ -76,6 +76,8 @@ struct heap_dump {
 	FILE *f;
 	struct rbi_json j;      /* the only writer of F, buffered in
 				   out_buf */
+	FILE *out;              /* the output; F is a staging file instead
+				   while a paused process waits for it */
 	uint64_t objects, unreadable;
 	uint64_t objects_unread, hashes_unread, structs_unread;  /* references
 						    not known */
@@ -570,10 +572,18 @@ int cmd_heap_dump(struct session *s, int argc, char **argv)
 		return session_failure(s, rc);
 	d.fmt = format_for(ri);
 	/* Before the walk: a file that cannot be made stops nothing. */
-	if (!(d.f = outfile_open(d.path))) {
+	if (!(d.out = d.f = outfile_open(d.path))) {
 		fputs("rbinspect: heap-dump: cannot create ", stderr);
 		rbi_out_text_cstr(stderr, d.path);
 		fprintf(stderr, ": %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	/* Compressing takes three times as long as the walk: a paused
+	   process is let go first, its dump compressed afterwards. */
+	if (d.w.pause && s->live && outfile_compressed(d.path) && !(d.f = outfile_stage())) {
+		fprintf(stderr, "rbinspect: heap-dump: cannot make a temporary file: %s\n",
+			strerror(errno));
+		outfile_close(d.out);
 		return EXIT_ERROR;
 	}
 	/* A dump is hundreds of MB: written 4 KiB a time (stdio's default
@@ -597,7 +607,14 @@ int cmd_heap_dump(struct session *s, int argc, char **argv)
 	}
 	stop_guard_end(&guard);
 	rbi_json_flush(&d.j);
-	if (outfile_close(d.f) && !rc) {
+	if (d.f != d.out && outfile_unstage(d.f, d.out) && !rc) {
+		fputs("rbinspect: heap-dump: compressing into ", stderr);
+		rbi_out_text_cstr(stderr, d.path);
+		fprintf(stderr, " failed: %s\n", strerror(errno));
+		outfile_close(d.out);
+		return EXIT_ERROR;
+	}
+	if (outfile_close(d.out) && !rc) {
 		fputs("rbinspect: heap-dump: writing ", stderr);
 		rbi_out_text_cstr(stderr, d.path);
 		fprintf(stderr, " failed: %s\n", strerror(errno));

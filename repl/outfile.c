@@ -7,6 +7,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,37 @@ static bool gz_name(const char *path)
 	size_t n = strlen(path);
 
 	return n > 3 && !strcmp(path + n - 3, ".gz");
+}
+
+bool outfile_compressed(const char *path)
+{
+	return gz_name(path);
+}
+
+FILE *outfile_stage(void)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return tmpfile();
+	if (!(f = fdopen(fd, "w+")))
+		close(fd);
+	return f;
+}
+
+int outfile_unstage(FILE *stage, FILE *out)
+{
+	char buf[1 << 16];
+	size_t n;
+	int bad = fflush(stage) || fseek(stage, 0, SEEK_SET);
+
+	while (!bad && (n = fread(buf, 1, sizeof(buf), stage)) > 0)
+		bad = fwrite(buf, 1, n, out) != n;
+	bad |= ferror(stage);
+	fclose(stage);
+	return bad ? -1 : 0;
 }
 
 FILE *outfile_open(const char *path)

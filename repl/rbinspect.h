@@ -153,6 +153,15 @@ int heap_walk_end(struct heap_walk *w, int rc);
    write or the close failed. */
 FILE *outfile_open(const char *path);
 int outfile_close(FILE *f);
+/* Whether PATH is written compressed (FILE.gz). */
+bool outfile_compressed(const char *path);
+/* An unnamed temporary file (in $TMPDIR, else /tmp; gone when closed) to
+   write a compressed output's bytes to first, so that a paused process is
+   let go before they are compressed; NULL with errno set.
+   outfile_unstage copies STAGE's bytes into OUT and closes STAGE: -1 if a
+   read or write failed. */
+FILE *outfile_stage(void);
+int outfile_unstage(FILE *stage, FILE *out);
 /* Could PATH be written (a file there opened for writing, or made in its
    directory), could a new file be made in DIR?  0, or the errno that says
    why not.  For a check before a long run, not a promise: the file system

@@ -136,6 +136,30 @@ snapshots_of_leak() {
 }
 
 first=1 snap_first=1
+# gz_after_resume: heap-dump --pause -o FILE.gz lets the process go before it compresses
+# (strace: the last PTRACE_DETACH comes before the first write to FILE.gz; before, the
+# process waited for zlib, 5.9 s against 1.6 s for plain JSON on a Rails worker), and the
+# file holds what the plain dump does.
+gz_after_resume() {
+	local log=$RB_TMP/gz.strace detach first
+	if ! command -v strace >/dev/null; then
+		skip "$R: heap-dump --pause -o FILE.gz: no strace"; return 0
+	fi
+	strace -f -y -e trace=ptrace,write -o "$log" \
+		"$RBINSPECT" -p "$RB_PID" heap-dump --pause -o "$RB_TMP/after.json.gz" 2>/dev/null
+	detach=$(grep -n 'PTRACE_DETACH' "$log" | tail -n 1 | cut -d: -f1)
+	first=$(grep -n 'write([0-9]*</[^>]*after\.json\.gz>' "$log" | head -n 1 | cut -d: -f1)
+	if [ -n "$detach" ] && [ -n "$first" ] && [ "$detach" -lt "$first" ]; then
+		ok "$R: heap-dump --pause -o FILE.gz: the process is let go before compressing"
+	else
+		not_ok "$R: heap-dump --pause -o FILE.gz: the process is let go before compressing (detach at line ${detach:-none}, first write at ${first:-none})"
+	fi
+	"$RBINSPECT" -p "$RB_PID" heap-dump --pause -o "$RB_TMP/after.json" 2>/dev/null
+	is "$(zcat "$RB_TMP/after.json.gz" | wc -l)" "$(wc -l <"$RB_TMP/after.json")" \
+		"$R: heap-dump --pause -o FILE.gz: as many lines as the plain dump"
+	return 0
+}
+
 while read -r kind ver root cmd; do
 	R="$kind $ver"
 	if ! ruby_start "$kind" "$root" "$cmd" heap.rb; then
@@ -257,7 +281,7 @@ while read -r kind ver root cmd; do
 			"0 1000 3" "$R: heap diff A B C: the 1000 made between A and B are retained in C"
 		is "$(jq -r '[.retained[] | select(.type == "STRING") | .count] | add // 0 | . < 100' "$RB_TMP/diff3.json")" \
 			true "$R: heap diff A B C: the dropped Strings are not retained"
-		[ "$snap_first" = 1 ] && snapshots_of_leak
+		[ "$snap_first" = 1 ] && { snapshots_of_leak; gz_after_resume; }
 		snap_first=0
 		kill -9 "$RB_PID" 2>/dev/null
 	else
