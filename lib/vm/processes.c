@@ -43,6 +43,16 @@ static char *maps_path(char *line)
 	return p;
 }
 
+/* Whether maps LINE maps its file executable ("start-end r-xp ..."): code
+   the process runs, not a file it only reads (a debugger, or rbinspect
+   itself, maps a Ruby's libruby to read its symbols). */
+static bool maps_exec(const char *line)
+{
+	const char *perms = strchr(line, ' ');
+
+	return perms && strlen(perms) > 3 && perms[3] == 'x';
+}
+
 /* Read PID's maps into S: its Ruby image and version.  False if it is not
    Ruby or its maps cannot be read. */
 static bool scan_maps(pid_t pid, struct scan *s)
@@ -67,7 +77,7 @@ static bool scan_maps(pid_t pid, struct scan *s)
 				;
 			continue;
 		}
-		if (!(p = maps_path(line)))
+		if (!maps_exec(line) || !(p = maps_path(line)))
 			continue;
 		if (!lib && rbi_vm_ruby_image_name(p, false)) {
 			lib = true;

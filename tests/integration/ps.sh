@@ -34,6 +34,13 @@ if [ -n "$kind" ]; then
 	esc=$!
 	RB_PIDS+=("$esc")
 fi
+# rbinspect recording one of them maps its libruby to read it, not to run it: no Ruby.
+recorder=
+if [ ${#started[@]} -gt 0 ]; then
+	"$RBINSPECT" record -p "${started[0]% *}" -d 30 -q -o "$RB_TMP/rec.svg" 2>/dev/null &
+	recorder=$!
+	RB_PIDS+=("$recorder")
+fi
 sleep 1
 
 start=$(date +%s%N)
@@ -57,6 +64,15 @@ for s in "${started[@]}"; do
 		is "$(jq -r '"\(.container) \(.ns_pid)"' <<<"$got")" "false $pid" "ps: $pid is in our pid namespace"
 	fi
 done
+if [ -n "$recorder" ]; then
+	if grep -q 'libruby' "/proc/$recorder/maps" 2>/dev/null; then
+		is "$(jq --argjson p "$recorder" '[.processes[] | select(.pid == $p)] | length' "$RB_TMP/ps.json")" 0 \
+			"ps does not list an rbinspect record that maps the target's libruby to read it"
+	else
+		skip "ps and a recorder: rbinspect record had not mapped libruby (it reads the target's image from memory)"
+	fi
+	kill "$recorder" 2>/dev/null
+fi
 is "$(jq --argjson p "$fake" '[.processes[] | select(.pid == $p)] | length' "$RB_TMP/ps.json")" 0 \
 	"ps does not list sleep started as \"ruby\" (not Ruby)"
 is "$(jq 'all(.processes[]; .image | test("/(lib)?ruby[^/]*$"))' "$RB_TMP/ps.json")" true \
