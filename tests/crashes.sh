@@ -84,10 +84,12 @@ crash_truth() {
 }
 
 # crash_segv: wake crash.rb's crasher, which writes through NULL in C; crash_self: which
-# sends SIGSEGV to its own process.
+# sends SIGSEGV to its own process; crash_null: which calls a NULL function pointer.
 # A crasher that already died leaves no reader on the FIFO: the write gives up after 10 s.
 crash_segv() { crash_wake x; }
 crash_self() { crash_wake k; }
+# crash_null: the crasher calls through a NULL function pointer (pc 0 at the fault).
+crash_null() { crash_wake n; }
 crash_wake() { timeout 10 sh -c 'printf %s "$1" >"$2"' sh "$1" "$RB_TRUTH.fifo"; }
 
 # wait_dead PID: until PID has exited (gone, or a zombie: its core is written by then).

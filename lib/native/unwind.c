@@ -24,6 +24,11 @@
    call frame information (see scan_resume). */
 #define SCAN_WORDS 2048u
 #define DWARF_X86_64_RSP 7
+/* Where the interrupted rsp and rip are in the kernel's rt_sigframe, from
+   the stack pointer at the signal trampoline (the handler's return popped
+   pretcode: it points at the ucontext, whose uc_mcontext is 40 bytes in). */
+#define SIGFRAME_UC_RSP (40 + 15 * 8)
+#define SIGFRAME_UC_RIP (40 + 16 * 8)
 
 /* The Dwfl's state (dwfl_attach_state's argument): the target, and the
    registers of the thread being unwound.  After a stack scan only the
@@ -41,6 +46,8 @@ struct unwind_walk {
 	struct rbi_image_list *images;
 	struct rbi_native_stack *out;
 	bool next_scanned;      /* the next frame was found by a stack scan */
+	uint64_t trampoline_sp; /* the stack pointer at the last signal
+				   trampoline unwound through, 0 if none */
 };
 
 /* ---- libdwfl's view of the target ---------------------------------------- */
@@ -381,10 +388,28 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		.scanned = w->next_scanned,
 	};
 	w->next_scanned = false;
+	if (s->raw[s->nraw - 1].trampoline) {
+		Dwarf_Word sp;
+
+		w->trampoline_sp = dwfl_frame_reg(state, DWARF_X86_64_RSP, &sp) == 0 ? sp : 0;
+	}
 	return DWARF_CB_OK;
 }
 
 /* ---- the walk ------------------------------------------------------------ */
+
+/* Unwind on from SP with PC as a frame the caller knows of otherwise than
+   by call frame information (found_by_scan), into W's stack. */
+static void resume_at(struct unwind_walk *w, struct unwind_state *st, pid_t tid, uint64_t sp,
+		      uint64_t pc)
+{
+	st->scanned = true;
+	st->scan_sp = sp;
+	st->scan_pc = pc;
+	w->next_scanned = true;
+	dwfl_getthread_frames(w->images->dwfl, tid, frame_cb, w);
+	st->scanned = false;
+}
 
 /* The innermost frame runs code without call frame information (musl's
    libc has none, so every thread blocked in a system call stops there):
@@ -407,14 +432,32 @@ static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t ti
 			break;
 		if (v < 2 || !has_cfi(dwfl, v - 1) || !rbi_code_call_ends_at(w->t, v))
 			continue;
-		st->scanned = true;
-		st->scan_sp = sp + 8;
-		st->scan_pc = v;
-		w->next_scanned = true;
-		dwfl_getthread_frames(dwfl, tid, frame_cb, w);
-		st->scanned = false;
+		resume_at(w, st, tid, sp + 8, v);
 		break;
 	}
+}
+
+/* The stack ended at a signal trampoline because the code the signal
+   interrupted is none (a call through a NULL or stale function pointer: a
+   C extension's callback never set): libdwfl takes pc 0 for the end of the
+   stack.  As gdb does, the interrupted pc is a frame of its own, and the
+   word at its stack pointer, which the call pushed, is where it was called
+   from, if that returns right after a call into code with call frame
+   information; unwinding goes on from there. */
+static void bad_call_resume(struct unwind_walk *w, struct unwind_state *st, pid_t tid)
+{
+	struct rbi_native_stack *s = w->out;
+	uint64_t sp, pc, ret;
+
+	if (!s->nraw || s->cut || !s->raw[s->nraw - 1].trampoline || !w->trampoline_sp ||
+	    !stack_word(w->t, w->trampoline_sp + SIGFRAME_UC_RSP, &sp) ||
+	    !stack_word(w->t, w->trampoline_sp + SIGFRAME_UC_RIP, &pc) ||
+	    (pc && dwfl_addrmodule(w->images->dwfl, pc)) ||
+	    !stack_word(w->t, sp, &ret) || ret < 2 || !has_cfi(w->images->dwfl, ret - 1) ||
+	    !rbi_code_call_ends_at(w->t, ret) || !RBI_GROW(s->raw, s->capraw, s->nraw + 1, 32))
+		return;
+	s->raw[s->nraw++] = (struct native_raw){ .pc = pc, .exact = true };
+	resume_at(w, st, tid, sp + 8, ret);
 }
 
 /* T's images and libdwfl state, ready to unwind. */
@@ -460,6 +503,7 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 		return rbi_fail(RBI_CORRUPT, "unwinding thread %d: %s", (int)tid,
 				dwfl_errmsg(-1));
 	scan_resume(&w, st, tid);
+	bad_call_resume(&w, st, tid);
 	out->no_cfi = out->nraw && !out->cut &&
 		      !has_cfi(w.images->dwfl, raw_lookup(&out->raw[out->nraw - 1]));
 	return RBI_OK;

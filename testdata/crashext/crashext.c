@@ -9,6 +9,9 @@
  * records its stack, this C method's frame included).  Then:
  *   'k'   it sends SIGSEGV to its own process (kill(2): the kernel gives it
  *         to the main thread) and waits on, so no Ruby stack moves;
+ *   'n'   it calls through a NULL function pointer, in this thread (a
+ *         callback never set): the fault is at pc 0, and the only trace of
+ *         the caller is the return address the call pushed;
  *   else  it writes through a NULL pointer, in this thread.  Its stack at
  *         the crash is the recorded one.
  *
@@ -30,7 +33,12 @@ char *rb_string_value_cstr(volatile VALUE *ptr);
 void *rb_thread_call_without_gvl(void *(*func)(void *), void *data1,
 				 void (*ubf)(void *), void *data2);
 
-/* Without the GVL: the byte, and a signal to the process for 'k'. */
+/* The callback the 'n' crash calls: never set.  volatile, so that the
+   compiler emits the call rather than a trap. */
+static void (*volatile callback)(void);
+
+/* Without the GVL: the byte, and a signal to the process for 'k'.
+   Returns the byte. */
 static void *wait_for_byte(void *fifo)
 {
 	char c = 0;
@@ -43,7 +51,7 @@ static void *wait_for_byte(void *fifo)
 		for (;;)
 			pause();
 	}
-	return NULL;
+	return (void *)(long)c;
 }
 
 static VALUE park_then_crash(VALUE self, VALUE fifo, VALUE tid_file)
@@ -56,7 +64,8 @@ static VALUE park_then_crash(VALUE self, VALUE fifo, VALUE tid_file)
 		fprintf(f, "%ld\n", (long)syscall(SYS_gettid));
 		fclose(f);
 	}
-	rb_thread_call_without_gvl(wait_for_byte, (void *)fifo_path, NULL, NULL);
+	if ((long)rb_thread_call_without_gvl(wait_for_byte, (void *)fifo_path, NULL, NULL) == 'n')
+		callback();
 	*(volatile int *)0 = 1;
 	return 0;
 }

@@ -13,7 +13,8 @@
 #   - a live process is stopped one thread at a time, briefly, and runs on afterwards;
 #   - the crash core (SIGSEGV in the C extension, as the kernel dumps it after Ruby's
 #     [BUG] handler): the crashed thread comes first and the frame after the signal
-#     trampoline is the C function that faulted;
+#     trampoline is the C function that faulted; a call through a NULL function pointer
+#     shows pc 0 and then the function that made the call;
 #   - gdb's rb-bt --native is rbinspect's, on the core and on a process gdb holds (read
 #     through gdb's own snapshot: only the tracer may read a thread's registers);
 #     rbinspect run outside on a process a debugger holds says so in one line, exit 4.
@@ -75,6 +76,7 @@ gdb_bt() {
 		-ex 'set backtrace past-main on' "$@" -ex 'thread apply all bt' >"$out" 2>&1 </dev/null
 }
 
+null_done=
 while read -r kind ver root cmd; do
 	name="$kind $ver"
 	j=$RB_TMP/native
@@ -162,6 +164,27 @@ while read -r kind ver root cmd; do
 		not_ok "$name core: gdb's rb-bt --native = rbinspect bt --native"
 		diag "$(sed '1,/^@@bt$/d' "$j.gdbrb" | diff "$j.core.txt" - | head -20)"
 	fi
+	rm -f "$core"
+
+	# A call through a NULL function pointer (a C extension's callback never set),
+	# once per kind of Ruby: the fault is at pc 0, where libdwfl's unwinding ends.  As
+	# gdb does, the frame at 0 and then the caller the call's return address names:
+	# the extension's function, with its Ruby method merged on it.
+	case " $null_done " in *" $kind "*) continue ;; esac
+	null_done="$null_done $kind"
+	if ! crash_start "$kind" "$root" "$cmd"; then
+		not_ok "$name: crash.rb did not start (NULL call)"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
+	crash_null
+	if ! wait_dead "$RB_PID" || ! core=$(crash_core) || [ -z "$core" ]; then
+		not_ok "$name: no core of the NULL call"; continue
+	fi
+	"$RBINSPECT" "${opts[@]}" --json "$core" bt --native >"$j.null.json" 2>"$j.err"
+	is "$(jq -r '.threads[0] | [.name, .merged, ([.frames[] | .native.signal_trampoline] | index(true)) as $s |
+		(.frames[$s + 1].native.pc), (.frames[$s + 2] | .native.function, .ruby.label)] | @tsv' "$j.null.json")" \
+		"$(printf 'crasher\ttrue\t0x0\tpark_then_crash\tRbiCrash.park_then_crash')" \
+		"$name NULL-call core: after the signal trampoline, pc 0, then the C function that called it, merged"
 	rm -f "$core"
 done < <(rubies_list)
 tap_done
