@@ -1,0 +1,51 @@
+# truth-trap.rb — a real application's own truth at one instant, for the tests that run it
+# (tests/integration/apps.sh).  Required by the application; on SIGPWR a process (a puma
+# worker, the master) records every thread's backtrace (lib/truth.rb's format) into
+# RBI_APP_TRUTH.PID while it holds the GVL, then stops itself (SIGSTOP, from the same line:
+# the main thread's truth is the trap's own caller_locations under Process.kill); no Ruby
+# thread moves until the test sends SIGCONT, so what rbinspect reads meanwhile is that instant.
+#
+# On SIGURG it writes what ObjectSpace.each_object counts of the app's RbiKeep (below).
+#
+# The main thread's tid is the process's own pid: Ruby 3.1 keeps the parent's in a forked
+# child's Thread#native_thread_id (what rbinspect must not believe either).
+require_relative "../programs/lib/truth"
+
+module RbiTrap
+  # Every thread's record, the main thread's from LOCS (where it will stop).
+  def self.truth(locs)
+    out = +"ruby_version\t#{RUBY_VERSION}\npid\t#{Process.pid}\n"
+    Thread.list.each { |t| out << (t == Thread.main ? main_record(locs) : RbiTruth.record(t)) }
+    out << "end\n"
+  end
+
+  # The main thread stopped in Process.kill (a C method: its caller's path and line), called
+  # from the first of LOCS.
+  def self.main_record(locs)
+    top = locs.first
+    out = +"thread\tmain\t#{Process.pid}\trun\t#{locs.size + 1}\n"
+    out << "frame\tmain\t0\tkill\t#{top.path}\t#{top.lineno}\tkill\n"
+    locs.each_with_index do |l, i|
+      out << "frame\tmain\t#{i + 1}\t#{RbiTruth.clean(l.label)}\t#{RbiTruth.clean(l.path)}\t" \
+             "#{l.lineno}\t#{RbiTruth.clean(l.base_label)}\n"
+    end
+    out
+  end
+
+  def self.write(text, what = nil)
+    path = [ENV.fetch("RBI_APP_TRUTH"), what, Process.pid].compact.join(".")
+    File.write("#{path}.tmp", text)
+    File.rename("#{path}.tmp", path)
+  end
+end
+
+# On SIGURG: RBI_APP_TRUTH.objects.PID says how many RbiKeep objects ObjectSpace.each_object
+# sees (it finishes the GC's lazy sweep first: garbage is not counted).
+Signal.trap("URG") do
+  n = defined?(RbiKeep) ? ObjectSpace.each_object(RbiKeep).count : -1
+  RbiTrap.write("RbiKeep\t#{n}\n", "objects")
+end
+
+Signal.trap("PWR") do
+  RbiTrap.write(RbiTrap.truth(caller_locations(0))); Process.kill(:STOP, Process.pid)
+end

@@ -1,0 +1,146 @@
+# apps.sh: the applications users run, from Debian's own packages on its Ruby 3.1: a Rails 6.1
+# app (testdata/apps/rails-app.rb: ActiveRecord on sqlite3, an N+1 page) under puma in cluster
+# mode (2 forked workers of 5 threads, preload_app!), driven by ab on loopback.  Truths come
+# from the application itself (testdata/apps/truth-trap.rb: on SIGPWR a worker writes every
+# thread's backtrace and stops itself while holding the GVL).  For each worker, after a burst
+# of requests:
+#   - threads: the main thread's tid is the worker's pid, every tid one of its tasks;
+#   - bt at the trapped instant: every thread and frame as the worker's own backtraces;
+#   - bt --native (under strace): no thread stopped outside the worker, the master untraced;
+#   - objects --by-class --pause: the app's RbiKeep objects as its own each_object counts them
+#     right after, the garbage its lazy sweep has not freed left out;
+# and a worker killed by SIGSEGV (Ruby's [BUG] handler, the kernel's core): its core marks
+# its main thread crashed, by the worker's own tid.  SKIP where Debian's puma, ruby-rails,
+# ruby-sqlite3 or ab are not installed (tools/install-deps.sh --test installs them).
+set -u
+. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../rubies.sh"
+. "$(dirname "$0")/../crashes.sh"
+app=$here/testdata/apps
+dir=$RB_TMP/app
+master=
+
+apps_cleanup() {
+	[ -n "$master" ] && kill -9 "$master" $(pgrep -P "$master") 2>/dev/null
+	crashes_cleanup
+}
+trap apps_cleanup EXIT
+
+missing=
+for c in puma ab curl; do command -v "$c" >/dev/null || missing="$missing $c"; done
+for p in ruby-rails ruby-sqlite3; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	skip "a Rails app under puma: not installed:$missing (tools/install-deps.sh --test)"
+	tap_done; exit 0
+fi
+crash_ok=1
+crash_setup || crash_ok=0
+
+# A free port on loopback.
+port=
+for _ in $(seq 20); do
+	p=$((20000 + RANDOM % 20000))
+	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+done
+mkdir -p "$dir"
+export RBI_APP_DIR=$dir RBI_APP_PORT=$port RBI_APP_TRUTH=$dir/truth
+(cd "$dir" && ulimit -c unlimited && exec puma -C "$app/puma.rb" "$app/config.ru") \
+	>"$dir/puma.log" 2>&1 &
+for _ in $(seq 1 120); do
+	curl -sf "http://127.0.0.1:$port/posts" >/dev/null && break
+	sleep 0.5
+done
+master=$(cat "$dir/puma.pid" 2>/dev/null)
+workers=$(pgrep -P "${master:-0}" | sort -n | tr '\n' ' ')
+if [ -z "$master" ] || [ "$(wc -w <<<"$workers")" != 2 ]; then
+	not_ok "a Rails app under puma: puma started with 2 workers"; diag "$(tail -n 20 "$dir/puma.log")"
+	tap_done; exit 0
+fi
+ab -q -n 400 -c 8 "http://127.0.0.1:$port/posts" >"$dir/ab.log" 2>&1
+like "$(cat "$dir/ab.log")" 'Failed requests: +0' "puma: 400 requests of the N+1 page served"
+master_tasks=$(ls "/proc/$master/task" | sort | tr '\n' ' ')
+
+for w in $workers; do
+	name="puma worker $w"
+	j=$dir/w$w
+	"$RBINSPECT" --json -p "$w" threads >"$j.threads" 2>"$j.err"
+	is "$(jq -r '.threads[] | select(.main) | .tid' "$j.threads")" "$w" \
+		"$name: threads: the main thread's tid is the worker's pid, not the master's"
+	bad=
+	for t in $(jq -r '.threads[].tid | select(. > 0)' "$j.threads"); do
+		[ -e "/proc/$w/task/$t" ] || bad="$bad $t"
+	done
+	is "${bad# }" "" "$name: threads: every tid ($(jq '.threads | length' "$j.threads") threads) is the worker's"
+
+	# The worker's own backtraces at one instant.
+	kill -PWR "$w"
+	for _ in $(seq 1 100); do
+		[ -f "$RBI_APP_TRUTH.$w" ] && [ "$(task_states "$w")" = T ] && break
+		sleep 0.1
+	done
+	"$RBINSPECT" --json -p "$w" bt >"$j.bt" 2>"$j.err"
+	if out=$(python3 "$here/tests/bt-check.py" "$RBI_APP_TRUTH.$w" "$j.bt" 2>&1); then
+		ok "$name: bt: every thread and frame as the worker's own backtraces ($(tail -n 1 <<<"$out" | cut -d: -f2-))"
+	else
+		not_ok "$name: bt: every thread and frame as the worker's own backtraces"; diag "$out"
+	fi
+	kill -CONT "$w"
+
+	if command -v strace >/dev/null; then
+		strace -f -qq -e trace=ptrace -o "$j.strace" \
+			"$RBINSPECT" -p "$w" bt --native >"$j.native" 2>"$j.err"
+		is "$?" 0 "$name: bt --native exits 0"
+		bad=
+		for t in $(sed -n 's/.*ptrace(PTRACE_SEIZE, \([0-9]*\).*/\1/p' "$j.strace" | sort -u); do
+			[ -e "/proc/$w/task/$t" ] || bad="$bad $t"
+		done
+		is "${bad# }" "" "$name: bt --native stops no thread outside the worker ($(grep -c PTRACE_SEIZE "$j.strace") seized)"
+	else
+		skip "$name: bt --native under strace: no strace"
+	fi
+
+	# Live RbiKeep objects, among the garbage ones the requests left: as each_object
+	# counts them right after (it finishes the lazy sweep; the worker is idle, so within a
+	# few objects a conservatively marked machine stack may keep or let go).
+	"$RBINSPECT" --json -p "$w" objects --by-class --pause --top 0 >"$j.objects" 2>"$j.err"
+	got=$(jq -r '.classes[] | select(.name == "RbiKeep") | .count' "$j.objects")
+	kill -URG "$w"
+	for _ in $(seq 1 100); do [ -f "$RBI_APP_TRUTH.objects.$w" ] && break; sleep 0.1; done
+	want=$(awk -F'\t' '$1 == "RbiKeep" { print $2 }' "$RBI_APP_TRUTH.objects.$w" 2>/dev/null)
+	if [ -n "$got" ] && [ -n "$want" ] && awk -v g="$got" -v w="$want" \
+		'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w >= 2000 && d <= 2 + w / 1000) }'; then
+		ok "$name: objects --by-class --pause: $got RbiKeep, each_object's $want ($(jq .garbage "$j.objects") garbage slots left out)"
+	else
+		not_ok "$name: objects --by-class --pause: ${got:-no} RbiKeep where each_object counts ${want:-none}"
+		diag "$(cat "$j.err")"
+	fi
+done
+is "$(awk '/^TracerPid:/ { print $2 }' "/proc/$master/status") $(ls "/proc/$master/task" | sort | tr '\n' ' ')" \
+	"0 $master_tasks" "puma master: never traced, its threads as they were"
+
+# A worker killed by SIGSEGV: Ruby's [BUG] handler, then the kernel's core in puma's directory.
+w=${workers%% *}
+if [ "$crash_ok" = 0 ]; then
+	skip "puma worker's core: $CRASH_WHY"
+else
+	kill -SEGV "$w"
+	core=
+	if wait_dead "$w"; then
+		for _ in $(seq 1 100); do
+			core=$(ls "$dir"/core* 2>/dev/null | head -n 1)
+			[ -n "$core" ] && break
+			sleep 0.1
+		done
+	fi
+	if [ -z "$core" ]; then
+		not_ok "puma worker $w: the kernel wrote a core"; diag "$(tail -n 5 "$dir/puma.log")"
+	else
+		"$RBINSPECT" --json "$core" bt >"$dir/core.json" 2>"$dir/core.err"
+		is "$(jq -r '[.threads[0].crashed, .threads[0].main, .threads[0].tid, .crash.tid] | @tsv' "$dir/core.json")" \
+			"$(printf 'true\ttrue\t%s\t%s' "$w" "$w")" \
+			"puma worker $w's core: its main thread crashed, by the worker's own tid"
+	fi
+fi
+tap_done
