@@ -5,7 +5,7 @@
 # no gems.
 #
 # usage: ruby lazy-sweep.rb   (env: RBI_TRUTH=FILE)
-#   Keeps LIVE instances of Junk, makes GARBAGE more and drops them, runs
+#   Keeps LIVE instances of Junk, makes GARBAGE more (all at once) and drops them, runs
 #   GC.start(immediate_sweep: false), prints "READY <pid>" and sleeps without allocating.  The
 #   truth file (written before the GC: nothing it allocates is left to sweep) says
 #   "live<TAB>LIVE" and "garbage<TAB>GARBAGE"; the GC's state after the GC is appended as
@@ -24,7 +24,10 @@ truth = ENV["RBI_TRUTH"] || "/tmp/rbi-truth-#{Process.pid}.txt"
 keep = Array.new(LIVE) { |i| Junk.new(i) }
 File.write(truth, "live\t#{LIVE}\ngarbage\t#{GARBAGE}\n")
 ready = "READY #{Process.pid}\n"
-GARBAGE.times { |i| Junk.new(i) }
+# Held until the GC, so that no GC before it frees them: the heap grows to hold them all, and
+# the sweep that follows the GC has every page of them to do.
+doomed = Array.new(GARBAGE) { |i| Junk.new(i) }
+doomed.clear
 GC.start(full_mark: true, immediate_sweep: false)
 state = (GC.latest_gc_info(:state) rescue nil)
 File.open(truth, "a") { |f| f.write("state\t#{state}\n") } if state
