@@ -6,8 +6,8 @@
 # 2. Separate debug info is found the standard ways, so a stripped libruby still gets its
 #    layout from DWARF ("dwarf" in `rbinspect info`) on a live process running the stripped
 #    copy (LD_LIBRARY_PATH, which beats the builds' RUNPATH): its DWARF moved to a file named
-#    by .gnu_debuglink beside it; to /usr/lib/debug/.build-id/xx/yyyy.debug (removed at the
-#    end); served by a local debuginfod (DEBUGINFOD_URLS) in a private network namespace, so it
+#    by .gnu_debuglink beside it; to /usr/lib/debug/.build-id/xx/yyyy.debug (a private
+#    /usr/lib/debug in a mount namespace: the machine's is left alone); served by a local debuginfod (DEBUGINFOD_URLS) in a private network namespace, so it
 #    listens on that namespace's loopback only (elfutils 0.188's debuginfod has no listen
 #    address option), stopped at the end. Without any of them the copy gets a table: the
 #    stripping did strip; and libdebuginfod is not even loaded.
@@ -15,11 +15,9 @@ set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 LAYOUT_DUMP=${LAYOUT_DUMP:-$(dirname "$RBINSPECT")/../tools/layout-dump}
-BUILDID_FILE=""
 DEBUGINFOD_PID=""
 
 cleanup() {
-	[ -n "$BUILDID_FILE" ] && rm -f "$BUILDID_FILE" && rmdir "$(dirname "$BUILDID_FILE")" 2>/dev/null
 	[ -n "$DEBUGINFOD_PID" ] && kill "$DEBUGINFOD_PID" 2>/dev/null
 	rubies_cleanup
 }
@@ -29,8 +27,16 @@ if [ ! -x "$LAYOUT_DUMP" ]; then
 	not_ok "layout-dump not built ($LAYOUT_DUMP)"; tap_done; exit
 fi
 
-# info_layout PID: the layout `rbinspect info` reports.
-info_layout() { "$RBINSPECT" --json -p "$1" info | jq -r .layout; }
+# info_layout PID: the layout `rbinspect info` reports; with DEBUG_NS set, from a mount
+# namespace whose /usr/lib/debug is that directory.
+info_layout() {
+	if [ -n "${DEBUG_NS:-}" ]; then
+		unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /usr/lib/debug &&
+			"$2" --json -p "$3" info' sh "$DEBUG_NS" "$RBINSPECT" "$1" | jq -r .layout
+	else
+		"$RBINSPECT" --json -p "$1" info | jq -r .layout
+	fi
+}
 
 # try_stripped LABEL DIR ROOT CMD WANT: run simple.rb on the libruby in DIR and check the
 # layout's source starts with WANT.
@@ -111,18 +117,17 @@ try_stripped "dwarf $ver stripped, .gnu_debuglink" "$linked" "$root" "$cmd" dwar
 is "$(md5sum <"$RB_TMP/linked.layout")" "$(md5sum <"$RB_TMP/dwarf.layout")" \
 	"dwarf $ver: layout-dump of the stripped copy finds its debuglink file"
 
+# The machine's /usr/lib/debug is not the test's: rbinspect looks there from a mount namespace
+# of its own, with a private /usr/lib/debug that holds only this debug file.
 if [ -z "$buildid" ]; then
 	skip "dwarf $ver: libruby has no build-id"
-elif [ -e "/usr/lib/debug/.build-id/${buildid:0:2}/${buildid:2}.debug" ]; then
-	skip "dwarf $ver: /usr/lib/debug/.build-id/${buildid:0:2}/${buildid:2}.debug exists already"
-elif [ ! -w /usr/lib ]; then
-	skip "dwarf $ver: /usr/lib/debug is not writable"
+elif [ ! -d /usr/lib/debug ] || ! unshare -m true 2>/dev/null; then
+	skip "dwarf $ver: /usr/lib/debug/.build-id: needs a mount namespace (root) and /usr/lib/debug to mount a private one over"
 else
-	BUILDID_FILE=/usr/lib/debug/.build-id/${buildid:0:2}/${buildid:2}.debug
-	mkdir -p "$(dirname "$BUILDID_FILE")"
-	cp "$debug" "$BUILDID_FILE"
-	try_stripped "dwarf $ver stripped, /usr/lib/debug/.build-id" "$plain" "$root" "$cmd" dwarf
-	rm -f "$BUILDID_FILE"; rmdir "$(dirname "$BUILDID_FILE")" 2>/dev/null; BUILDID_FILE=""
+	mkdir -p "$RB_TMP/debugdir/.build-id/${buildid:0:2}"
+	cp "$debug" "$RB_TMP/debugdir/.build-id/${buildid:0:2}/${buildid:2}.debug"
+	DEBUG_NS=$RB_TMP/debugdir try_stripped "dwarf $ver stripped, /usr/lib/debug/.build-id" \
+		"$plain" "$root" "$cmd" dwarf
 fi
 
 # debuginfod: the server and rbinspect share a network namespace of their own (loopback
