@@ -125,7 +125,8 @@ static int layout(struct fg *g)
 			}
 			kids[k++] = c;
 		}
-		qsort_r(kids, k, sizeof(*kids), by_name, g);
+		if (k)          /* KIDS is NULL for a leaf */
+			qsort_r(kids, k, sizeof(*kids), by_name, g);
 		for (size_t i = 0; i < k; i++) {
 			g->v[kids[i]].x = x;
 			x += (double)g->v[kids[i]].total;

@@ -72,7 +72,8 @@ int rbi_render_folded(rbi_profile *p, const struct rbi_profile_view *v, FILE *f)
 	if (rc >= 0)
 		rc = c.rc;
 	if (!rc) {
-		qsort(c.lines, c.n, sizeof(*c.lines), cmp);
+		if (c.n)        /* qsort of NULL is undefined, even of none */
+			qsort(c.lines, c.n, sizeof(*c.lines), cmp);
 		for (size_t i = 0; i < c.n; i++)
 			fputs(c.lines[i], f);
 	}

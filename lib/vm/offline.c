@@ -218,7 +218,8 @@ static int locate_in_family(struct rbi_target *t, struct rbi_vm *vm, int major, 
 int rbi_vm_find_offline(struct rbi_target *t, struct rbi_vm *vm,
 			struct rbi_image_list *images)
 {
-	int major, minor, teeny, gmajor, gminor, gteeny;
+	/* A family read from a path (/ruby/X.Y.0/) has no patch release. */
+	int major, minor, teeny = -1, gmajor, gminor, gteeny;
 	bool named, given = false, family = false;
 	int rc;
 

@@ -223,6 +223,20 @@ while read -r kind ver root cmd; do
 		not_ok "$R: hot.rb did not start"; continue
 	fi
 	pid=$RB_PID
+	if [ "$first" = 1 ]; then
+		# A profile with no stacks (every thread idle, skipped): each format is written
+		# from nothing (under UBSan, sorting no stacks once stopped the flame graph).
+		if ruby_start "$kind" "$root" "$cmd" simple.rb; then
+			for f in flamegraph folded; do
+				"$B" record -p "$RB_PID" --duration 0.3 --format "$f" -o "$T/idle.$f" -q \
+					>/dev/null 2>"$T/err"
+				is "$?" 0 "$R: record of a process whose threads all sleep: --format $f exits 0"
+			done
+			kill -9 "$RB_PID" 2>/dev/null
+		else
+			not_ok "$R: simple.rb did not start"
+		fi
+	fi
 	if "$B" record -p "$pid" --duration 2.5 --rate 400 -o "$T/hot.svg" --raw "$T/hot.rbiprof" \
 		2>"$T/stats"; then
 		ok "$R: record writes a flame graph and the raw profile"
