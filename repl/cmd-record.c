@@ -174,12 +174,12 @@ static void default_output(pid_t pid, rbi_profile_format format, char *buf, size
 		 rbi_profile_format_extension(format));
 }
 
-int profile_write_file(rbi_profile *p, const struct profile_opts *o, rbi_profile_format format,
-		       const char *path)
+/* P in FORMAT through O's view into F (PATH, for messages), closed unless
+   it is standard output; an exit code. */
+static int write_to(rbi_profile *p, const struct profile_opts *o, rbi_profile_format format,
+		    FILE *f, const char *path)
 {
 	struct rbi_profile_view view = { .size = sizeof(view), .flags = o->view_flags };
-	bool std = !strcmp(path, "-");
-	FILE *f = std ? stdout : fopen(path, "we");
 	int rc;
 
 	if (!f) {
@@ -189,11 +189,23 @@ int profile_write_file(rbi_profile *p, const struct profile_opts *o, rbi_profile
 	rc = rbi_profile_write(p, format, &view, f);
 	if (rc)
 		fprintf(stderr, "rbinspect: %s: %s\n", path, rbi_errmsg());
-	if (!std && fclose(f) && !rc) {
+	if (f != stdout && fclose(f) && !rc) {
 		fprintf(stderr, "rbinspect: writing %s: %s\n", path, strerror(errno));
 		rc = RBI_SYSTEM;
 	}
 	return rc ? EXIT_ERROR : EXIT_OK;
+}
+
+int profile_write_file(rbi_profile *p, const struct profile_opts *o, rbi_profile_format format,
+		       const char *path)
+{
+	return write_to(p, o, format, !strcmp(path, "-") ? stdout : fopen(path, "we"), path);
+}
+
+int profile_write_new(rbi_profile *p, const struct profile_opts *o, rbi_profile_format format,
+		      char *path, size_t cap)
+{
+	return write_to(p, o, format, outfile_create_new(path, cap), path);
 }
 
 /* How the stacks of a --native recording were read. */
@@ -417,7 +429,8 @@ int cmd_record(struct session *s, int argc, char **argv)
 	if (!o.quiet)
 		profile_print_stats(stderr, p);
 	profile_print_warning(stderr, p);
-	ec = profile_write_file(p, &o, o.format, o.output ? o.output : out);
+	ec = o.output ? profile_write_file(p, &o, o.format, o.output)
+		      : profile_write_new(p, &o, o.format, out, sizeof(out));
 	if (!ec && o.raw)
 		ec = profile_write_file(p, &o, RBI_FORMAT_RAW, o.raw);
 	if (!ec && !o.quiet) {
@@ -497,7 +510,10 @@ int cmd_report(struct session *s, int argc, char **argv)
 	if (!o.quiet)
 		profile_print_native(stderr, p);
 	profile_print_warning(stderr, p);
-	rc = profile_write_file(p, &o, o.format, o.output ? o.output : out);
+	if (o.output || !strcmp(out, "-"))
+		rc = profile_write_file(p, &o, o.format, o.output ? o.output : out);
+	else
+		rc = profile_write_new(p, &o, o.format, out, sizeof(out));
 	if (!rc && !o.quiet && strcmp(o.output ? o.output : out, "-"))
 		fprintf(stderr, "rbinspect: wrote %s to %s\n", rbi_profile_format_name(o.format),
 			o.output ? o.output : out);

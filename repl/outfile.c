@@ -27,11 +27,41 @@ static int gz_close(void *cookie)
 	return gzclose(cookie) == Z_OK ? 0 : -1;
 }
 
+/* Names made up for a file, tried in turn when one exists already. */
+#define OUTFILE_TRIES 100
+
 static bool gz_name(const char *path)
 {
 	size_t n = strlen(path);
 
 	return n > 3 && !strcmp(path + n - 3, ".gz");
+}
+
+FILE *outfile_create_new(char *path, size_t cap)
+{
+	char base[PATH_MAX];
+	const char *dot, *slash;
+	size_t stem;
+	int fd = -1;
+
+	if (snprintf(base, sizeof(base), "%s", path) >= (int)sizeof(base)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	dot = strrchr(base, '.');
+	slash = strrchr(base, '/');
+	stem = dot && (!slash || dot > slash) ? (size_t)(dot - base) : strlen(base);
+	for (int n = 1; n <= OUTFILE_TRIES; n++) {
+		if (n > 1 && snprintf(path, cap, "%.*s-%d%s", (int)stem, base, n,
+				      base + stem) >= (int)cap) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
 bool outfile_compressed(const char *path)

@@ -25,6 +25,11 @@ int profile_option(struct profile_opts *o, int argc, char **argv, int *i);
 /* Write P in FORMAT through O's view to PATH ("-": stdout); an exit code. */
 int profile_write_file(rbi_profile *p, const struct profile_opts *o,
 		       rbi_profile_format format, const char *path);
+/* The same to a name rbinspect made up: created new, never over a file or
+   through a link; PATH (CAP bytes) then says where it went
+   (outfile_create_new). */
+int profile_write_new(rbi_profile *p, const struct profile_opts *o,
+		      rbi_profile_format format, char *path, size_t cap);
 /* Samples, errors, torn (and kept in part), late, time per sample. */
 void profile_print_stats(FILE *f, rbi_profile *p);
 

@@ -153,6 +153,11 @@ int heap_walk_end(struct heap_walk *w, int rc);
    write or the close failed. */
 FILE *outfile_open(const char *path);
 int outfile_close(FILE *f);
+/* A file with a name rbinspect made up (PATH, CAP bytes), created new and
+   never through a symbolic link: on a name taken already (another user's
+   file, or a link planted in a shared directory), PATH becomes
+   STEM-2.EXT, STEM-3.EXT ...  NULL with errno set. */
+FILE *outfile_create_new(char *path, size_t cap);
 /* Whether PATH is written compressed (FILE.gz). */
 bool outfile_compressed(const char *path);
 /* An unnamed temporary file (in $TMPDIR, else /tmp; gone when closed) to

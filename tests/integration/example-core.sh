@@ -41,7 +41,8 @@ else
 fi
 # The README's examples on this core run as written: each line there that starts
 # "build/repl/rbinspect build/ruby-3.1-threads.core -ex", run on this copy, exits 0 and
-# prints no error.
+# prints nothing on standard error but warnings (about the core's files: not on this
+# machine, or other builds of them).
 n=0
 while IFS= read -r line; do
 	n=$((n + 1))
@@ -50,7 +51,7 @@ while IFS= read -r line; do
 	eval "set -- $args"
 	"$RBINSPECT" "$core" "$@" >"$RB_TMP/readme.out" 2>"$RB_TMP/readme.err" </dev/null
 	rc=$?
-	if [ "$rc" = 0 ] && ! grep -qv 'mapped files not found' "$RB_TMP/readme.err"; then
+	if [ "$rc" = 0 ] && ! grep -qv '^rbinspect: warning: ' "$RB_TMP/readme.err"; then
 		ok "example core: the README's example $n runs as written"
 	else
 		not_ok "example core: the README's example $n runs as written (exit $rc)"

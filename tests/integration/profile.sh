@@ -247,6 +247,23 @@ while read -r kind ver root cmd; do
 		grep -q 'time per sample: mean' "$T/stats"
 	"$B" report "$T/hot.rbiprof" --format folded --no-lines -o "$T/hot.folded" -q
 	if [ "$first" = 1 ]; then
+		# A name rbinspect makes up (report's, record's) is created new, never through
+		# a link someone planted there: the file it points at stays as it was.
+		mkdir -p "$T/shared" && cp "$T/hot.rbiprof" "$T/shared/p.rbiprof"
+		echo victim >"$T/victim"
+		ln -s "$T/victim" "$T/shared/p.svg"
+		"$B" report "$T/shared/p.rbiprof" -q 2>"$T/err"
+		is "$? $(cat "$T/victim") $(grep -c "<svg" "$T/shared/p-2.svg" 2>/dev/null)" "0 victim 1" \
+			"$R: report's made-up output name: a link planted there is not followed, p-2.svg written"
+		pname=$(tr -c 'a-zA-Z0-9._\n-' _ <"/proc/$pid/comm")
+		now=$(date +%s)
+		for s in 0 1 2 3 4 5 6; do
+			ln -s "$T/victim" "$T/shared/$pname-$pid-$(date -d "@$((now + s))" +%Y%m%d-%H%M%S).svg"
+		done
+		(cd "$T/shared" && "$B" record -p "$pid" --duration 0.3 -q 2>"$T/err")
+		is "$? $(cat "$T/victim") $(ls "$T/shared" | grep -c -- "^$pname-$pid-.*-2\.svg$")" "0 victim 1" \
+			"$R: record's made-up output name: a planted link is not followed, a new name written"
+		rm -rf "$T/shared"
 		# A raw profile cut short (a full disk, a copy interrupted): cut mid-line, and
 		# at a line's end (no closing figures).
 		# (Half the file, a byte more where that ends a line: one run in 30 or so did.)
