@@ -215,6 +215,14 @@ int rbi_proc_tasks_next(struct rbi_proc_tasks *it);
 /* NULL-safe and idempotent. */
 void rbi_proc_tasks_close(struct rbi_proc_tasks *it);
 
+/* ---- util/line.c -------------------------------------------------------- */
+
+/* Read a line of at most MAX bytes (its newline included) from F into
+   *LINE (CAP bytes, grown as getline grows it, never past MAX + 2): its
+   length; -1 at the end of F; -2 when the line is longer than MAX (or out
+   of memory): the rest of F is not to be trusted. */
+ssize_t rbi_read_line(char **line, size_t *cap, FILE *f, size_t max);
+
 /* ---- util/open.c: files a core or a process names ----------------------- */
 
 /* Open PATH for reading if it is a regular file (nothing else is opened at

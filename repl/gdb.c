@@ -124,7 +124,8 @@ static void gdb_parse(FILE *in, struct gdb_target *g)
 	bool core_head = false;         /* the line before was the core's head */
 	ssize_t n;
 
-	while ((n = getline(&line, &cap, in)) > 0 && (total += (size_t)n) < GDB_TEXT_MAX) {
+	while ((n = rbi_read_line(&line, &cap, in, GDB_TEXT_MAX)) > 0 &&
+	       (total += (size_t)n) < GDB_TEXT_MAX) {
 		char *l = trim(line);
 		bool was_core_head = core_head;
 

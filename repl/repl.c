@@ -10,6 +10,7 @@
  * $XDG_STATE_HOME/rbinspect/history.  On anything else (a pipe, a file),
  * or without readline, lines are read plainly, without a prompt. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "readline-lib.h"
 #include "repl.h"
 
@@ -27,6 +29,8 @@
 #define PROMPT "(rbinspect) "
 /* Completion candidates: thread and frame numbers offered at most. */
 #define COMPLETE_MAX 256
+/* Bytes of one line of an -x file: longer is no command file. */
+#define SCRIPT_LINE_MAX (64u << 10)
 
 volatile sig_atomic_t interrupt_flag;
 
@@ -153,6 +157,33 @@ static int run_line(struct session *s, char *line, bool *ran)
 
 /* ---- -ex CMD and -x FILE ------------------------------------------------ */
 
+/* -x PATH opened to read: a regular file only (a directory would be read
+   as nothing, a FIFO nobody writes to would block for ever); NULL after
+   saying why. */
+static FILE *script_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		fprintf(stderr, "rbinspect: -x %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "rbinspect: -x %s: not a regular file (a command file is one "
+			"command a line)\n", path);
+		close(fd);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, 0);
+	if (!(f = fdopen(fd, "r")))
+		close(fd);
+	return f;
+}
+
 int run_batch(struct session *s, const struct batch_item *items, size_t n)
 {
 	bool ran = false;
@@ -160,16 +191,21 @@ int run_batch(struct session *s, const struct batch_item *items, size_t n)
 
 	for (size_t i = 0; i < n && !s->quit; i++) {
 		if (items[i].file) {
-			FILE *f = fopen(items[i].text, "r");
+			FILE *f = script_open(items[i].text);
 			char *line = NULL;
 			size_t cap = 0;
+			ssize_t len;
 
-			if (!f) {
-				fprintf(stderr, "rbinspect: -x %s: %s\n", items[i].text,
-					strerror(errno));
+			if (!f)
 				return EXIT_USAGE;
-			}
-			while (!s->quit && getline(&line, &cap, f) >= 0) {
+			while (!s->quit && (len = rbi_read_line(&line, &cap, f, SCRIPT_LINE_MAX)) != -1) {
+				if (len < 0) {
+					fprintf(stderr, "rbinspect: -x %s: a line longer than %u "
+						"bytes: not a command file\n", items[i].text,
+						SCRIPT_LINE_MAX);
+					rc = EXIT_USAGE;
+					break;
+				}
 				if ((rc = run_line(s, line, &ran)) > 0)
 					break;
 			}

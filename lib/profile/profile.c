@@ -1005,8 +1005,13 @@ static int load(FILE *f, bool aggregate, rbi_profile **out)
 	if ((rc = rbi_profile_new(&p)))
 		return rc;
 	p->aggregated = aggregate;
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	while ((len = rbi_read_line(&line, &cap, f, RAW_LINE_MAX)) != -1) {
 		lineno++;
+		if (len < 0) {
+			rc = rbi_fail(RBI_CORRUPT, "line %zu is longer than %u bytes", lineno,
+				      RAW_LINE_MAX);
+			break;
+		}
 		if (len > 0 && line[len - 1] == '\n') {
 			line[--len] = '\0';
 		} else if (lineno > 1) {

@@ -71,6 +71,17 @@ expect "a mistyped command with -p: nothing opened" 2 'unknown command "bogus"' 
 	"$RBINSPECT" -p "$gone" bogus
 expect "a process and a core" 2 'a process \(-p\) and a core' "$RBINSPECT" "$ex" -p "$gone" info
 expect "an extra word after info" 2 'info: takes no arguments' "$RBINSPECT" "$ex" info extra
+# Files that are no command files or profiles: one line, an exit status, never a read for
+# ever or a buffer grown until memory runs out.
+mkfifo "$RB_TMP/fifo"
+for x in /dev/zero "$RB_TMP" "$RB_TMP/fifo"; do
+	expect "-x $x: not a regular file" 2 ": -x .*: not a regular file" "$RBINSPECT" "$ex" -x "$x"
+done
+head -c 200000 /dev/zero | tr '\0' i >"$RB_TMP/oneline"
+expect "-x of a file without line ends: one line, exit 2" 2 "a line longer than 65536 bytes" \
+	"$RBINSPECT" "$ex" -x "$RB_TMP/oneline"
+expect "report /dev/zero: one line, exit 1" 1 "line 1 is longer than" \
+	"$RBINSPECT" report /dev/zero -o "$RB_TMP/z.svg"
 for args in "--json $ex info" "$ex --json info" "$ex info --json"; do
 	# shellcheck disable=SC2086
 	"$RBINSPECT" $args 2>/dev/null | jq -e .version >/dev/null
