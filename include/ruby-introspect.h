@@ -86,7 +86,8 @@ const char *rbi_version(int *major, int *minor, int *patch);
 	X(GONE,      -20, "target process has exited")                        \
 	X(UNSUPPORTED, -21, "not supported by this backend or target")     \
 	X(TORN,      -22, "the stack changed while it was read")             \
-	X(THREAD_GONE, -23, "the thread has no kernel thread (exited)")
+	X(THREAD_GONE, -23, "the thread has no kernel thread (exited)")       \
+	X(BUSY,      -24, "traced by another process (a debugger)")
 
 typedef enum {
 #define RBI_STATUS_ENUM_(name, num, msg) RBI_##name = (num),
@@ -682,8 +683,8 @@ struct rbi_native_info {
    nothing is interleaved: FN gets every native frame, then every Ruby
    frame, and INFO->unmerged says why.  A live target's thread is stopped
    (ptrace) while both its stacks are read, then let go at once; a thread
-   that cannot be is an error (RBI_PERM: how to allow ptrace;
-   RBI_UNSUPPORTED: no registers, e.g. a debugger holds the process;
+   that cannot be is an error (RBI_PERM: how to allow ptrace; RBI_BUSY: a
+   debugger traces it; RBI_UNSUPPORTED: no registers from this backend;
    RBI_THREAD_GONE: the thread has exited, or its kernel thread id is not
    one of the process's: nothing else is touched, and the process's other
    threads can still be read).  At

@@ -390,8 +390,8 @@ int32_t rbi_target_leader_tid(struct rbi_target *t);
 /* mem/ptrace.c: stopping every thread of a live process.  All calls on
    one rbi_pause must come from the thread that made it (ptrace's rule). */
 struct rbi_pause;
-/* Attach to every task of PID without stopping it.  RBI_PERM (traced
-   already, ptrace not allowed), RBI_GONE. */
+/* Attach to every task of PID without stopping it.  RBI_BUSY (traced
+   already), RBI_PERM (ptrace not allowed), RBI_GONE. */
 int rbi_pause_new(pid_t pid, struct rbi_pause **out);
 /* Stop every task (attaching new ones) and wait until each has stopped. */
 int rbi_pause_stop(struct rbi_pause *p);
@@ -401,7 +401,7 @@ void rbi_pause_resume(struct rbi_pause *p);
 void rbi_pause_free(struct rbi_pause *p);
 
 /* Stop task TID of PID alone (PTRACE_SEIZE, PTRACE_INTERRUPT) so that its
-   registers and stack hold still; RBI_PERM, RBI_GONE. */
+   registers and stack hold still; RBI_BUSY, RBI_PERM, RBI_GONE. */
 int rbi_task_hold(pid_t pid, pid_t tid);
 /* Let it run again (PTRACE_DETACH). */
 void rbi_task_release(pid_t tid);

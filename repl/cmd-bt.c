@@ -143,7 +143,8 @@ static int frame_json(const struct rbi_frame *f, void *arg)
    thread pools grow and shrink. */
 static bool whole_target_failure(const struct bt_ctx *c, int rc)
 {
-	return rc == RBI_GONE || (c->native && (rc == RBI_PERM || rc == RBI_UNSUPPORTED));
+	return rc == RBI_GONE ||
+	       (c->native && (rc == RBI_PERM || rc == RBI_BUSY || rc == RBI_UNSUPPORTED));
 }
 
 static int thread_bt(const struct rbi_thread *th, void *arg)

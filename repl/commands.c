@@ -187,6 +187,7 @@ int exit_code_for(int status)
 	case RBI_INVAL: return EXIT_USAGE;
 	case RBI_NO_PROCESS: return EXIT_NO_PROCESS;
 	case RBI_PERM: return EXIT_PERM;
+	case RBI_BUSY: return EXIT_BUSY;
 	case RBI_NOT_RUBY: return EXIT_NOT_RUBY;
 	case RBI_NOT_ELF: case RBI_NOT_CORE: case RBI_TRUNCATED: return EXIT_BAD_CORE;
 	case RBI_NO_LAYOUT: return EXIT_NO_LAYOUT;

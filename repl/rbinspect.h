@@ -23,6 +23,7 @@ enum {
 	EXIT_NO_VM = 8,         /* VM not found or inconsistent */
 	EXIT_GONE = 9,          /* process exited (or is a zombie) */
 	EXIT_INTERRUPTED = 10,  /* a command was interrupted (Ctrl-C) */
+	EXIT_BUSY = 11,         /* a debugger (another tracer) holds the process */
 };
 
 /* Color: `--color=WHEN` and `set color`. */

@@ -67,10 +67,30 @@ static bool task_exiting(pid_t pid, pid_t tid)
 	return state == 'Z' || state == 'X' || (flags & 0x4);
 }
 
+/* The process tracing task TID of PID (TracerPid), 0 if none or unknown. */
+static pid_t task_tracer(pid_t pid, pid_t tid)
+{
+	char path[96], line[128];
+	pid_t tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "TracerPid:", 10)) {
+			tracer = (pid_t)strtol(line + 10, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tracer;
+}
+
 /* PTRACE_SEIZE task TID of PID, for PURPOSE ("to pause it (--pause)").
    RBI_GONE if it is gone already, or exiting. */
 static int task_seize(pid_t pid, pid_t tid, const char *purpose)
 {
+	pid_t tracer;
 	int err;
 
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == 0)
@@ -78,10 +98,14 @@ static int task_seize(pid_t pid, pid_t tid, const char *purpose)
 	err = errno;
 	if (err == ESRCH || (err == EPERM && task_exiting(pid, tid)))
 		return RBI_GONE;
+	if (err == EPERM && (tracer = task_tracer(pid, tid)) > 0)
+		return rbi_fail(RBI_BUSY, "cannot attach to task %d of process %d %s: it is "
+				"traced already, by process %d (a debugger?): detach it, or read "
+				"it from there (gdb's rb-bt) or from a core (gcore)", (int)tid,
+				(int)pid, purpose, (int)tracer);
 	if (err == EPERM)
 		return rbi_fail(RBI_PERM, "cannot attach to task %d of process %d %s: "
-				"it is traced already (a debugger?), or ptrace is not "
-				"allowed (run as root or with CAP_SYS_PTRACE; "
+				"ptrace is not allowed (run as root or with CAP_SYS_PTRACE; "
 				"kernel.yama.ptrace_scope)", (int)tid, (int)pid, purpose);
 	return rbi_fail(RBI_SYSTEM, "PTRACE_SEIZE %d: %s", (int)tid, strerror(err));
 }

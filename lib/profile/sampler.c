@@ -449,7 +449,7 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 	if (t1 - t0 > s->st.max_ns)
 		s->st.max_ns = t1 - t0;
 	if (rc) {
-		if (rc == RBI_NOMEM || rc == RBI_PERM)
+		if (rc == RBI_NOMEM || rc == RBI_PERM || rc == RBI_BUSY)
 			return rc;
 		if (rc == RBI_GONE || process_gone(s->pid))
 			return rbi_fail(RBI_GONE, "process %d has exited", (int)s->pid);

@@ -140,7 +140,7 @@ for _ in $(seq 100); do
 		grep -q '^State:.*[RS]' "/proc/$RB_PID/status" && break
 	sleep 0.1
 done
-expect "objects --pause of a process a debugger holds" 4 "traced already" \
+expect "objects --pause of a process a debugger holds: busy" 11 "traced already, by process [0-9]+" \
 	"$RBINSPECT" -p "$RB_PID" objects --pause
 kill -9 "$dbg" 2>/dev/null; wait "$dbg" 2>/dev/null
 

@@ -17,7 +17,7 @@
 #     shows pc 0 and then the function that made the call;
 #   - gdb's rb-bt --native is rbinspect's, on the core and on a process gdb holds (read
 #     through gdb's own snapshot: only the tracer may read a thread's registers);
-#     rbinspect run outside on a process a debugger holds says so in one line, exit 4.
+#     rbinspect run outside on a process a debugger holds says so in one line, exit 11.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -125,14 +125,14 @@ while read -r kind ver root cmd; do
 			not_ok "$name live: gdb's rb-bt --native (through its snapshot) = rbinspect bt --native"
 			diag "$(sed '1,/^@@bt$/d' "$j.gdbrb" | diff "$j.live.txt" - | head -20)"
 		fi
-		# Outside gdb, while gdb holds it: no registers for us, one line, exit 4.
+		# Outside gdb, while gdb holds it: no registers for us, one line, exit 11.
 		timeout 300 gdb -nx -batch -p "$RB_PID" -ex "shell '$RBINSPECT' -p $RB_PID bt --native \
 			>/dev/null 2>'$j.held.err'; echo \$? >'$j.held.rc'" >/dev/null 2>&1 </dev/null
-		if [ "$(cat "$j.held.rc")" = 4 ] && [ "$(grep -c . "$j.held.err")" = 1 ] &&
+		if [ "$(cat "$j.held.rc")" = 11 ] && [ "$(grep -c . "$j.held.err")" = 1 ] &&
 			grep -q 'traced already' "$j.held.err"; then
-			ok "$name live: a process a debugger holds: one line, exit 4"
+			ok "$name live: a process a debugger holds: one line, exit 11 (busy)"
 		else
-			not_ok "$name live: a process a debugger holds: one line, exit 4"
+			not_ok "$name live: a process a debugger holds: one line, exit 11 (busy)"
 			diag "exit $(cat "$j.held.rc"): $(cat "$j.held.err")"
 		fi
 	fi

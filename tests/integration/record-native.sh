@@ -55,11 +55,11 @@ while read -r kind ver root cmd; do
 		timeout 120 gdb -nx -batch -p "$RB_PID" -ex "shell '$RBINSPECT' record -p $RB_PID \
 			--native -d 1 -o '$j.x' >/dev/null 2>'$j.held.err'; echo \$? >'$j.held.rc'" \
 			>/dev/null 2>&1 </dev/null
-		if [ "$(cat "$j.held.rc")" = 4 ] && [ "$(grep -vc '^rbinspect: recording' "$j.held.err")" = 1 ] &&
+		if [ "$(cat "$j.held.rc")" = 11 ] && [ "$(grep -vc '^rbinspect: recording' "$j.held.err")" = 1 ] &&
 			grep -q 'traced already' "$j.held.err"; then
-			ok "$name: a process a debugger holds: one line, exit 4"
+			ok "$name: a process a debugger holds: one line, exit 11 (busy)"
 		else
-			not_ok "$name: a process a debugger holds: one line, exit 4"
+			not_ok "$name: a process a debugger holds: one line, exit 11 (busy)"
 			diag "exit $(cat "$j.held.rc"): $(cat "$j.held.err")"
 		fi
 	fi
