@@ -21,6 +21,16 @@ rubies_cleanup() {
 	rm -rf "$RB_TMP"
 }
 
+# strace_to LOG STRACE-OPTIONS... -- CMD...: CMD under strace (every thread) into LOG.
+# LeakSanitizer stops the world with ptrace, which it cannot under a tracer: off for CMD.
+strace_to() {
+	local log=$1 opts=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq "${opts[@]}" -o "$log" "$@"
+}
+
 # root_tmp ROOT: make $RB_RUN inside ROOT, removed when the test ends.
 root_tmp() {
 	mkdir -p "$1$RB_RUN"

@@ -89,7 +89,7 @@ for w in $workers; do
 	kill -CONT "$w"
 
 	if command -v strace >/dev/null; then
-		strace -f -qq -e trace=ptrace -o "$j.strace" \
+		strace_to "$j.strace" -e trace=ptrace -- \
 			"$RBINSPECT" -p "$w" bt --native >"$j.native" 2>"$j.err"
 		is "$?" 0 "$name: bt --native exits 0"
 		bad=

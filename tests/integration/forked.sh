@@ -63,13 +63,13 @@ while read -r kind ver root cmd; do
 	is "$(tids_outside "$w" "$j.tids")" "" "$name: threads: every tid is a task of the worker"
 
 	if [ "$have_strace" = 1 ]; then
-		strace -f -qq -e trace=ptrace -o "$j.strace" \
+		strace_to "$j.strace" -e trace=ptrace -- \
 			"$RBINSPECT" -p "$w" bt --native >"$j.bt" 2>"$j.err"
 		is "$?" 0 "$name: bt --native exits 0"
 		traced_check "$name: bt --native" "$w" "$j.strace"
 		like "$(sed -n '/^Thread 1 /,/^$/p' "$j.bt")" 'Hot#spin|Cold#walk|HotLib' \
 			"$name: bt --native: the main thread's stack is the worker's loop"
-		strace -f -qq -e trace=ptrace -o "$j.rstrace" \
+		strace_to "$j.rstrace" -e trace=ptrace -- \
 			"$RBINSPECT" record -p "$w" --native -d 1 -f folded -o "$j.nfolded" -q 2>"$j.err"
 		is "$?" 0 "$name: record --native exits 0"
 		traced_check "$name: record --native" "$w" "$j.rstrace"

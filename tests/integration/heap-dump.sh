@@ -145,7 +145,7 @@ gz_after_resume() {
 	if ! command -v strace >/dev/null; then
 		skip "$R: heap-dump --pause -o FILE.gz: no strace"; return 0
 	fi
-	strace -f -y -e trace=ptrace,write -o "$log" \
+	strace_to "$log" -y -e trace=ptrace,write -- \
 		"$RBINSPECT" -p "$RB_PID" heap-dump --pause -o "$RB_TMP/after.json.gz" 2>/dev/null
 	detach=$(grep -n 'PTRACE_DETACH' "$log" | tail -n 1 | cut -d: -f1)
 	first=$(grep -n 'write([0-9]*</[^>]*after\.json\.gz>' "$log" | head -n 1 | cut -d: -f1)
