@@ -6,8 +6,8 @@
 #            (record-native.sh records 2 s at the default rate);
 #   fibers   record --fibers SECONDS at 500 Hz of fiber-spin.rb, tests/fiber-profile-check.py,
 #            and `fibers --json` RUNS times, each to exit 0 (record-fibers.sh: 2 s, once);
-#   churn    `bt --json` RUNS times of thread-churn.rb, churn.rb and compact.rb,
-#            tests/churn-check.py (bt.sh: 30 each).
+#   churn    `bt --json` RUNS times of thread-churn.rb, churn.rb, compact.rb and recurse.rb,
+#            tests/churn-check.py: no impossible stack, none cut (bt.sh: 30 each).
 # Defaults: 20 s, 300 runs (about 30 minutes for the eight main Rubies).  Session 13 found
 # five such failures this way (its note on the issues lists them): samples of the VM's call
 # into a C function, a caller read after its callee returned, 2.7's line-0 nops, a C frame
@@ -74,7 +74,7 @@ while read -r kind ver root cmd; do
 	if ruby_start "$kind" "$root" "$cmd" fiber-spin.rb; then
 		soak_fibers; kill -9 "$RB_PID"
 	fi
-	for prog in thread-churn churn compact; do
+	for prog in thread-churn churn compact recurse; do
 		if [ "$prog" = churn ]; then export KEEP=20000; else unset KEEP; fi
 		if ruby_start "$kind" "$root" "$cmd" "$prog.rb"; then
 			soak_churn "$prog"; kill -9 "$RB_PID" 2>/dev/null

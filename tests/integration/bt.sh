@@ -174,7 +174,7 @@ while read -r kind ver root cmd; do
 		# bt --native holds each thread while it reads it: one that exits first gets its
 		# own error line, and the command goes on (before: it ended, exit 1 or 9).
 		fails=0 gone=0
-		for _ in $(seq 20); do
+		for _ in $(seq 6); do
 			"$RBINSPECT" --json -p "$RB_PID" bt --native >"$RB_TMP/churn.json" 2>"$RB_TMP/churn.err"
 			st=$?
 			if [ "$st" -ne 0 ] ||
@@ -186,7 +186,7 @@ while read -r kind ver root cmd; do
 			gone=$((gone + $(jq '[.threads[] | select(.error != null and (.main | not))] | length' \
 				"$RB_TMP/churn.json" 2>/dev/null || echo 0)))
 		done
-		is "$fails" 0 "$kind $ver: 20 bt --native of a process churning threads, each answers ($gone threads gone while read)"
+		is "$fails" 0 "$kind $ver: 6 bt --native of a process churning threads, each answers ($gone threads gone while read)"
 		kill -9 "$RB_PID"
 	else
 		not_ok "$kind $ver: thread-churn.rb did not start"
@@ -206,6 +206,6 @@ while read -r kind ver root cmd; do
 	# A stack that never stands still (a recursion 0-59 deep, over and over): a frame
 	# read as it changed reads the whole stack again; none is ever cut after the frames
 	# before it (before: a busy Rails thread's bt printed 21-108 frames, then the error).
-	churned recurse "a recursion that never stands still" 100
+	churned recurse "a recursion that never stands still" 30
 done < <(rubies_list)
 tap_done
