@@ -10,7 +10,6 @@
  * $XDG_STATE_HOME/rbinspect/history.  On anything else (a pipe, a file),
  * or without readline, lines are read plainly, without a prompt. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -157,30 +156,25 @@ static int run_line(struct session *s, char *line, bool *ran)
 
 /* ---- -ex CMD and -x FILE ------------------------------------------------ */
 
-/* -x PATH opened to read: a regular file only (a directory would be read
-   as nothing, a FIFO nobody writes to would block for ever); NULL after
-   saying why. */
+/* -x PATH opened to read: a file, or a pipe (commands fed to a running
+   session through a FIFO); a directory would read as nothing, a device
+   is no command file.  NULL after saying why. */
 static FILE *script_open(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	FILE *f;
 
-	if (fd < 0 || fstat(fd, &st) != 0) {
+	if (stat(path, &st) != 0) {
 		fprintf(stderr, "rbinspect: -x %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return NULL;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "rbinspect: -x %s: not a regular file (a command file is one "
-			"command a line)\n", path);
-		close(fd);
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		fprintf(stderr, "rbinspect: -x %s: not a file or a pipe (a command file is "
+			"one command a line)\n", path);
 		return NULL;
 	}
-	fcntl(fd, F_SETFL, 0);
-	if (!(f = fdopen(fd, "r")))
-		close(fd);
+	if (!(f = fopen(path, "re")))
+		fprintf(stderr, "rbinspect: -x %s: %s\n", path, strerror(errno));
 	return f;
 }
 
