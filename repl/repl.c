@@ -145,10 +145,12 @@ static int run_line(struct session *s, char *line, bool *ran)
 
 	if (argc == 0 || argv[0][0] == '#')
 		return -1;
+	/* Cleared before the refresh: a Ctrl-C typed after Enter, while the
+	   target is read afresh, stops the command it was meant for. */
+	interrupt_flag = 0;
 	if (*ran)
 		refresh(s);
 	*ran = true;
-	interrupt_flag = 0;
 	rc = run_command(s, argc, argv);
 	interrupt_flag = 0;
 	return rc;

@@ -185,7 +185,8 @@ for line in "${picked[@]}"; do
 			keys "$s5" C-s
 			sleep 0.5
 			keys "$s5" C-c
-			if wait_for "$s5" '^rbinspect: bt: interrupted$' 100; then got=1; break; fi
+			if wait_for "$s5" '^rbinspect: bt: interrupted$' 300; then got=1; break; fi
+			diag "attempt $attempt: $(screen "$s5" | tail -3)"
 			keys "$s5" C-g C-c        # it finished first: leave search mode, retry
 			wait_prompt "$s5" 300
 		done
