@@ -386,6 +386,10 @@ int rbi_target_task(struct rbi_target *t, int32_t tid, int32_t *host);
 /* The thread id the live target's main thread (its thread-group leader)
    has in the target's own pid namespace, or 0. */
 int32_t rbi_target_leader_tid(struct rbi_target *t);
+/* The tid of the core thread whose thread pointer is PTHREAD (on x86-64
+   glibc a thread's fs_base is its pthread_t), 0 if none: a core's own
+   answer where libc's record cannot be read (its file absent). */
+int32_t rbi_target_tid_by_pointer(struct rbi_target *t, uint64_t pthread);
 
 /* mem/ptrace.c: stopping every thread of a live process.  All calls on
    one rbi_pause must come from the thread that made it (ptrace's rule). */

@@ -399,23 +399,39 @@ static int open_cut(const char *root, const char *name, size_t len)
 	return fd;
 }
 
+/* NAME without the sysroot SYSROOT it already starts with (gdb's gcore of
+   a chrooted process names its files as the host sees them), else NAME. */
+static const char *inside_sysroot(const char *sysroot, const char *name)
+{
+	size_t n = sysroot ? strlen(sysroot) : 0;
+
+	while (n > 1 && sysroot[n - 1] == '/')
+		n--;
+	if (n > 1 && strncmp(name, sysroot, n) == 0 && name[n] == '/')
+		return name + n;
+	return name;
+}
+
 /* Open NAME as the core names it (an absolute path), a regular file only:
    the given executable for the executable's mappings, else NAME inside the
-   sysroot when there is one (never outside it), else NAME.  A name the
+   sysroot when there is one (never outside it; a NAME that starts with the
+   sysroot already is taken inside it as it is), else NAME.  A name the
    kernel marked " (deleted)" is tried without the mark too (a library
    upgraded under a running process): the build-id check decides whether
    what is there now is what was mapped.  Returns an fd or -errno (-EINVAL:
    not a regular file). */
 static int open_resolved(const struct core *c, const char *name, bool is_exe)
 {
-	size_t len = strlen(name), mark = strlen(DELETED_MARK);
-	size_t lens[2] = { len, len };
+	size_t len, mark = strlen(DELETED_MARK);
+	size_t lens[2];
 	int fd = -ENOENT;
 
 	if (is_exe && c->exe && (fd = rbi_open_regular(NULL, c->exe)) >= 0)
 		return fd;
 	if (name[0] != '/')     /* "anon_inode:[...]" and the like */
 		return -ENOENT;
+	name = inside_sysroot(c->sysroot, name);
+	lens[0] = lens[1] = len = strlen(name);
 	if (len > mark && strcmp(name + len - mark, DELETED_MARK) == 0)
 		lens[1] = len - mark;
 	for (size_t i = 0; i < 2 && (i == 0 || lens[1] != lens[0]); i++)
@@ -1116,9 +1132,12 @@ static int copy_opts(struct core *c, const struct rbi_open_opts *opts)
 {
 	if (!opts)
 		return RBI_OK;
+	/* Resolved, as the kernel and gdb write the names a core carries
+	   (open_resolved compares them). */
 	if (RBI_HAS_FIELD(opts, sysroot) &&
 	    opts->sysroot && opts->sysroot[0] &&
-	    !(c->sysroot = strdup(opts->sysroot)))
+	    !(c->sysroot = realpath(opts->sysroot, NULL)) &&
+	    (errno == ENOMEM || !(c->sysroot = strdup(opts->sysroot))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if (RBI_HAS_FIELD(opts, exe) &&
 	    opts->exe && opts->exe[0] && !(c->exe = strdup(opts->exe)))

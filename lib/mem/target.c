@@ -151,6 +151,19 @@ int rbi_target_task(struct rbi_target *t, int32_t tid, int32_t *host)
 	return *host != 0;
 }
 
+int32_t rbi_target_tid_by_pointer(struct rbi_target *t, uint64_t pthread)
+{
+	struct rbi_thread_regs r;
+
+	if (t->live || !t->ops->thread || !pthread)
+		return 0;
+	for (size_t i = 0; i < RBI_THREADS_REGS_MAX && t->ops->thread(t->be, i, &r) == RBI_OK;
+	     i++)
+		if (r.fs_base == pthread)
+			return r.tid;
+	return 0;
+}
+
 int32_t rbi_target_leader_tid(struct rbi_target *t)
 {
 	if (!t->live)

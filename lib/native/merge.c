@@ -76,19 +76,17 @@ static int ruby_copy_fn(const struct rbi_frame *f, void *arg)
 static int32_t backend_tid(struct rbi_target *t, const struct rbi_thread *th)
 {
 	struct rbi_thread_regs r;
-	int32_t by_pointer = 0, host;
+	int32_t by_pointer, host;
 
 	if (t->live)
 		return rbi_target_task(t, th->tid, &host) == 1 ? host : 0;
 	if (!t->ops->thread)
 		return th->tid;
 	for (size_t i = 0; i < RBI_THREADS_REGS_MAX &&
-	     t->ops->thread(t->be, i, &r) == RBI_OK; i++) {
+	     t->ops->thread(t->be, i, &r) == RBI_OK; i++)
 		if (r.tid == th->tid)
 			return th->tid;
-		if (th->pthread && r.fs_base == th->pthread && !by_pointer)
-			by_pointer = r.tid;
-	}
+	by_pointer = rbi_target_tid_by_pointer(t, th->pthread);
 	return by_pointer ? by_pointer : th->tid;
 }
 

@@ -381,12 +381,12 @@ static int iseq_labels(struct fwalk *w, struct memo *m, uint64_t cme)
 			m->own_label = m->label ? strdup(m->label) : NULL;
 			m->own_label_cut = m->label_cut;
 		} else {
-			own_ok = !rbi_vm_string_cut(w->t, w->vm, m->is.label, own,
-						    sizeof(own), &m->own_label_cut);
+			own_ok = !rbi_iseq_name(w->t, w->vm, &m->is, m->is.label, own,
+						sizeof(own), &m->own_label_cut);
 			m->own_label = dup_or_null(own, own_ok);
 		}
 		/* A name, read up to RBI_NAME_MAX as the label's is. */
-		m->base_label = dup_or_null(buf, !rbi_vm_string_cut(w->t, w->vm,
+		m->base_label = dup_or_null(buf, !rbi_iseq_name(w->t, w->vm, &m->is,
 				m->is.base_label, buf, RBI_NAME_MAX, &m->base_label_cut));
 	}
 	rc = rbi_iseq_path(w->t, w->vm, &m->is, path, sizeof(path), &m->path_cut);

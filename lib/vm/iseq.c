@@ -294,6 +294,22 @@ int rbi_iseq_line(struct rbi_target *t, const struct rbi_vm *vm,
 	return RBI_OK;
 }
 
+int rbi_iseq_name(struct rbi_target *t, const struct rbi_vm *vm, const struct rbi_iseq *is,
+		  uint64_t str, char *buf, size_t cap, uint64_t *cut)
+{
+	int rc = rbi_vm_string_cut(t, vm, str, buf, cap, cut);
+
+	/* rb_iseq_new_main names every main iseq with rb_fstring_lit("<main>"),
+	   a String over libruby's read-only data: a core without libruby's
+	   file lacks its bytes, yet the type says them. */
+	if (rc && is->type == RBI_ISEQ_MAIN && cap > sizeof("<main>")) {
+		memcpy(buf, "<main>", sizeof("<main>"));
+		*cut = 0;
+		return RBI_OK;
+	}
+	return rc;
+}
+
 static int label34(struct rbi_target *t, struct rbi_vm *vm,
 		   const struct rbi_iseq *start, uint64_t owner, char *buf,
 		   size_t cap, int depth, uint64_t *cut)
@@ -354,7 +370,7 @@ static int label34(struct rbi_target *t, struct rbi_vm *vm,
 				return rc;
 			continue;
 		default:        /* TOP, CLASS, MAIN */
-			return rbi_vm_string_cut(t, vm, cur.label, buf, cap, cut);
+			return rbi_iseq_name(t, vm, &cur, cur.label, buf, cap, cut);
 		}
 	}
 }

@@ -106,7 +106,8 @@ static int32_t ruby_tid_checked(struct walk *w, const struct rbi_thread *th, int
 
 /* TH's pthread_t and kernel thread id.  Ruby keeps both (3.1 th->tid,
    3.2+ th->nt->tid and nt->thread_id; older Rubies only the pthread_t);
-   glibc's record of the tid comes first, Ruby's is a hint. */
+   glibc's record of the tid comes first, then a core's thread whose
+   thread pointer is the pthread_t, and Ruby's is a hint. */
 static void native_identity(struct walk *w, const uint8_t *b, uint32_t size,
 			    struct rbi_thread *th)
 {
@@ -130,6 +131,8 @@ static void native_identity(struct walk *w, const uint8_t *b, uint32_t size,
 			memcpy(&tid, b + l->thread_tid, 4);             /* 3.1 */
 	}
 	th->tid = libc_tid(w, th->pthread);
+	if (th->tid <= 0)
+		th->tid = rbi_target_tid_by_pointer(w->t, th->pthread);
 	if (th->tid <= 0)
 		th->tid = ruby_tid_checked(w, th, tid);
 }

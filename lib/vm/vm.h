@@ -547,6 +547,11 @@ static inline uint64_t rbi_cut_of(size_t len, size_t cap)
 {
 	return len >= cap ? len - (cap - 1) : 0;
 }
+/* A name of IS (its label or base label, the String STR) into BUF, as
+   rbi_vm_string_cut; where the bytes cannot be read, what IS's type alone
+   says ("<main>"). */
+int rbi_iseq_name(struct rbi_target *t, const struct rbi_vm *vm, const struct rbi_iseq *is,
+		  uint64_t str, char *buf, size_t cap, uint64_t *cut);
 int rbi_iseq_label34(struct rbi_target *t, struct rbi_vm *vm,
 		     const struct rbi_iseq *is, uint64_t owner,
 		     char *buf, size_t cap, uint64_t *cut);

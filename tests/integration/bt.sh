@@ -106,6 +106,24 @@ while read -r kind ver root cmd; do
 	core=$(core_of "$RB_PID")
 	"$RBINSPECT" --json "$core" bt >"$RB_TMP/core.json"
 	compare "$kind $ver core" "$RB_TMP/core.json"
+	if [ "$kind" = deb ]; then
+		# gcore of a chrooted process names its files as the host sees them,
+		# under the root already: --sysroot ROOT still finds them.
+		"$RBINSPECT" --json --sysroot "$root" "$core" bt >"$RB_TMP/core-root.json"
+		compare "$kind $ver core, --sysroot the root its names carry" "$RB_TMP/core-root.json"
+		# Carried off its machine (no file of its Ruby, libc or program): the
+		# same threads, tids (each thread's pointer in the core's notes) and
+		# labels, '<main>' and its blocks too (a literal in libruby's
+		# read-only data).  '<top (required)>' and '<compiled>' are such
+		# literals of one iseq type: unknown, as the type cannot tell them.
+		mkdir -p "$RB_TMP/no-files"
+		"$RBINSPECT" --json --sysroot "$RB_TMP/no-files" "$core" bt \
+			>"$RB_TMP/core-bare.json" 2>/dev/null
+		labels='.threads[] | "\(.tid)", (.frames[] | .label // "unknown")'
+		is "$(jq -r "$labels" "$RB_TMP/core-bare.json")" \
+			"$(jq -r "$labels" "$RB_TMP/core.json" | sed "s/^<top (required)>$/unknown/")" \
+			"$kind $ver core without its files: tids and labels"
+	fi
 	exe=$(ruby_exe "$kind" "$root" "$cmd")
 	native "$kind $ver core" "$core"
 	rm -f "$core"
