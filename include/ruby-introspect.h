@@ -890,8 +890,11 @@ int rbi_value_at(rbi_target *t, uint64_t value, int64_t index, uint64_t *out);
 
 /* VALUE.MEMBER, into *OUT, for the members that need no method call:
    "class" of a heap object (its real class: no singleton class), "length"
-   and "size" of an Array and "bytesize" of a String (Integers).  RBI_INVAL
-   for anything else, with a message naming what is read. */
+   and "size" of an Array and "bytesize" of a String (Integers), and "@NAME",
+   an instance variable of an Object, a Class or a Module (RBI_INVAL if it
+   has none of that name, RBI_UNSUPPORTED for another type, as
+   rbi_frame_lookup's "@name" of self).  RBI_INVAL for anything else, with
+   a message naming what is read. */
 int rbi_value_member(rbi_target *t, uint64_t value, const char *member,
 		     uint64_t *out);
 

@@ -483,13 +483,23 @@ int cmd_frame(struct session *s, int argc, char **argv)
 
 /* ---- p EXPR ------------------------------------------------------------- */
 
-/* p's expression, parsed: NAME, then at most one step into its value. */
+/* Steps into a value a p expression takes at most (post.@attributes.@values
+   is two). */
+#define EXPR_STEPS_MAX 16
+
+/* One step into a value: [INDEX], or .MEMBER (.class, .length, .@ivar...). */
+struct expr_step {
+	bool index;
+	long long at;           /* [AT] */
+	char member[NAME_CAP];  /* .MEMBER */
+};
+
+/* p's expression, parsed: NAME, then steps into its value. */
 struct expr {
 	const char *text;       /* as typed */
 	char name[NAME_CAP];    /* self, a local, @ivar, $global, Const::PATH */
-	enum { STEP_NONE, STEP_INDEX, STEP_MEMBER } step;
-	long long index;        /* [INDEX] */
-	char member[NAME_CAP];  /* .MEMBER */
+	struct expr_step steps[EXPR_STEPS_MAX];
+	size_t nsteps;
 };
 
 /* The punctuation globals (parse.y parser_peek_variable_name's list). */
@@ -501,11 +511,40 @@ static bool word_char(char ch)
 	       (ch >= '0' && ch <= '9') || (unsigned char)ch >= 0x80;
 }
 
-/* TEXT into E: NAME, NAME[I] or NAME.MEMBER; false if it is not one. */
+/* The step at *P into ST: [I], .WORD or .@WORD; *P moves past it.  False
+   if there is none. */
+static bool step_parse(const char **p, struct expr_step *st)
+{
+	const char *q = *p, *start;
+	char *end;
+
+	if (*q == '[') {
+		st->index = true;
+		st->at = strtoll(q + 1, &end, 10);
+		if (end == q + 1 || *end != ']')
+			return false;
+		*p = end + 1;
+		return true;
+	}
+	if (*q != '.')
+		return false;
+	start = ++q;
+	if (*q == '@')
+		q++;
+	while (word_char(*q))
+		q++;
+	if (q == start || q[-1] == '@' || (size_t)(q - start) >= sizeof(st->member))
+		return false;
+	memcpy(st->member, start, (size_t)(q - start));
+	*p = q;
+	return true;
+}
+
+/* TEXT into E: NAME then up to EXPR_STEPS_MAX steps; false if it is not
+   one. */
 static bool expr_parse(const char *text, struct expr *e)
 {
 	const char *p = text, *start;
-	char *end;
 
 	memset(e, 0, sizeof(*e));
 	e->text = text;
@@ -521,22 +560,12 @@ static bool expr_parse(const char *text, struct expr *e)
 	if (p == start || (size_t)(p - start) >= sizeof(e->name))
 		return false;
 	memcpy(e->name, start, (size_t)(p - start));
-	if (*p == '[') {
-		e->step = STEP_INDEX;
-		e->index = strtoll(p + 1, &end, 10);
-		return end != p + 1 && end[0] == ']' && end[1] == '\0';
-	}
-	if (*p == '.') {
-		e->step = STEP_MEMBER;
-		start = ++p;
-		while (word_char(*p))
-			p++;
-		if (p == start || *p || (size_t)(p - start) >= sizeof(e->member))
+	while (*p) {
+		if (e->nsteps == EXPR_STEPS_MAX || !step_parse(&p, &e->steps[e->nsteps]))
 			return false;
-		memcpy(e->member, start, (size_t)(p - start));
-		return true;
+		e->nsteps++;
 	}
-	return *p == '\0';
+	return true;
 }
 
 /* What E denotes in frame FR, into *V: the library's status. */
@@ -545,13 +574,10 @@ static int expr_eval(struct session *s, const struct expr *e, const struct rbi_f
 {
 	int rc = rbi_frame_lookup(s->target, fr, e->name, v);
 
-	if (rc)
-		return rc;
-	if (e->step == STEP_INDEX)
-		return rbi_value_at(s->target, *v, e->index, v);
-	if (e->step == STEP_MEMBER)
-		return rbi_value_member(s->target, *v, e->member, v);
-	return RBI_OK;
+	for (size_t i = 0; i < e->nsteps && !rc; i++)
+		rc = e->steps[i].index ? rbi_value_at(s->target, *v, e->steps[i].at, v)
+				       : rbi_value_member(s->target, *v, e->steps[i].member, v);
+	return rc;
 }
 
 static void print_found(struct frame_ctx *c, const struct rbi_frame *fr)
@@ -585,9 +611,9 @@ int cmd_print(struct session *s, int argc, char **argv)
 	if ((rc = target_gone(s, argv[0])))
 		return rc;
 	if (argc != 2 || !expr_parse(argv[1], &e)) {
-		fprintf(stderr, "rbinspect: %s: usage: %s NAME[.MEMBER|[I]] (NAME: self, a local "
-			"variable of the selected frame, @ivar, $global, Foo::BAR)\n", argv[0],
-			argv[0]);
+		fprintf(stderr, "rbinspect: %s: usage: %s NAME[.MEMBER|.@IVAR|[I]]... (NAME: self, "
+			"a local variable of the selected frame, @ivar, $global, Foo::BAR)\n",
+			argv[0], argv[0]);
 		return EXIT_USAGE;
 	}
 	c.expr = &e;

@@ -82,8 +82,9 @@ const struct command commands[] = {
 	  "frame N of the selected thread (or fiber): self and local variables", cmd_frame,
 	  c_frame },
 	{ "print", "EXPR [--json]", "the value of EXPR in the selected frame: self, a local "
-	  "variable, @ivar of self, $global, a constant path (Foo::BAR); then NAME[I] of an "
-	  "Array, NAME.class, .length, .size, .bytesize", cmd_print,
+	  "variable, @ivar of self, $global, a constant path (Foo::BAR); then steps into it: "
+	  "[I] of an Array, .@ivar of an object, .class, .length, .size, .bytesize "
+	  "(post.@attributes.@values)", cmd_print,
 	  c_print },
 	{ "up", "[N]", "select and show the frame N (1) further out: the caller", cmd_up, NULL },
 	{ "down", "[N]", "select and show the frame N (1) further in", cmd_down, NULL },

@@ -1,4 +1,4 @@
-/* lookup.c: what a name means in a frame, and one step into a value: the
+/* lookup.c: what a name means in a frame, and steps into a value: the
  * evaluation behind a debugger's `p EXPR`.
  *
  * A name is looked up as Ruby reads it there: `self` is the frame's
@@ -12,9 +12,10 @@
  * there is RBI_INVAL with what is there; what this Ruby does not let us
  * read is RBI_UNSUPPORTED, never a guess.
  *
- * One step into a value: Array#[] (rbi_vm_array_at), and the members that
+ * A step into a value: Array#[] (rbi_vm_array_at), and the members that
  * need no method call: length and size of an Array, bytesize of a String,
- * class of a heap object (rb_class_real of its RBasic.klass). */
+ * class of a heap object (rb_class_real of its RBasic.klass), an instance
+ * variable of an Object, a Class or a Module (instance_variable_get). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,10 +61,11 @@ static int find_local(const struct rbi_local *l, void *arg)
 
 /* FN(NAME, VALUE, ARG) for each set instance variable of SELF (an Object,
    a Class or a Module; hidden ones, whose names have no "@", left out),
-   until FN returns non-zero, which is returned.  WHAT starts messages. */
+   until FN returns non-zero, which is returned.  WHAT starts messages,
+   WHOSE names SELF in them ("self", "the value"). */
 typedef int (*ivar_fn)(const char *name, uint64_t value, void *arg);
 static int ivars_foreach(rbi_target *t, struct rbi_vm *vm, uint64_t self, const char *what,
-			 ivar_fn fn, void *arg)
+			 const char *whose, ivar_fn fn, void *arg)
 {
 	const struct rbi_layout *l = vm->layout;
 	uint8_t bytes[RVALUE_READ];
@@ -75,12 +77,12 @@ static int ivars_foreach(rbi_target *t, struct rbi_vm *vm, uint64_t self, const 
 	int rc;
 
 	if (!rbi_vm_heap_p(vm, self) || rbi_vm_obj_flags(t, vm, self, &obj.flags))
-		return rbi_fail(RBI_UNSUPPORTED, "%s: self is no heap object: no instance "
-				"variables", what);
+		return rbi_fail(RBI_UNSUPPORTED, "%s: %s is no heap object: no instance "
+				"variables", what, whose);
 	type = obj.flags & RBI_T_MASK;
 	if (type != RBI_T_OBJECT && type != RBI_T_CLASS && type != RBI_T_MODULE)
 		return rbi_fail(RBI_UNSUPPORTED, "%s: instance variables are read of an Object, "
-				"a Class or a Module, and self is a %s", what,
+				"a Class or a Module, and %s is a %s", what, whose,
 				rbi_value_type_name(type) ? rbi_value_type_name(type) : "T_NONE");
 	if (l->rvalue_size == RBI_ABSENT || l->rvalue_size > sizeof(bytes))
 		return rbi_fail(RBI_UNSUPPORTED, "this Ruby's layout has no RVALUE size");
@@ -89,8 +91,8 @@ static int ivars_foreach(rbi_target *t, struct rbi_vm *vm, uint64_t self, const 
 		return rc;
 	klass = rbi_get_u64(bytes, RBI_RBASIC_KLASS);
 	if (!rbi_vm_class_real(t, vm, klass, &klass))
-		return rbi_fail(RBI_CORRUPT, "the class of self (0x%" PRIx64 ") cannot be read",
-				self);
+		return rbi_fail(RBI_CORRUPT, "the class of %s (0x%" PRIx64 ") cannot be read",
+				whose, self);
 	if ((rc = rbi_vm_object_ivars(t, vm, &obj, &iv)) ||
 	    (rc = rbi_vm_object_ivar_ids(t, vm, &obj, klass, &iv))) {
 		rbi_ivars_free(&iv);
@@ -137,17 +139,18 @@ static int ivar_match(const char *ivar, uint64_t value, void *arg)
 	return 0;
 }
 
-/* The instance variable NAME ("@x") of SELF into *VALUE. */
-static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const char *name,
-		       uint64_t *value)
+/* The instance variable NAME ("@x") of SELF (named WHOSE in messages) into
+   *VALUE. */
+static int ivar_lookup(rbi_target *t, struct rbi_vm *vm, uint64_t self, const char *whose,
+		       const char *name, uint64_t *value)
 {
 	struct ivar_find f = { .name = name };
-	int rc = ivars_foreach(t, vm, self, name, ivar_match, &f);
+	int rc = ivars_foreach(t, vm, self, name, whose, ivar_match, &f);
 
 	if (rc < 0)
 		return rc;
 	if (!rc)
-		return rbi_fail(RBI_INVAL, "self has no instance variable %s (%s%s)", name,
+		return rbi_fail(RBI_INVAL, "%s has no instance variable %s (%s%s)", whose, name,
 				f.used ? "it has: " : "it has none", f.names);
 	*value = f.value;
 	return RBI_OK;
@@ -186,7 +189,7 @@ RBI_EXPORT int rbi_frame_lookup(rbi_target *t, const struct rbi_frame *frame,
 		if ((rc = rbi_vm_get(t, &vm)))
 			return rc;
 		if (name[0] == '@')
-			return ivar_lookup(t, vm, frame->self, name, value);
+			return ivar_lookup(t, vm, frame->self, "self", name, value);
 		if (name[0] == '$')
 			return rbi_vm_global(t, vm, name, value);
 		return frame_constant(t, vm, frame, name, value);
@@ -245,7 +248,7 @@ RBI_EXPORT int rbi_frame_names(rbi_target *t, const struct rbi_frame *frame, cha
 	w.vm = vm;
 	switch (kind) {
 	case '@':
-		return ivars_foreach(t, vm, frame->self, "@", ivar_name, &w);
+		return ivars_foreach(t, vm, frame->self, "@", "self", ivar_name, &w);
 	case '$':
 		if ((rc = rbi_vm_global_table(t, vm, &tbl)))
 			return rc;
@@ -301,6 +304,8 @@ RBI_EXPORT int rbi_value_member(rbi_target *t, uint64_t value, const char *membe
 	if (rbi_vm_heap_p(vm, value) && (rc = rbi_vm_obj_flags(t, vm, value, &flags)))
 		return rc;
 	type = flags & RBI_T_MASK;
+	if (member[0] == '@')
+		return ivar_lookup(t, vm, value, "the value", member, out);
 	if (!strcmp(member, "class")) {
 		if (!flags)
 			return rbi_fail(RBI_INVAL, ".class of nil, true, false, an Integer, a "
@@ -324,6 +329,6 @@ RBI_EXPORT int rbi_value_member(rbi_target *t, uint64_t value, const char *membe
 		*out = FIXNUM(full);
 		return RBI_OK;
 	}
-	return rbi_fail(RBI_INVAL, "no member \"%s\" here: rbi reads .class, an Array's "
-			".length and .size, a String's .bytesize", member);
+	return rbi_fail(RBI_INVAL, "no member \"%s\" here: rbi reads .class, .@ivar, an "
+			"Array's .length and .size, a String's .bytesize", member);
 }

@@ -35,7 +35,7 @@ end
 @top_sym = :top_sym
 @top_nil = nil
 @top_float = 2.5
-@top_obj = Thing.new(1)
+@top_obj = Thing.new([Thing.new("deep ivar")])  # p steps: @top_obj.@n[0].@n
 $rbi_global = "global value"
 $rbi_int = -12
 
@@ -69,6 +69,10 @@ def inner(count, label, *rest, key: :kw)
                      ["$rbi_unset", $rbi_unset], ["$,", $,],
                      ["Thing", Thing], ["Thing::LIMIT", Thing::LIMIT],
                      ["Thing::NAME", Thing::NAME], ["Thing::Inner::DEEP", Thing::Inner::DEEP],
+                     ["obj.@n", obj.instance_variable_get(:@n)],
+                     ["@top_obj.@n.length", @top_obj.instance_variable_get(:@n).length],
+                     ["@top_obj.@n[0].@n", @top_obj.instance_variable_get(:@n)[0]
+                                                   .instance_variable_get(:@n)],
                      ["::Thing::Inner", ::Thing::Inner], ["Comparable", Comparable]])
   [1].each do |x|
     blk = "in block"

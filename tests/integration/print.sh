@@ -4,8 +4,9 @@
 # of main; tests/locals-check.py compares).  p of every local the target
 # listed, and of what main's instance variables, some globals and constant
 # paths were ("expr" records of frame 3) and, in fibers.rb, a module's own
-# instance variables where a singleton method runs, one step into a value (NAME[I],
-# .length, .bytesize, .class), names that are not there, what cannot be read
+# instance variables where a singleton method runs, steps into a value (NAME[I],
+# .length, .bytesize, .class, .@ivar, chained: the "expr" records have
+# @top_obj.@n[0].@n), names that are not there, what cannot be read
 # (a virtual global, an ivar of a non-Object) and bad expressions as one
 # line with their exit codes; bt --locals as JSON (every frame's locals) and
 # as text (escaped, cut by --max-value-bytes).  And the host tid of a
@@ -147,6 +148,7 @@ while read -r kind ver root cmd; do
 			"one-shot p in frame 0 (Kernel#sleep): no such local, exit 2"
 		# A name that is not there: one line naming what is, exit 2.
 		for e in '@nosuch|self has no instance variable @nosuch (it has: @top_int, ' \
+			'obj.@nosuch|the value has no instance variable @nosuch (it has: @n)' \
 			'$nosuch|no global variable $nosuch' 'Nosuch|no constant Nosuch' \
 			'Thing::NOSUCH|no constant Thing::NOSUCH (its own: ' \
 			'Thing::LIMIT::X|Thing::LIMIT is no class or module'; do
@@ -158,13 +160,15 @@ while read -r kind ver root cmd; do
 		# What cannot be read: one line saying why, exit 1 (frame 2 is Array#each: self
 		# is the Array).
 		for e in '2|@n|instance variables are read of an Object, a Class or a Module, and self is a T_ARRAY' \
-			'3|$~|$~ is a virtual variable'; do
+			'3|$~|$~ is a virtual variable' \
+			'3|arr.@n|instance variables are read of an Object, a Class or a Module, and the value is a T_ARRAY'; do
 			IFS='|' read -r f x why <<<"$e"
 			"$RBINSPECT" "${r[@]}" -ex "fr $f" -ex "p $x" >/dev/null 2>"$RB_TMP/e.err"
 			is "$?:$(wc -l <"$RB_TMP/e.err"):$(grep -cF "$why" "$RB_TMP/e.err")" \
 				"1:1:1" "p $x in frame $f: one line, $why, exit 1"
 		done
-		for e in nosuch 'arr[x' 'arr.' 'a b' 'small.foo' 'str[0]'; do
+		for e in nosuch 'arr[x' 'arr.' 'a b' 'small.foo' 'str[0]' 'obj.@' 'obj.@n.' \
+			'arr[0]x'; do
 			"$RBINSPECT" "${r[@]}" -ex 'fr 3' -ex "p $e" >/dev/null 2>"$RB_TMP/e.err"
 			is "$?:$(wc -l <"$RB_TMP/e.err")" "2:1" "p $e: one line, exit 2"
 		done
