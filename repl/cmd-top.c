@@ -45,6 +45,7 @@ struct top {
 	double mark_s, start_s;         /* CLOCK_MONOTONIC */
 	unsigned rounds;
 	bool tty, keys, oom;
+	bool quit;                      /* q typed: nothing more to show */
 	bool by_total, interval, paused, shown_paused;
 };
 
@@ -334,8 +335,10 @@ static int progress(rbi_profile *p, void *arg)
 	int k;
 
 	rbi_profile_stats(p, &st);
-	if ((k = read_keys(t, p, &st, now)) < 0)
+	if ((k = read_keys(t, p, &st, now)) < 0) {
+		t->quit = true;
 		return 1;
+	}
 	t->rounds++;
 	if (k > 0)
 		goto mark;      /* reset: nothing to show until the next refresh */
@@ -428,8 +431,9 @@ int cmd_top(struct session *s, int argc, char **argv)
 	stop_guard_end(&guard);
 	if (t.keys)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-	/* What came in after the last refresh. */
-	if (!rc && rbi_profile_sample_count(p) && !t.rounds)
+	/* What came in after the last refresh (a --duration that ends on a
+	   refresh ends before it): one more, as top -b -n N shows N. */
+	if (!rc && rbi_profile_sample_count(p) && !t.quit)
 		progress(p, &t);
 	rbi_profile_free(p);
 	tally_free(&t.cum);

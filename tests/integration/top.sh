@@ -102,6 +102,9 @@ if awk '/%SELF/ { getline; exit !($2 == "100.0%") }' "$RB_TMP/top.txt" &&
 else
 	not_ok "$R: top --sort total"; diag "$(cat "$RB_TMP/top.txt")"
 fi
+# Every refresh of the duration, the one it ends on too (as top -b -n 2).
+"$RBINSPECT" top -p "$RB_PID" --rate 200 --duration 2 --interval 1 >"$RB_TMP/top2.txt" 2>&1
+is "$(grep -c '^process ' "$RB_TMP/top2.txt")" 2 "$R: top --duration 2 --interval 1 off a terminal: two refreshes"
 "$RBINSPECT" top -p "$RB_PID" --sort most >/dev/null 2>"$RB_TMP/err"
 is "$?" 2 "$R: top --sort most: usage error"
 tap_done
