@@ -8,11 +8,13 @@
  * a bounded number of times.  A core's list that breaks is broken. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "vm/vm.h"
 
 /* Fresh reads of a live list that keeps changing under the walk. */
 #define LIVE_ATTEMPTS 20
+#define RETRY_SLEEP_NS 1000000L
 
 /* The elements of the list at HEAD into *V (*N of them, *CAP allocated),
    in one pass; RBI_CORRUPT if a link does not hold. */
@@ -61,6 +63,12 @@ int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
 		if (rc != RBI_CORRUPT || !t->live || attempt == LIVE_ATTEMPTS)
 			break;
 		rbi_cache_clear(&t->cache);
+		/* On a loaded machine a walk preempted half way meets a list
+		   that moved on: from the third attempt on, start the next
+		   after a short sleep, with a fresh time slice (at most
+		   LIVE_ATTEMPTS * RETRY_SLEEP_NS in all). */
+		if (attempt >= 2)
+			nanosleep(&(struct timespec){ .tv_nsec = RETRY_SLEEP_NS }, NULL);
 	}
 	for (size_t i = 0; rc == RBI_OK && i < n; i++)
 		rc = fn(t, v[i], arg);
