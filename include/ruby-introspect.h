@@ -918,16 +918,23 @@ typedef enum {
 	RBI_STATE_GVL = 0,      /* holds its ractor's GVL: running Ruby code */
 	RBI_STATE_RUNNING = 1,  /* runnable and on a CPU without the GVL: C
 				   code that released it (zlib, bcrypt ...) */
-	RBI_STATE_WAITING = 2,  /* runnable, off CPU, without the GVL: waiting
-				   for the GVL, or blocked in I/O */
+	RBI_STATE_WAITING = 2,  /* runnable, off CPU, without the GVL and not
+				   in its queue (or its queue unknown: a Ruby
+				   whose layout lacks it): waiting for the GVL
+				   or blocked in I/O */
 	RBI_STATE_SLEEPING = 3, /* sleep, join, Queue#pop, Mutex#lock ... */
 	RBI_STATE_UNKNOWN = 4,  /* runnable without the GVL, OS state unknown
 				   (no kernel thread id): counted as active */
+	RBI_STATE_GVL_WAIT = 5, /* in its ractor's GVL queue: ready to run
+				   Ruby code, waiting for another thread to
+				   let the GVL go (after a call that released
+				   it, or its time slice) */
 } rbi_sample_state;
 
-/* "gvl", "running", "waiting", "sleeping", "unknown". */
+/* "gvl", "running", "waiting", "sleeping", "unknown", "gvl-wait". */
 const char *rbi_sample_state_name(rbi_sample_state s);
-/* WAITING and SLEEPING are idle; the others are active. */
+/* WAITING and SLEEPING are idle; the others are active (GVL_WAIT: a wait
+   the thread does not choose, shown in every profile of wall time). */
 int rbi_sample_state_idle(rbi_sample_state s);
 
 /* One frame of a sampled stack.  Interned by whoever hands it out (a

@@ -18,7 +18,7 @@ import sys
 
 import rawprofile
 
-IDLE_STATES = (2, 3)    # rbi_sample_state WAITING, SLEEPING
+IDLE_STATES = (2, 3)    # rbi_sample_state WAITING, SLEEPING (GVL_WAIT, 5, is active)
 OTHER, MOVING = 4, "(moving)"   # the leaf of a stack kept in part
 
 bad = []
@@ -193,7 +193,7 @@ us = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
 agree("folded microseconds", us, weight // 1000, len(lines))
 # The stacks kept in part alike: the same leaf, the same time (each --idle stack's state
 # frame above it).
-lm = [l for l in lines if re.search(r";\(moving\)(;\([a-z]+\))? \d+$", l)]
+lm = [l for l in lines if re.search(r";\(moving\)(;\([a-zA-Z ]+\))? \d+$", l)]
 agree("folded microseconds kept in part", sum(int(l.rsplit(" ", 1)[1]) for l in lm),
       sum(s["weight_ns"] for s in moving) // 1000, len(lm))
 

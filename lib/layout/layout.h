@@ -21,6 +21,7 @@
 #define RBI_LAYOUT_FIELDS(X)                                                        \
 	X(vm, size,              "rb_vm_struct", "", SIZE)                          \
 	X(vm, gvl_owner,         "rb_vm_struct", "gvl.owner", OFF)                  \
+	X(vm, gvl_waitq,         "rb_vm_struct", "gvl.waitq", OFF)                  \
 	X(vm, main_thread,       "rb_vm_struct", "main_thread", OFF)                \
 	X(vm, running_thread,    "rb_vm_struct", "running_thread", OFF)             \
 	X(vm, living_threads,    "rb_vm_struct", "living_threads", OFF)             \
@@ -36,6 +37,8 @@
 	X(ractor, threads_set,   "rb_ractor_struct", "threads.set", OFF)            \
 	X(ractor, threads_cnt,   "rb_ractor_struct", "threads.cnt", OFF)            \
 	X(ractor, gvl_owner,     "rb_ractor_struct", "threads.gvl.owner", OFF)      \
+	X(ractor, gvl_waitq,     "rb_ractor_struct", "threads.gvl.waitq", OFF)      \
+	X(ractor, sched_readyq,  "rb_ractor_struct", "threads.sched.readyq", OFF)   \
 	X(ractor, sched_running, "rb_ractor_struct", "threads.sched.running", OFF)  \
 	X(ractor, running_ec,    "rb_ractor_struct", "threads.running_ec", OFF)     \
 	X(ractor, main_thread,   "rb_ractor_struct", "threads.main", OFF)           \
@@ -54,6 +57,8 @@
 	X(thread, status,        "rb_thread_struct", "status", BIT)                 \
 	X(thread, name,          "rb_thread_struct", "name", OFF)                   \
 	X(thread, root_fiber,    "rb_thread_struct", "root_fiber", OFF)             \
+	X(thread, gvl_node,      "rb_thread_struct", "native_thread_data.node.gvl", OFF) \
+	X(thread, readyq_node,   "rb_thread_struct", "sched.node.readyq", OFF)      \
 	X(native_thread, thread_id, "rb_native_thread", "thread_id", OFF)           \
 	X(native_thread, tid,    "rb_native_thread", "tid", OFF)                    \
 	X(ec, size,              "rb_execution_context_struct", "", SIZE)           \

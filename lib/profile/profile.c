@@ -477,6 +477,14 @@ static bool view_keeps(const rbi_profile *p, const struct rbi_profile_view *v,
 	       !rbi_sample_state_idle((rbi_sample_state)s->state);
 }
 
+/* Whether S's stack ends in a frame for its state: a wait for the GVL
+   always (the call under it did not run), idle states when asked. */
+static bool state_shown(uint32_t flags, const struct rbi_profile_sample *s)
+{
+	return s->state == RBI_STATE_GVL_WAIT ||
+	       ((flags & RBI_VIEW_IDLE) && rbi_sample_state_idle((rbi_sample_state)s->state));
+}
+
 /* A made-up frame, interned. */
 static const struct rbi_sample_frame *made_up(rbi_profile *p, const char *label)
 {
@@ -591,8 +599,12 @@ static int view_stack(rbi_profile *p, const struct rbi_profile_view *v, bool pro
 			return rbi_fail(RBI_NOMEM, "out of memory");
 		p->vframes[n++] = f;
 	}
-	if ((flags & RBI_VIEW_IDLE) && rbi_sample_state_idle((rbi_sample_state)s->state)) {
-		snprintf(buf, sizeof(buf), "(%s)", rbi_sample_state_name((rbi_sample_state)s->state));
+	if (state_shown(flags, s)) {
+		if (s->state == RBI_STATE_GVL_WAIT)
+			snprintf(buf, sizeof(buf), "(waiting for the GVL)");
+		else
+			snprintf(buf, sizeof(buf), "(%s)",
+				 rbi_sample_state_name((rbi_sample_state)s->state));
 		if (!(p->vframes[n++] = made_up(p, buf)))
 			return rbi_fail(RBI_NOMEM, "out of memory");
 	}
@@ -710,7 +722,7 @@ RBI_EXPORT int rbi_profile_foreach_stack(rbi_profile *p, const struct rbi_profil
 			b = s->thread + 1ull;
 		if ((flags & RBI_VIEW_FIBERS) && s->fiber != RBI_PROFILE_NO_FIBER)
 			b |= (s->fiber + 1ull) << 32;
-		if ((flags & RBI_VIEW_IDLE) && rbi_sample_state_idle((rbi_sample_state)s->state))
+		if (state_shown(flags, s))
 			c = s->state + 1ull;
 		c |= 1ull << 32;        /* never the empty key */
 		if (!rbi_map_get(&idx, node, b, c, &have)) {
@@ -963,7 +975,7 @@ static int load_line(rbi_profile *p, unsigned version, char *line, bool *stats_s
 
 		if (!num(f[1], UINT64_MAX, &a) || !num(f[2], p->nnodes - 1, &b) ||
 		    !p->nthreads || !num(f[3], p->nthreads - 1, &c) ||
-		    !num(f[4], RBI_STATE_UNKNOWN, &d) || !num(f[5], 1, &e) ||
+		    !num(f[4], RBI_STATE_GVL_WAIT, &d) || !num(f[5], 1, &e) ||
 		    (n >= 7 && *f[6] && (!p->nfibers || !num(f[6], p->nfibers - 1, &fiber) ||
 					 p->fibers[fiber].thread != c)) ||
 		    (n == 8 && !num(f[7], WEIGHT_MAX, &weight)))

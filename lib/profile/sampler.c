@@ -12,20 +12,24 @@
  * the process (wall time), so a changing rate still adds up to the time
  * recorded, less what a recording says its late ticks missed
  * (rbi_sampler_skip, ticks.c: a late tick is not one stack standing for
- * the whole gap).  With RBI_SAMPLER_CPU it stands for the CPU time
- * its thread used since then, from the run time the scheduler keeps for
- * each task (/proc/PID/task/TID/schedstat, first field, in ns), and a
- * thread whose run time did not move is not read at all.  The state
- * letter of /proc/PID/task/TID/stat would not do: 'R' is "runnable", true
- * as well of a thread that waits for a CPU on the run queue (preempted, on
- * a loaded machine), it is one instant where the sample stands for a whole
- * interval, and a thread blocked in a system call while it holds the GVL
- * reads 'S' at one tick yet may have run most of the interval.  The run
- * time counts only time on a CPU, over the whole interval, so the weights
- * add up to the CPU time the threads used.  The CPU time of an interval
- * goes to the stack read at its end (a sleeping thread that ran before it
- * slept gets its CPU time in Kernel#sleep's caller): sampling's usual
- * approximation.  A thread's first tick only sets where its count starts. */
+ * the whole gap).  With RBI_SAMPLER_CPU only the threads on a CPU at the
+ * tick are read, each standing for the interval: over many ticks a stack
+ * gets the CPU time spent in it, as a profiling timer's signal (ITIMER_PROF,
+ * stackprof's cpu mode) delivers it.  On a CPU is the kernel's 'R'
+ * (/proc/PID/task/TID/stat), and run time that moved since the last tick
+ * (/proc/PID/task/TID/schedstat, first field): 'R' alone is also "waiting
+ * on the run queue" of a loaded machine.  A thread queued for the GVL is
+ * not on a CPU whatever its letter.  Not the CPU time used since the last
+ * tick given to the stack read at its end: a thread that ran Ruby code,
+ * then released the GVL for a write and now waits to get it back, would
+ * hand its Ruby time to the write (IO#syswrite at 27-52 % of a program
+ * that spends 1-3 % in the kernel).  A thread's first tick only sets
+ * where its run time count starts.
+ *
+ * States.  The GVL's holder is read from the VM, and so is its queue where
+ * the layout has it: a thread in the queue is RBI_STATE_GVL_WAIT, which a
+ * profile of wall time shows under the call it waits in, not as that
+ * call's own time. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +84,7 @@ RBI_EXPORT const char *rbi_sample_state_name(rbi_sample_state s)
 	case RBI_STATE_RUNNING: return "running";
 	case RBI_STATE_WAITING: return "waiting";
 	case RBI_STATE_SLEEPING: return "sleeping";
+	case RBI_STATE_GVL_WAIT: return "gvl-wait";
 	default: return "unknown";
 	}
 }
@@ -229,21 +234,34 @@ static uint64_t cpu_used(struct rbi_sampler *s, int32_t tid)
 	return used;
 }
 
-static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthread *th)
+/* TH's state; *OS: the kernel's state letter of its task (0 if unknown). */
+static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthread *th,
+				 char *os)
 {
-	char os;
-
+	*os = os_state(s, th->tid);
 	if (th->gvl)
 		return RBI_STATE_GVL;
+	/* Queued for the GVL: 'R' too once woken to take it, or spinning
+	   for it; not the code it waits to run. */
+	if (th->gvl_wait)
+		return RBI_STATE_GVL_WAIT;
 	/* C code run without the GVL (rb_nogvl: zlib, bcrypt...) leaves the
 	   thread "stopped" for Ruby, as a sleep does: only the kernel tells
 	   the one on a CPU from the one asleep. */
-	os = os_state(s, th->tid);
-	if (os == 'R')
+	if (*os == 'R')
 		return RBI_STATE_RUNNING;
 	if (th->status != RBI_THREAD_RUNNABLE)
 		return RBI_STATE_SLEEPING;
-	return os ? RBI_STATE_WAITING : RBI_STATE_UNKNOWN;
+	return *os ? RBI_STATE_WAITING : RBI_STATE_UNKNOWN;
+}
+
+/* Whether a thread in STATE whose task is in state OS and ran USED ns
+   since the last tick is on a CPU now: runnable ('R' is also "on the run
+   queue": it must have run since the last tick) and not queued for the
+   GVL. */
+static bool on_cpu(rbi_sample_state state, char os, uint64_t used)
+{
+	return os == 'R' && used > 0 && state != RBI_STATE_GVL_WAIT;
 }
 
 static bool process_gone(pid_t pid)
@@ -422,17 +440,17 @@ RBI_EXPORT int rbi_sampler_sample(rbi_sampler *s, rbi_sample_fn fn, void *arg)
 		rc = scratch(s, n);
 	if (!rc) {
 		for (size_t i = 0; i < n; i++) {
-			s->states[i] = classify(s, &th[i]);
-			if (s->opts.flags & RBI_SAMPLER_CPU) {
-				s->weights[i] = rbi_ticks_weight(cpu_used(s, th[i].tid),
-								 t0 - s->last_ns, s->skip_ns);
-				s->wanted[i] = s->weights[i] > 0;
-			} else {
-				s->weights[i] = rbi_ticks_weight(t0 - s->last_ns, t0 - s->last_ns,
-								 s->skip_ns);
+			char os;
+
+			s->states[i] = classify(s, &th[i], &os);
+			s->weights[i] = rbi_ticks_weight(t0 - s->last_ns, t0 - s->last_ns,
+							 s->skip_ns);
+			if (s->opts.flags & RBI_SAMPLER_CPU)
+				s->wanted[i] = on_cpu(s->states[i], os,
+						      cpu_used(s, th[i].tid));
+			else
 				s->wanted[i] = !rbi_sample_state_idle(s->states[i]) ||
 					       (s->opts.flags & RBI_SAMPLER_IDLE);
-			}
 			th[i].want = s->wanted[i];
 			if (!s->wanted[i])
 				s->st.idle++;

@@ -39,6 +39,8 @@ struct iseq_info {
 struct ractor_state {
 	uint64_t addr;
 	uint64_t gvl_owner;
+	uint64_t gvlq_next;             /* its GVL queue's first node */
+	uint64_t running_ec;            /* threads.running_ec (3.0+) */
 	uint32_t cnt, cnt_seen;
 };
 
@@ -56,6 +58,12 @@ struct rbi_vm_sampler {
 	uint32_t vm_cnt_off;            /* ractor.cnt or living_thread_num */
 	uint32_t vm_cnt, vm_cnt_seen;
 	uint64_t gvl_owner_vm;          /* 2.x: vm->gvl.owner */
+	/* The threads queued for the GVL: a list from its head (2.x in the VM,
+	   3.0+ in each ractor) through a node in each rb_thread_t; unknown
+	   (gvlq_node absent) where the layout lacks either. */
+	uint32_t gvlq_node;             /* the node's offset in rb_thread_t */
+	uint32_t gvlq_head;             /* the head's in rb_ractor_t (3.0+) */
+	uint64_t gvlq_next_vm;          /* 2.x: vm->gvl.waitq's first node */
 
 	uint64_t objspace;
 	uint32_t gc_word;

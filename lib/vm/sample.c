@@ -123,6 +123,22 @@ void rbi_vm_sampler_free(struct rbi_vm_sampler *s)
 	free(s);
 }
 
+/* Where the GVL's queue of waiting threads is (2.x vm->gvl.waitq, 3.0-3.1
+   the ractor's threads.gvl.waitq, 3.2+ threads.sched.readyq) and where
+   a waiting thread's node is (native_thread_data.node.gvl up to 3.1,
+   sched.node.readyq from 3.2); gvlq_node RBI_ABSENT if not known. */
+static void gvl_queue_layout(struct rbi_vm_sampler *s)
+{
+	const struct rbi_layout *l = s->l;
+
+	s->gvlq_node = present(l->thread_readyq_node) ? l->thread_readyq_node
+						      : l->thread_gvl_node;
+	s->gvlq_head = present(l->ractor_sched_readyq) ? l->ractor_sched_readyq
+						       : l->ractor_gvl_waitq;
+	if (!present(s->gvlq_head) && !present(l->vm_gvl_waitq))
+		s->gvlq_node = RBI_ABSENT;
+}
+
 static void span_add(uint32_t off, uint32_t len, uint32_t *lo, uint32_t *hi)
 {
 	if (off == RBI_ABSENT)
@@ -161,6 +177,8 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 	span_add(l->thread_vm, 8, &lo, &hi);
 	span_add(l->thread_status / 8, 4, &lo, &hi);
 	span_add(l->thread_root_fiber, 8, &lo, &hi);
+	gvl_queue_layout(s);
+	span_add(s->gvlq_node, 8, &lo, &hi);
 	s->th_lo = lo;
 	s->th_span = hi - lo;
 	lo = UINT32_MAX;
@@ -345,9 +363,18 @@ static int poll_plan(struct rbi_vm_sampler *s, uint8_t gcbuf[4], size_t *first_e
 		if (present(l->ractor_threads_cnt) &&
 		    (rc = iov_add(s, r->addr + l->ractor_threads_cnt, &r->cnt_seen, 4)))
 			return rc;
+		if (present(s->gvlq_node) && present(s->gvlq_head) &&
+		    (rc = iov_add(s, r->addr + s->gvlq_head, &r->gvlq_next, 8)))
+			return rc;
+		if (present(l->ractor_running_ec) &&
+		    (rc = iov_add(s, r->addr + l->ractor_running_ec, &r->running_ec, 8)))
+			return rc;
 	}
 	if (present(l->vm_gvl_owner) &&
 	    (rc = iov_add(s, s->vm->info.vm + l->vm_gvl_owner, &s->gvl_owner_vm, 8)))
+		return rc;
+	if (present(s->gvlq_node) && present(l->vm_gvl_waitq) &&
+	    (rc = iov_add(s, s->vm->info.vm + l->vm_gvl_waitq, &s->gvlq_next_vm, 8)))
 		return rc;
 	if (s->objspace && present(l->objspace_during_gc) &&
 	    (rc = iov_add(s, s->objspace + l->objspace_during_gc / 8, gcbuf, 4)))
@@ -394,11 +421,12 @@ static int poll_thread(struct rbi_vm_sampler *s, size_t i, size_t first_ec, bool
 	struct rbi_vm_sthread *th = &s->th[i];
 	const uint8_t *b = s->thbuf + i * s->th_span;
 	uint64_t ec, owner = s->gvl_owner_vm;
+	const struct ractor_state *ractor = NULL;
 	uint32_t unit;
 	int rc;
 
 	th->poll_rc = RBI_OK;
-	th->gvl = th->gc = false;
+	th->gvl = th->gvl_wait = th->gc = false;
 	if (s->iov[i].status != RBI_OK ||
 	    rbi_get_u64(b, l->thread_vm - s->th_lo) != s->vm->info.vm) {
 		/* Freed: the thread is gone. */
@@ -450,10 +478,48 @@ static int poll_thread(struct rbi_vm_sampler *s, size_t i, size_t first_ec, bool
 	}
 	for (size_t r = 0; r < s->nractors; r++)
 		if (s->ractors[r].addr && s->ractors[r].addr == th->ractor)
-			owner = s->ractors[r].gvl_owner;
+			ractor = &s->ractors[r];
+	if (ractor)
+		owner = ractor->gvl_owner;
 	th->gvl = owner && owner == th->thread;
+	/* 3.3+ hands the GVL to the next thread of its queue (sched.running)
+	   before that thread wakes; until it runs, and makes its context the
+	   ractor's running one, it still waits (a woken thread's wait: tens
+	   of microseconds, most of the time of threads that release the GVL
+	   for short calls). */
+	if (th->gvl && ractor && present(l->ractor_running_ec) && ractor->running_ec != ec) {
+		th->gvl = false;
+		th->gvl_wait = true;
+	}
 	th->gc = s->during_gc && th->gvl;
 	return RBI_OK;
+}
+
+/* The index of the thread at ADDR, or s->nth. */
+static size_t thread_index(const struct rbi_vm_sampler *s, uint64_t addr)
+{
+	size_t i = 0;
+
+	while (i < s->nth && s->th[i].thread != addr)
+		i++;
+	return i;
+}
+
+/* Poll, step 4: the threads in the GVL queue whose head is at HEAD (its
+   first node NEXT), followed through the nodes the threads' own reads
+   hold.  Those reads are one moment's, not one instant's: a queue that
+   changed between them ends the walk where it stops making sense (a node
+   of no thread polled, or more nodes than threads). */
+static void poll_gvl_queue(struct rbi_vm_sampler *s, uint64_t head, uint64_t next)
+{
+	for (size_t hops = 0; next != head && hops < s->nth; hops++) {
+		size_t i = next > s->gvlq_node ? thread_index(s, next - s->gvlq_node) : s->nth;
+
+		if (i == s->nth || s->th[i].poll_rc)
+			return;
+		s->th[i].gvl_wait = !s->th[i].gvl;      /* not one that holds it already */
+		next = rbi_get_u64(s->thbuf + i * s->th_span, s->gvlq_node - s->th_lo);
+	}
 }
 
 static int poll_once(struct rbi_vm_sampler *s, bool *again)
@@ -474,6 +540,14 @@ static int poll_once(struct rbi_vm_sampler *s, bool *again)
 	for (size_t i = 0; i < s->nth; i++)
 		if ((rc = poll_thread(s, i, first_ec, again)))
 			return rc;
+	if (!present(s->gvlq_node))
+		return RBI_OK;
+	if (present(s->l->vm_gvl_waitq))
+		poll_gvl_queue(s, s->vm->info.vm + s->l->vm_gvl_waitq, s->gvlq_next_vm);
+	for (size_t r = 0; r < s->nractors && present(s->gvlq_head); r++)
+		if (s->ractors[r].addr)
+			poll_gvl_queue(s, s->ractors[r].addr + s->gvlq_head,
+				       s->ractors[r].gvlq_next);
 	return RBI_OK;
 }
 

@@ -36,6 +36,7 @@ struct rbi_vm_sthread {
 	uint64_t ec;
 	rbi_thread_status status;
 	bool gvl;
+	bool gvl_wait;                  /* queued for its ractor's GVL */
 	bool gc;                        /* VM in GC, and this thread holds the GVL */
 	uint64_t vm_stack, vm_stack_size, cfp, ec_thread;
 	uint64_t fiber;                 /* ec->fiber_ptr: the fiber it runs; 0 if

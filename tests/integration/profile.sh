@@ -8,7 +8,8 @@
 # greyed and full width, with hover, search and both resets working: flame_clicks), folded
 # stacks (parsed here), speedscope JSON against speedscope's own schema (npm: speedscope,
 # ajv), pprof in Google's pprof (built offline from Debian's golang-github-google-pprof-dev),
-# callgrind in callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl),
+# callgrind in callgrind_annotate.  Also: thread states (gvl.rb: --threads, --idle, --gvl;
+# gvl-write.rb: the GVL's queue),
 # every sample accounted for alike in record's summary, the raw profile and every format, and
 # in a recording that sums samples as they come (tests/totals-check.py), torn stacks never
 # recorded (recurse.rb: every stack must be one the program can have) nor a recursion's deep
@@ -414,7 +415,10 @@ while read -r kind ver root cmd; do
 
 	# ---- top: blocks Ruby labels alike (twins.rb), each a row with its first line -----------
 	if ruby_start "$kind" "$root" "$cmd" twins.rb; then
-		"$B" top -p "$RB_PID" --rate 300 --duration 1.3 --interval 1 >"$T/twins.txt" 2>&1
+		"$B" top -p "$RB_PID" --rate 300 --duration 1.3 --interval 1 >"$T/twins-all.txt" 2>&1
+		# The last refresh (the one at 1 s, then the one the duration ends on).
+		awk '/^process /{ buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' \
+			"$T/twins-all.txt" >"$T/twins.txt"
 		# Each truth block's row: "LABEL (PATH:LINE)", the label the same for both.
 		rows=$(awk -F'\t' '$1 == "block" { print $3 ":" $4 }' "$RB_TRUTH" | while read -r at; do
 			grep -F "($at)" "$T/twins.txt" | sed 's/^ *[0-9.]*% *[0-9.]*% *[0-9.]* *[0-9.]*  //'
@@ -437,9 +441,9 @@ while read -r kind ver root cmd; do
 			--format folded -o "$T/idle.folded" -q
 		if grep -q '^thread [0-9]* "left"' "$T/idle.folded" &&
 		   grep -q '^thread [0-9]* "right"' "$T/idle.folded" &&
-		   grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' "$T/idle.folded" &&
+		   grep -q 'Busy.left[^;]*;(waiting for the GVL) [0-9]*$' "$T/idle.folded" &&
 		   grep -q '(main).*Kernel#sleep;(sleeping) [0-9]*$' "$T/idle.folded"; then
-			ok "$R: --threads --idle: a root per thread, the spinners waiting for the GVL, main sleeping"
+			ok "$R: --threads --idle: a root per thread, the spinners waiting for the GVL (in its queue), main sleeping"
 		else
 			not_ok "$R: --threads --idle: a root per thread, the spinners waiting for the GVL, main sleeping"
 			diag "$(cat "$T/idle.folded")"
@@ -448,7 +452,7 @@ while read -r kind ver root cmd; do
 			--format folded -o "$T/gvl.folded" 2>"$T/gstats"
 		gv=$(leaf_share "$T/gvl.folded" 'Busy.left|Busy.right')
 		if [ "$(window_ms "$T/gvl.folded" "$T/gstats")" -gt 500 ] && near "$gv" 100 &&
-			! grep -q '(waiting)\|(sleeping)\|Kernel#sleep' "$T/gvl.folded"; then
+			! grep -q '(waiting\|(sleeping)\|Kernel#sleep' "$T/gvl.folded"; then
 			ok "$R: --gvl: only the thread holding the GVL, in Busy ($gv %)"
 		else
 			not_ok "$R: --gvl: Busy $gv %"; diag "$(cat "$T/gvl.folded")"
@@ -475,6 +479,27 @@ while read -r kind ver root cmd; do
 		kill -9 "$RB_PID" 2>/dev/null
 	else
 		not_ok "$R: gvl.rb did not start"
+	fi
+
+	# ---- The GVL's queue: four threads that let it go for a short write (gvl-write.rb) -------
+	# A thread back from the write waits in the queue while another runs: in wall time that
+	# is "(waiting for the GVL)" under IO#syswrite, not the write's own time; in CPU time
+	# it is no sample at all (the shares against the kernel's time: bench/gvl-share.sh).
+	if ruby_start "$kind" "$root" "$cmd" gvl-write.rb; then
+		"$B" record -p "$RB_PID" --duration 1 --rate 200 --no-lines --format folded \
+			-o "$T/gw.folded" -q
+		"$B" record -p "$RB_PID" --duration 1 --rate 200 --mode cpu --no-lines \
+			--format folded -o "$T/gwc.folded" -q
+		if grep -q 'IO#syswrite;(waiting for the GVL) [0-9]*$' "$T/gw.folded" &&
+		   grep -q 'Writer.work[^;]* [0-9]*$' "$T/gwc.folded" &&
+		   ! grep -q '(waiting' "$T/gwc.folded"; then
+			ok "$R: gvl-write.rb: waits in the GVL's queue under IO#syswrite in wall time, none in CPU time"
+		else
+			not_ok "$R: gvl-write.rb: GVL waits"; diag "$(cat "$T/gw.folded" "$T/gwc.folded")"
+		fi
+		kill -9 "$RB_PID" 2>/dev/null
+	else
+		not_ok "$R: gvl-write.rb did not start"
 	fi
 
 	# ---- --mode cpu: a thread that sleeps three quarters of the time -----------------------
@@ -753,7 +778,7 @@ while read -r kind ver root cmd; do
 			# Two seconds: a loaded machine may hand the GVL over only a few times in one.
 			"$B" record -p "$RB_PID" --duration 2 --rate 200 --threads --idle --no-lines \
 				--format folded -o "$T/ns.folded" -q 2>"$T/err"
-			if grep -q 'Busy.left[^;]*;(waiting) [0-9]*$' "$T/ns.folded" &&
+			if grep -q 'Busy.left[^;]*;(waiting for the GVL) [0-9]*$' "$T/ns.folded" &&
 			   grep -q 'Busy.left[^;]* [0-9]*$' "$T/ns.folded" &&
 			   grep -q '(main) tid 1;' "$T/ns.folded"; then
 				ok "$R: a process in another mount+pid namespace: stacks and thread states"
