@@ -991,27 +991,60 @@ static bool pseudo_file(const char *name)
 	return false;
 }
 
+/* Files a core names that are never read: the kernel's views of this
+   machine (a crafted core may name /proc/self/environ). */
+static bool kernel_file(const char *name)
+{
+	static const char *const prefixes[] = { "/proc/", "/sys/" };
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(prefixes); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+/* What verify_files tells of the files it did not use, a count and the
+   first name of each kind. */
+struct unused_files {
+	size_t unopened, data;
+	char first_unopened[PATH_MAX + 128], first_data[PATH_MAX];
+};
+
 /* Decide whether file F may supply bytes the core lacks; warn when not,
-   or when it cannot be checked. */
+   or when it cannot be checked.  Only ELF images are read, checked by
+   build-id where the core holds their header: a core may name any file
+   (a crafted one, /etc/shadow), and a tool run as root on cores others
+   supply must not print it as the process's memory. */
 static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
-			size_t *unopened, char *first_unopened, size_t cap)
+			struct unused_files *u)
 {
 	struct core_file *file = &c->files[f];
 	const struct core_map *hdr = file_header_map(c, f);
 	struct rbi_build_id cid = { .len = 0 }, fid = { .len = 0 };
 	char chex[2 * RBI_BUILD_ID_MAX + 1], fhex[2 * RBI_BUILD_ID_MAX + 1];
-	int crc = RBI_UNMAPPED, frc;
-	int fd = open_resolved(c, file->name, file->is_exe);
+	int crc = RBI_UNMAPPED, frc, fd;
 
-	if (fd < 0) {
-		if (!pseudo_file(file->name) && (*unopened)++ == 0)
-			snprintf(first_unopened, cap, "%s: %s", file->name,
+	if (hdr)
+		crc = rbi_build_id_from_memory(core_read_own, c, hdr->start, &cid);
+	if (crc == RBI_NOT_ELF || kernel_file(file->name)) {
+		if (u->data++ == 0)
+			snprintf(u->first_data, sizeof(u->first_data), "%s", file->name);
+		return;
+	}
+	if ((fd = open_resolved(c, file->name, file->is_exe)) < 0) {
+		if (!pseudo_file(file->name) && u->unopened++ == 0)
+			snprintf(u->first_unopened, sizeof(u->first_unopened), "%s: %s",
+				 file->name,
 				 fd == -EINVAL ? "not a regular file" : strerror(-fd));
 		return;
 	}
-	if (hdr)
-		crc = rbi_build_id_from_memory(core_read_own, c, hdr->start, &cid);
 	frc = rbi_build_id_from_fd(fd, &fid);
+	if (frc == RBI_NOT_ELF) {
+		/* Not ELF on disk and no header in the core: data. */
+		if (u->data++ == 0)
+			snprintf(u->first_data, sizeof(u->first_data), "%s", file->name);
+		goto reject;
+	}
 	rbi_build_id_hex(&cid, chex);
 	rbi_build_id_hex(&fid, fhex);
 	if (frc != RBI_OK && frc != RBI_NOT_ELF) {
@@ -1021,12 +1054,6 @@ static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
 	}
 	if (crc == RBI_OK) {
 		/* The core holds the image's header. */
-		if (frc == RBI_NOT_ELF) {
-			rbi_diag_add(diag, "%s: not an ELF file on disk, but the core "
-				     "holds an ELF image for it; using only what "
-				     "the core holds", file->name);
-			goto reject;
-		}
 		if (cid.len == 0 && fid.len == 0) {
 			rbi_diag_add(diag, "%s: no build-id in the core or on disk; "
 				     "using the file unchecked", file->name);
@@ -1041,29 +1068,17 @@ static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
 		}
 		goto accept;
 	}
-	if (crc == RBI_NOT_ELF) {
-		/* A data file (locale archive, ...): nothing to check, unless
-		   the disk now holds an ELF file where the core has none. */
-		if (frc == RBI_OK) {
-			rbi_diag_add(diag, "%s: an ELF file on disk, but not an "
-				     "ELF image in the core; using only what the "
-				     "core holds", file->name);
-			goto reject;
-		}
-		goto accept;
-	}
 	if (crc != RBI_UNMAPPED) {
 		rbi_diag_add(diag, "%s: cannot read the build-id of the core's "
 			     "image (%s); using only what the core holds",
 			     file->name, rbi_strerror(crc));
 		goto reject;
 	}
-	/* The core has no header page for it: no build-id to compare. */
-	if (frc == RBI_OK)
-		rbi_diag_add(diag, "%s: the core holds no ELF header for it, so "
-			     "its build-id %s cannot be checked; using the file "
-			     "on disk unchecked", file->name,
-			     fid.len ? fhex : "(none)");
+	/* The core has no header page for it (a coredump_filter without
+	   ELF headers): an ELF image whose build-id cannot be compared. */
+	rbi_diag_add(diag, "%s: the core holds no ELF header for it, so its "
+		     "build-id %s cannot be checked; using the file on disk "
+		     "unchecked", file->name, fid.len ? fhex : "(none)");
 accept:
 	file->fd = fd;
 	return;
@@ -1076,14 +1091,17 @@ reject:
 static void verify_files(struct core *c, struct rbi_diag *diag)
 {
 	bool *needed = calloc(c->nfiles ? c->nfiles : 1, sizeof(*needed));
-	char first[PATH_MAX + 128] = "", saved[512];
-	size_t unopened = 0, i;
+	struct unused_files *u = calloc(1, sizeof(*u));
+	char saved[512];
+	size_t i;
 
 	/* The build-id helpers explain their failures, but here a failure is
 	   only a warning: leave the caller's rbi_errmsg() as it was. */
 	snprintf(saved, sizeof(saved), "%s", rbi_errmsg());
-	if (!needed) {
+	if (!needed || !u) {
 		rbi_diag_add(diag, "out of memory: files on disk not used");
+		free(needed);
+		free(u);
 		return;
 	}
 	for (i = 0; i < c->nmaps; i++)
@@ -1091,15 +1109,22 @@ static void verify_files(struct core *c, struct rbi_diag *diag)
 			needed[c->maps[i].file] = true;
 	for (i = 0; i < c->nfiles; i++)
 		if (needed[i])
-			verify_file(c, i, diag, &unopened, first, sizeof(first));
-	if (unopened)
+			verify_file(c, i, diag, u);
+	if (u->unopened)
 		rbi_diag_add(diag, "%zu file%s mapped in the core could not be "
 			     "opened (%s%s); bytes the core lacks from %s are "
-			     "unreadable%s", unopened, unopened == 1 ? "" : "s",
-			     first, unopened > 1 ? ", ..." : "",
-			     unopened == 1 ? "it" : "them",
+			     "unreadable%s", u->unopened, u->unopened == 1 ? "" : "s",
+			     u->first_unopened, u->unopened > 1 ? ", ..." : "",
+			     u->unopened == 1 ? "it" : "them",
 			     c->sysroot ? "" : " (a sysroot may help)");
+	if (u->data)
+		rbi_diag_add(diag, "%zu data file%s mapped in the core not read "
+			     "(%s%s): only ELF images are read from disk; bytes "
+			     "the core lacks from %s are unreadable", u->data,
+			     u->data == 1 ? "" : "s", u->first_data,
+			     u->data > 1 ? ", ..." : "", u->data == 1 ? "it" : "them");
 	free(needed);
+	free(u);
 	rbi_fail(RBI_OK, "%s", saved);
 }
 

@@ -3,6 +3,9 @@
  *   core-fixture wait    print what it knows, then block until stdin closes
  *   core-fixture abort   print, then abort() on the first byte of stdin
  *
+ * With FIXTURE_MAP=FILE in its environment it also maps FILE's first page,
+ * read-only and private: a data file a core names but does not hold.
+ *
  * Built twice: -DFIXTURE_VARIANT=1 and =2 differ in their .rodata magic, so
  * the two binaries have different build-ids (the mismatch test swaps one
  * for the other under a core). */
@@ -13,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #ifdef __x86_64__
@@ -65,9 +70,24 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* FIXTURE_MAP's first page, mapped: its address, or 0. */
+static uint64_t map_data_file(void)
+{
+	const char *path = getenv("FIXTURE_MAP");
+	void *p;
+	int fd;
+
+	if (!path || (fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)p;
+}
+
 int main(int argc, char **argv)
 {
 	struct info other = { 0 };
+	uint64_t map;
 	pthread_t th;
 	char c;
 
@@ -76,15 +96,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fixture_runtime = 0x5151000000000000ull | (uint64_t)getpid();
+	map = map_data_file();
 	if (pipe(ready) != 0 || pthread_create(&th, NULL, worker, &other) != 0 ||
 	    read(ready[0], &c, 1) != 1)
 		return 1;
 	printf("pid=%d magic=%p data=%p runtime=%p runtime_value=%" PRIu64
-	       " tid0=%d fs0=%" PRIu64 " tid1=%d fs1=%" PRIu64 "\n",
+	       " tid0=%d fs0=%" PRIu64 " tid1=%d fs1=%" PRIu64 " map=%" PRIu64 "\n",
 	       (int)getpid(), (const void *)fixture_magic, (void *)&fixture_data,
 	       (void *)&fixture_runtime, (uint64_t)fixture_runtime,
 	       (int)syscall(SYS_gettid), thread_pointer(), (int)other.tid,
-	       other.fs);
+	       other.fs, map);
 	fflush(stdout);
 	if (strcmp(argv[1], "abort") == 0) {
 		if (read(0, &c, 1) == 1)

@@ -34,6 +34,7 @@ struct fixture {
 	pid_t pid;
 	int in;                 /* its stdin */
 	uint64_t magic, data, runtime, runtime_value, fs0, fs1;
+	uint64_t map;           /* the data file's page (FIXTURE_MAP) */
 	int tid0, tid1;
 };
 
@@ -168,9 +169,9 @@ static bool fixture_start(const char *exe, const char *mode, const char *cwd,
 	}
 	fclose(f);
 	if (sscanf(line, "pid=%*d magic=%p data=%p runtime=%p runtime_value=%"
-		   SCNu64 " tid0=%d fs0=%" SCNu64 " tid1=%d fs1=%" SCNu64,
+		   SCNu64 " tid0=%d fs0=%" SCNu64 " tid1=%d fs1=%" SCNu64 " map=%" SCNu64,
 		   &magic, &data, &runtime, &fx->runtime_value, &fx->tid0,
-		   &fx->fs0, &fx->tid1, &fx->fs1) != 8)
+		   &fx->fs0, &fx->tid1, &fx->fs1, &fx->map) != 9)
 		return false;
 	fx->magic = (uint64_t)(uintptr_t)magic;
 	fx->data = (uint64_t)(uintptr_t)data;
@@ -584,6 +585,65 @@ static void check_headerless_core(const char *label, const char *core,
 	   "%s, filter 0x23 (no ELF headers): file used unchecked, with a warning", label);
 	if (rc == RBI_OK)
 		close_core(&h);
+}
+
+static const char data_secret[] = "RBINSPECT-DATA-FILE-SECRET";
+
+/* A core names any file: the data file the fixture mapped (FIXTURE_MAP),
+   or, in a copy of the core whose NT_FILE was rewritten, /proc/self/environ.
+   Neither is read; a warning says so. */
+static void check_data_files(const char *label, const char *core, const struct fixture *fx,
+			     const char *data_path)
+{
+	char *copy = path_in_tmp("core-proc"), buf[sizeof(data_secret)], *name = NULL;
+	struct core_h h;
+	size_t n, len = strlen(data_path);
+	int rc;
+
+	if (!fx->map) {
+		ok(false, "%s: the fixture mapped no data file", label);
+		return;
+	}
+	rc = open_core(&h, core, NULL, NULL);
+	ok(rc == RBI_OK && h.ops->read(h.be, fx->map, buf, sizeof(buf), &n) != RBI_OK &&
+	   warning_with(&h, data_path, "data file") && warning_with(&h, "not read", NULL),
+	   "%s: a data file the core names is not read, and a warning says so", label);
+	if (rc == RBI_OK)
+		close_core(&h);
+	/* The same name's bytes, made "/proc/////self/environ" (as long),
+	   wherever they are (NT_FILE, and the environment that named it). */
+	if (len >= sizeof("/proc/self/environ") && copy_file(core, copy)) {
+		FILE *f = fopen(copy, "r+b");
+		char *all = NULL, *at;
+		long size;
+
+		if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 &&
+		    (all = malloc((size_t)size)) && fseek(f, 0, SEEK_SET) == 0 &&
+		    fread(all, 1, (size_t)size, f) == (size_t)size &&
+		    (name = malloc(len + 1))) {
+			size_t pad = len - strlen("/proc/self/environ");
+
+			snprintf(name, len + 1, "/proc%.*s/self/environ", (int)pad,
+				 "////////////////////////////////////////////////////////////"
+				 "////////////////////////////////////////////////////////////");
+			for (at = all; strlen(name) == len &&
+			     (at = memmem(at, (size_t)(all + size - at), data_path, len + 1));
+			     at += len)
+				if (fseek(f, at - all, SEEK_SET) != 0 || fwrite(name, 1, len, f) != len)
+					break;
+		}
+		free(all);
+		if (f)
+			fclose(f);
+	}
+	rc = name && strlen(name) == len ? open_core(&h, copy, NULL, NULL) : -1;
+	ok(rc == RBI_OK && h.ops->read(h.be, fx->map, buf, sizeof(buf), &n) != RBI_OK &&
+	   warning_with(&h, "/proc", "not read"),
+	   "%s: a core naming /proc/self/environ: not read", label);
+	if (rc == RBI_OK)
+		close_core(&h);
+	free(name);
+	free(copy);
 }
 
 /* Everything a good core of the fixture must give. */
@@ -1137,7 +1197,7 @@ static void check_util(void)
 int main(int argc, char **argv)
 {
 	struct fixture gfx, kfx, k2fx, gffx;
-	char *exe, *gcore = NULL, *kcore = NULL, *k2core = NULL, *gfcore = NULL;
+	char *exe, *data_path, *gcore = NULL, *kcore = NULL, *k2core = NULL, *gfcore = NULL;
 	const char *why = NULL, *why2 = NULL;
 	const char *iters_env = getenv("RBI_FUZZ_ITERS");
 	unsigned iters = iters_env ? (unsigned)strtoul(iters_env, NULL, 10) : 300;
@@ -1169,6 +1229,16 @@ int main(int argc, char **argv)
 	exe = path_in_tmp("fixture");
 	if (!ok(copy_file(fixture_a, exe), "copy fixture A to %s", exe))
 		return 1;
+	/* ... mapping a data file (a page that begins with a secret). */
+	data_path = path_in_tmp("data-file");
+	{
+		char page[4096] = { 0 };
+
+		memcpy(page, data_secret, sizeof(data_secret));
+		if (!ok(write_file(data_path, page, sizeof(page)), "write %s", data_path))
+			return 1;
+		setenv("FIXTURE_MAP", data_path, 1);
+	}
 
 	gcore = make_gcore(exe, &gfx, 0, "gcore", false);
 	gfcore = gcore ? make_gcore(exe, &gffx, 0x23, "gcore-filtered", false) : NULL;
@@ -1176,14 +1246,18 @@ int main(int argc, char **argv)
 	k2core = kcore ? make_kernel_core(exe, &k2fx, 0x23, "kernel-noheaders",
 					  false, &why2) : NULL;
 
-	if (gcore)
+	if (gcore) {
 		check_good_core("gcore", gcore, &gfx, exe, true);
-	else
+		check_data_files("gcore", gcore, &gfx, data_path);
+	} else {
 		skip("gcore unavailable or failed", "gcore cases");
-	if (kcore)
+	}
+	if (kcore) {
 		check_good_core("kernel", kcore, &kfx, exe, true);
-	else
+		check_data_files("kernel", kcore, &kfx, data_path);
+	} else {
 		skip(why, "kernel core cases");
+	}
 
 	/* Cores whose ELF header pages were filtered out: the executable
 	   cannot be checked, so it is used with a warning. */
