@@ -48,21 +48,15 @@ end
 end
 
 LEAKED = []
-
-# Objects the heap tests count: KEPT live for the process's life, and each request to the
-# N+1 page makes TEMPORARIES more that are garbage once it ends.
-class RbiKeep
-  TEMPORARIES = 200
-  def initialize(i)
-    @i = i
-  end
-end
-KEPT = Array.new(2000) { |i| RbiKeep.new(i) }
+# A record for p to step into (FIRST_POST.@attributes...), and what the app says of it.
+FIRST_POST = Post.first
+RbiTrap.exprs["FIRST_POST.@attributes.class"] = FIRST_POST.instance_variable_get(:@attributes).class.name
+RbiTrap.exprs["FIRST_POST.@new_record"] = FIRST_POST.instance_variable_get(:@new_record).inspect
 
 class PostsController < ActionController::Base
   # N+1: a query per post for its comments.
   def index
-    RbiKeep::TEMPORARIES.times { |i| RbiKeep.new(i) }
+    RbiKeep.churn
     render json: Post.all.map { |p| { title: p.title, comments: p.comments.map(&:body) } }
   end
 

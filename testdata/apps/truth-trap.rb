@@ -5,13 +5,32 @@
 # the main thread's truth is the trap's own caller_locations under Process.kill); no Ruby
 # thread moves until the test sends SIGCONT, so what rbinspect reads meanwhile is that instant.
 #
-# On SIGURG it writes what ObjectSpace.each_object counts of the app's RbiKeep (below).
+# On SIGURG it writes what ObjectSpace.each_object counts of RbiKeep (below: the objects the
+# heap tests count, KEPT live for the process's life, and TEMPORARIES more that a request
+# leaves as garbage with RbiKeep.churn), and the values of the app's RbiTrap.exprs (p EXPR).
 #
 # The main thread's tid is the process's own pid: Ruby 3.1 keeps the parent's in a forked
 # child's Thread#native_thread_id (what rbinspect must not believe either).
 require_relative "../programs/lib/truth"
 
+class RbiKeep
+  TEMPORARIES = 200
+  def initialize(i)
+    @i = i
+  end
+
+  def self.churn
+    TEMPORARIES.times { |i| new(i) }
+  end
+end
+KEPT = Array.new(2000) { |i| RbiKeep.new(i) }
+
 module RbiTrap
+  # "EXPR" => the inspect of its value, as p shows it: filled by the app.
+  def self.exprs
+    @exprs ||= {}
+  end
+
   # Every thread's record, the main thread's from LOCS (where it will stop).
   def self.truth(locs)
     out = +"ruby_version\t#{RUBY_VERSION}\npid\t#{Process.pid}\n"
@@ -40,10 +59,11 @@ module RbiTrap
 end
 
 # On SIGURG: RBI_APP_TRUTH.objects.PID says how many RbiKeep objects ObjectSpace.each_object
-# sees (it finishes the GC's lazy sweep first: garbage is not counted).
+# sees (it finishes the GC's lazy sweep first: garbage is not counted), and the exprs.
 Signal.trap("URG") do
-  n = defined?(RbiKeep) ? ObjectSpace.each_object(RbiKeep).count : -1
-  RbiTrap.write("RbiKeep\t#{n}\n", "objects")
+  out = +"RbiKeep\t#{ObjectSpace.each_object(RbiKeep).count}\n"
+  RbiTrap.exprs.each { |expr, value| out << "expr\t#{expr}\t#{value}\n" }
+  RbiTrap.write(out, "objects")
 end
 
 Signal.trap("PWR") do

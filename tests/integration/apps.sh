@@ -1,80 +1,86 @@
 # apps.sh: the applications users run, from Debian's own packages on its Ruby 3.1: a Rails 6.1
 # app (testdata/apps/rails-app.rb: ActiveRecord on sqlite3, an N+1 page) under puma in cluster
-# mode (2 forked workers of 5 threads, preload_app!), driven by ab on loopback.  Truths come
-# from the application itself (testdata/apps/truth-trap.rb: on SIGPWR a worker writes every
-# thread's backtrace and stops itself while holding the GVL).  For each worker, after a burst
-# of requests:
+# mode (2 forked workers of 5 threads, preload_app!), and a Sinatra app
+# (testdata/apps/sinatra-app.rb) under puma in single mode (5 threads in puma's own process),
+# each driven by ab on loopback.  Truths come from the application itself
+# (testdata/apps/truth-trap.rb: on SIGPWR a process writes every thread's backtrace and stops
+# itself while holding the GVL; on SIGURG it counts objects and says what its exprs are).
+# For each worker, and the single-mode process, after a burst of requests:
 #   - threads: the main thread's tid is the worker's pid, every tid one of its tasks;
 #   - bt at the trapped instant: every thread and frame as the worker's own backtraces;
 #   - bt --native (under strace): no thread stopped outside the worker, the master untraced;
 #   - objects --by-class --pause: the app's RbiKeep objects as its own each_object counts them
 #     right after, the garbage its lazy sweep has not freed left out;
+#   - p into the app's objects (FIRST_POST.@attributes.class: an ActiveRecord record's
+#     attribute set), as the app says they are;
 # and a worker killed by SIGSEGV (Ruby's [BUG] handler, the kernel's core): its core marks
 # its main thread crashed, by the worker's own tid.  SKIP where Debian's puma, ruby-rails,
-# ruby-sqlite3 or ab are not installed (tools/install-deps.sh --test installs them).
+# ruby-sqlite3, ruby-sinatra or ab are not installed (tools/install-deps.sh --test installs
+# them).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 . "$(dirname "$0")/../crashes.sh"
 app=$here/testdata/apps
-dir=$RB_TMP/app
-master=
+masters=
 
 apps_cleanup() {
-	[ -n "$master" ] && kill -9 "$master" $(pgrep -P "$master") 2>/dev/null
+	local m
+	for m in $masters; do kill -9 "$m" $(pgrep -P "$m") 2>/dev/null; done
 	crashes_cleanup
 }
 trap apps_cleanup EXIT
 
 missing=
 for c in puma ab curl; do command -v "$c" >/dev/null || missing="$missing $c"; done
-for p in ruby-rails ruby-sqlite3; do
+for p in ruby-rails ruby-sqlite3 ruby-sinatra; do
 	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
-	skip "a Rails app under puma: not installed:$missing (tools/install-deps.sh --test)"
+	skip "Rails and Sinatra apps under puma: not installed:$missing (tools/install-deps.sh --test)"
 	tap_done; exit 0
 fi
 crash_ok=1
 crash_setup || crash_ok=0
 
-# A free port on loopback.
-port=
-for _ in $(seq 20); do
-	p=$((20000 + RANDOM % 20000))
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-mkdir -p "$dir"
-export RBI_APP_DIR=$dir RBI_APP_PORT=$port RBI_APP_TRUTH=$dir/truth
-(cd "$dir" && ulimit -c unlimited && exec puma -C "$app/puma.rb" "$app/config.ru") \
-	>"$dir/puma.log" 2>&1 &
-for _ in $(seq 1 120); do
-	curl -sf "http://127.0.0.1:$port/posts" >/dev/null && break
-	sleep 0.5
-done
-master=$(cat "$dir/puma.pid" 2>/dev/null)
-workers=$(pgrep -P "${master:-0}" | sort -n | tr '\n' ' ')
-if [ -z "$master" ] || [ "$(wc -w <<<"$workers")" != 2 ]; then
-	not_ok "a Rails app under puma: puma started with 2 workers"; diag "$(tail -n 20 "$dir/puma.log")"
-	tap_done; exit 0
-fi
-ab -q -n 400 -c 8 "http://127.0.0.1:$port/posts" >"$dir/ab.log" 2>&1
-like "$(cat "$dir/ab.log")" 'Failed requests: +0' "puma: 400 requests of the N+1 page served"
-master_tasks=$(ls "/proc/$master/task" | sort | tr '\n' ' ')
+# puma_start NAME CONFIG RACKUP: puma serving RACKUP on a free loopback port, in $RB_TMP/NAME
+# (its pid in $master, its port in $port, and the truths' prefix exported); 1 if it did not
+# answer.
+puma_start() {
+	local p
+	dir=$RB_TMP/$1
+	port=
+	for _ in $(seq 20); do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+	done
+	mkdir -p "$dir"
+	export RBI_APP_DIR=$dir RBI_APP_PORT=$port RBI_APP_TRUTH=$dir/truth
+	(cd "$dir" && ulimit -c unlimited && exec puma -C "$app/$2" "$app/$3") \
+		>"$dir/puma.log" 2>&1 &
+	disown "$!"     # killed at the end: no job report
+	for _ in $(seq 1 120); do
+		curl -sf "http://127.0.0.1:$port/work" >/dev/null && break
+		sleep 0.5
+	done
+	master=$(cat "$dir/puma.pid" 2>/dev/null)
+	masters="$masters $master"
+	[ -n "$master" ]
+}
 
-for w in $workers; do
-	name="puma worker $w"
-	j=$dir/w$w
+# check_process NAME PID: what every process serving the app must give (the list at the top).
+check_process() {
+	local name=$1 w=$2 j=$dir/p$2 t bad got want out expr value
 	"$RBINSPECT" --json -p "$w" threads >"$j.threads" 2>"$j.err"
 	is "$(jq -r '.threads[] | select(.main) | .tid' "$j.threads")" "$w" \
-		"$name: threads: the main thread's tid is the worker's pid, not the master's"
+		"$name: threads: the main thread's tid is the process's pid"
 	bad=
 	for t in $(jq -r '.threads[].tid | select(. > 0)' "$j.threads"); do
 		[ -e "/proc/$w/task/$t" ] || bad="$bad $t"
 	done
-	is "${bad# }" "" "$name: threads: every tid ($(jq '.threads | length' "$j.threads") threads) is the worker's"
+	is "${bad# }" "" "$name: threads: every tid ($(jq '.threads | length' "$j.threads") threads) is the process's"
 
-	# The worker's own backtraces at one instant.
+	# The process's own backtraces at one instant.
 	kill -PWR "$w"
 	for _ in $(seq 1 100); do
 		[ -f "$RBI_APP_TRUTH.$w" ] && [ "$(task_states "$w")" = T ] && break
@@ -82,9 +88,9 @@ for w in $workers; do
 	done
 	"$RBINSPECT" --json -p "$w" bt >"$j.bt" 2>"$j.err"
 	if out=$(python3 "$here/tests/bt-check.py" "$RBI_APP_TRUTH.$w" "$j.bt" 2>&1); then
-		ok "$name: bt: every thread and frame as the worker's own backtraces ($(tail -n 1 <<<"$out" | cut -d: -f2-))"
+		ok "$name: bt: every thread and frame as the process's own backtraces ($(tail -n 1 <<<"$out" | cut -d: -f2-))"
 	else
-		not_ok "$name: bt: every thread and frame as the worker's own backtraces"; diag "$out"
+		not_ok "$name: bt: every thread and frame as the process's own backtraces"; diag "$out"
 	fi
 	kill -CONT "$w"
 
@@ -96,13 +102,13 @@ for w in $workers; do
 		for t in $(sed -n 's/.*ptrace(PTRACE_SEIZE, \([0-9]*\).*/\1/p' "$j.strace" | sort -u); do
 			[ -e "/proc/$w/task/$t" ] || bad="$bad $t"
 		done
-		is "${bad# }" "" "$name: bt --native stops no thread outside the worker ($(grep -c PTRACE_SEIZE "$j.strace") seized)"
+		is "${bad# }" "" "$name: bt --native stops no thread outside the process ($(grep -c PTRACE_SEIZE "$j.strace") seized)"
 	else
 		skip "$name: bt --native under strace: no strace"
 	fi
 
 	# Live RbiKeep objects, among the garbage ones the requests left: as each_object
-	# counts them right after (it finishes the lazy sweep; the worker is idle, so within a
+	# counts them right after (it finishes the lazy sweep; the process is idle, so within a
 	# few objects a conservatively marked machine stack may keep or let go).
 	"$RBINSPECT" --json -p "$w" objects --by-class --pause --top 0 >"$j.objects" 2>"$j.err"
 	got=$(jq -r '.classes[] | select(.name == "RbiKeep") | .count' "$j.objects")
@@ -116,31 +122,64 @@ for w in $workers; do
 		not_ok "$name: objects --by-class --pause: ${got:-no} RbiKeep where each_object counts ${want:-none}"
 		diag "$(cat "$j.err")"
 	fi
-done
-is "$(awk '/^TracerPid:/ { print $2 }' "/proc/$master/status") $(ls "/proc/$master/task" | sort | tr '\n' ' ')" \
-	"0 $master_tasks" "puma master: never traced, its threads as they were"
 
-# A worker killed by SIGSEGV: Ruby's [BUG] handler, then the kernel's core in puma's directory.
-w=${workers%% *}
-if [ "$crash_ok" = 0 ]; then
-	skip "puma worker's core: $CRASH_WHY"
+	# p into the app's objects, steps chained, as the app says they are (the first word
+	# p prints: an Integer, true/false/nil, or a class's name).
+	while IFS=$'\t' read -r _ expr value; do
+		out=$("$RBINSPECT" -p "$w" p "$expr" 2>&1)
+		is "$(awk '{ print $1; exit }' <<<"$out")" "$value" "$name: p $expr"
+	done < <(grep '^expr' "$RBI_APP_TRUTH.objects.$w")
+}
+
+# ---- Rails under puma in cluster mode ------------------------------------------------------
+if ! puma_start rails puma.rb config.ru; then
+	not_ok "a Rails app under puma: puma started"; diag "$(tail -n 20 "$dir/puma.log")"
 else
-	kill -SEGV "$w"
-	core=
-	if wait_dead "$w"; then
-		for _ in $(seq 1 100); do
-			core=$(ls "$dir"/core* 2>/dev/null | head -n 1)
-			[ -n "$core" ] && break
-			sleep 0.1
-		done
-	fi
-	if [ -z "$core" ]; then
-		not_ok "puma worker $w: the kernel wrote a core"; diag "$(tail -n 5 "$dir/puma.log")"
+	workers=$(pgrep -P "$master" | sort -n | tr '\n' ' ')
+	is "$(wc -w <<<"$workers")" 2 "a Rails app under puma: 2 workers"
+	ab -q -n 400 -c 8 "http://127.0.0.1:$port/posts" >"$dir/ab.log" 2>&1
+	like "$(cat "$dir/ab.log")" 'Failed requests: +0' "puma: 400 requests of the N+1 page served"
+	master_tasks=$(ls "/proc/$master/task" | sort | tr '\n' ' ')
+	for w in $workers; do
+		check_process "puma worker $w" "$w"
+	done
+	is "$(awk '/^TracerPid:/ { print $2 }' "/proc/$master/status") $(ls "/proc/$master/task" | sort | tr '\n' ' ')" \
+		"0 $master_tasks" "puma master: never traced, its threads as they were"
+
+	# A worker killed by SIGSEGV: Ruby's [BUG] handler, then the kernel's core in puma's
+	# directory.
+	w=${workers%% *}
+	if [ "$crash_ok" = 0 ]; then
+		skip "puma worker's core: $CRASH_WHY"
 	else
-		"$RBINSPECT" --json "$core" bt >"$dir/core.json" 2>"$dir/core.err"
-		is "$(jq -r '[.threads[0].crashed, .threads[0].main, .threads[0].tid, .crash.tid] | @tsv' "$dir/core.json")" \
-			"$(printf 'true\ttrue\t%s\t%s' "$w" "$w")" \
-			"puma worker $w's core: its main thread crashed, by the worker's own tid"
+		kill -SEGV "$w"
+		core=
+		if wait_dead "$w"; then
+			for _ in $(seq 1 100); do
+				core=$(ls "$dir"/core* 2>/dev/null | head -n 1)
+				[ -n "$core" ] && break
+				sleep 0.1
+			done
+		fi
+		if [ -z "$core" ]; then
+			not_ok "puma worker $w: the kernel wrote a core"; diag "$(tail -n 5 "$dir/puma.log")"
+		else
+			"$RBINSPECT" --json "$core" bt >"$dir/core.json" 2>"$dir/core.err"
+			is "$(jq -r '[.threads[0].crashed, .threads[0].main, .threads[0].tid, .crash.tid] | @tsv' "$dir/core.json")" \
+				"$(printf 'true\ttrue\t%s\t%s' "$w" "$w")" \
+				"puma worker $w's core: its main thread crashed, by the worker's own tid"
+		fi
 	fi
+	kill -9 "$master" $(pgrep -P "$master") 2>/dev/null
+fi
+
+# ---- Sinatra under puma in single mode -----------------------------------------------------
+if ! puma_start sinatra puma-single.rb sinatra.ru; then
+	not_ok "a Sinatra app under puma (single mode): puma started"; diag "$(tail -n 20 "$dir/puma.log")"
+else
+	is "$(pgrep -P "$master" | wc -l)" 0 "a Sinatra app under puma: single mode, no workers"
+	ab -q -n 400 -c 8 "http://127.0.0.1:$port/items" >"$dir/ab.log" 2>&1
+	like "$(cat "$dir/ab.log")" 'Failed requests: +0' "puma: 400 requests of the Sinatra JSON page served"
+	check_process "puma (single mode, Sinatra) $master" "$master"
 fi
 tap_done

@@ -1,0 +1,3 @@
+# sinatra.ru — sinatra-app.rb under puma.
+require_relative "sinatra-app"
+run RbiSinatra
