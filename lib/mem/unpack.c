@@ -7,7 +7,9 @@
  * Cores are mostly holes (untouched heap reservations, pages the kernel did
  * not dump), so zero blocks are not written: the memfd stays sparse and
  * holds only the core's real bytes.  Each format is read by its own
- * library: zlib, liblzma, libzstd, liblz4. */
+ * library: zlib, liblzma, libzstd, liblz4.  Compressed input is untrusted:
+ * what it may decompress to is bounded by the core's own ELF headers (the
+ * first bytes of the stream) and by the machine's free memory. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -195,7 +197,94 @@ static const struct codec codecs[] = {
 struct sink {
 	int fd;
 	uint64_t size;          /* bytes decompressed so far */
+	uint64_t stored;        /* of them, in the memfd (non-zero pages) */
+	uint64_t end;           /* where the core ends, by its ELF headers;
+				   UINT64_MAX until they are in */
+	uint64_t room;          /* memory free for the memfd (MemAvailable
+				   and SwapFree); UINT64_MAX if unknown */
 };
+
+/* A 64-bit little-endian word of the memfd at OFF (holes read as 0). */
+static bool sink_u64(const struct sink *s, uint64_t off, unsigned len, uint64_t *v)
+{
+	unsigned char b[8] = { 0 };
+
+	*v = 0;
+	if (pread(s->fd, b, len, (off_t)off) != (ssize_t)len)
+		return false;
+	for (unsigned i = len; i-- > 0;)
+		*v = *v << 8 | b[i];
+	return true;
+}
+
+/* Where the core S is decompressing ends, once its ELF header and program
+   headers are in (the end of its last segment, or of its section headers):
+   RBI_OK with s->end set, or not yet (s->end stays), or RBI_NOT_ELF or
+   RBI_CORRUPT for what is no ELF core.  A core of more than 65535 segments (PN_XNUM) keeps
+   the count in its first section header. */
+static int sink_end(struct sink *s)
+{
+	unsigned char id[6];
+	uint64_t phoff, shoff, phnum, shnum, w, off, size, end;
+
+	if (s->size < 64)
+		return RBI_OK;
+	if (pread(s->fd, id, sizeof(id), 0) != (ssize_t)sizeof(id) || memcmp(id, "\177ELF", 4))
+		return rbi_fail(RBI_NOT_ELF, "it decompresses to something that is not an "
+				"ELF file");
+	if (memcmp(id + 4, "\2\1", 2) != 0)
+		return rbi_fail(RBI_CORRUPT, "it decompresses to an ELF file that is no 64-bit "
+				"little-endian core");
+	if (!sink_u64(s, 32, 8, &phoff) || !sink_u64(s, 40, 8, &shoff) ||
+	    !sink_u64(s, 54, 2, &w) || w != 56 || !sink_u64(s, 56, 2, &phnum) ||
+	    !sink_u64(s, 60, 2, &shnum))
+		return rbi_fail(RBI_CORRUPT, "its ELF header describes no core's program "
+				"headers");
+	end = shoff + shnum * 64;
+	if (phnum == 0xffff) {          /* PN_XNUM */
+		if (s->size < shoff + 64)
+			return RBI_OK;
+		if (!sink_u64(s, shoff + 44, 4, &phnum))
+			return rbi_fail(RBI_CORRUPT, "its section header 0 cannot be read");
+	}
+	if (phoff > s->size || phnum * 56 > s->size - phoff)
+		return RBI_OK;
+	if (phoff + phnum * 56 > end)
+		end = phoff + phnum * 56;
+	for (uint64_t i = 0; i < phnum; i++) {
+		if (!sink_u64(s, phoff + i * 56 + 8, 8, &off) ||
+		    !sink_u64(s, phoff + i * 56 + 32, 8, &size))
+			return rbi_fail(RBI_CORRUPT, "its program header %" PRIu64 " cannot "
+					"be read", i);
+		if (off + size < off)
+			return rbi_fail(RBI_CORRUPT, "its program header %" PRIu64 " ends past "
+					"2^64", i);
+		if (off + size > end)
+			end = off + size;
+	}
+	s->end = end;
+	return RBI_OK;
+}
+
+/* The memory free for a memfd: MemAvailable and SwapFree, in bytes. */
+static uint64_t memory_room(void)
+{
+	char line[128];
+	unsigned long long kb, room = 0;
+	int seen = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return UINT64_MAX;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1 ||
+		    sscanf(line, "SwapFree: %llu kB", &kb) == 1) {
+			room += kb * 1024;
+			seen++;
+		}
+	fclose(f);
+	return seen ? room : UINT64_MAX;
+}
 
 /* Write BUF's non-zero pages at their place in the memfd. */
 static int sink_write(struct sink *s, const unsigned char *buf, size_t len)
@@ -212,11 +301,34 @@ static int sink_write(struct sink *s, const unsigned char *buf, size_t len)
 				continue;
 			if (w != (ssize_t)n)
 				return -(w < 0 ? errno : ENOSPC);
+			s->stored += n;
 		}
 		off += n;
 	}
 	s->size += len;
 	return 0;
+}
+
+/* What S may not become: more than its ELF headers say the core is (a
+   bomb: a few kilobytes that decompress to terabytes), or more than the
+   machine's free memory holds (the memfd's pages are memory, not this
+   process's resident set: the OOM killer would end it, or another). */
+static int sink_bounds(struct sink *s, const char *path)
+{
+	int rc;
+
+	if (s->end == UINT64_MAX && (rc = sink_end(s)))
+		return rbi_fail_context(rc, "%s: ", path);
+	if (s->size > s->end)
+		return rbi_fail(RBI_CORRUPT, "%s: it decompresses past the %" PRIu64 " bytes "
+				"its ELF headers give the core: not one core", path, s->end);
+	if (s->stored > s->room / 10 * 9)
+		return rbi_fail(RBI_NOMEM, "%s: the decompressed core needs more memory than "
+				"this machine has free (%" PRIu64 " MiB of %" PRIu64 " MiB, "
+				"after %" PRIu64 " of %" PRIu64 " bytes); decompress it to a "
+				"file first", path, s->stored >> 20, s->room >> 20, s->size,
+				s->end);
+	return RBI_OK;
 }
 
 static int unpack_stream(const struct codec *k, void *state, int in_fd,
@@ -265,6 +377,8 @@ static int unpack_stream(const struct codec *k, void *state, int in_fd,
 				      "file first", path, s->size, strerror(-err));
 			goto out;
 		}
+		if ((rc = sink_bounds(s, path)))
+			goto out;
 		if (step == 1)
 			boundary = true;
 		else if (produced || avail != before)
@@ -287,7 +401,7 @@ int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t 
 		    int *out_fd)
 {
 	const struct codec *k = NULL;
-	struct sink s = { .fd = -1 };
+	struct sink s = { .fd = -1, .end = UINT64_MAX, .room = memory_room() };
 	void *state = NULL;
 	int rc;
 

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -893,6 +894,20 @@ static void check_not_regular(const char *label, const char *core, const struct 
 
 /* ---- bad input ----------------------------------------------------------- */
 
+/* Run the shell command FMT (with its arguments): whether it exited 0. */
+__attribute__((format(printf, 1, 2)))
+static bool command_ok(const char *fmt, ...)
+{
+	char cmd[2 * PATH_MAX + 256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return n > 0 && (size_t)n < sizeof(cmd) && system(cmd) == 0;
+}
+
 static void check_bad_files(const char *good_core)
 {
 	struct core_h h;
@@ -919,6 +934,29 @@ static void check_bad_files(const char *good_core)
 	rc = open_core(&h, p, NULL, NULL);
 	ok(rc == RBI_NOT_ELF && strstr(rbi_errmsg(), "decompresses to something that is not"),
 	   "gzipped text: RBI_NOT_ELF (%s)", rbi_errmsg());
+	/* Bombs: a few kilobytes of zstd that would decompress to 256 MiB of
+	   zeros (no ELF header: stops at the first megabyte), and a good core
+	   with a megabyte more after it than its headers give. */
+	if (command_ok("head -c 268435456 /dev/zero | zstd -q -c >'%s'", p)) {
+		rc = open_core(&h, p, NULL, NULL);
+		/* "it decompresses": said by the decompressor as it goes, not
+		   by the core reader once all of it is out. */
+		ok(rc == RBI_NOT_ELF &&
+		   strstr(rbi_errmsg(), ": it decompresses to something that is not"),
+		   "zstd of 256 MiB of zeros: RBI_NOT_ELF from its first bytes (%s)", rbi_errmsg());
+	} else {
+		skip("no zstd command", "zero bomb");
+	}
+	if (good_core && command_ok("{ cat '%s'; head -c 1048576 /dev/urandom; } | zstd -q -c >'%s'",
+				    good_core, p)) {
+		rc = open_core(&h, p, NULL, NULL);
+		ok(rc == RBI_CORRUPT && strstr(rbi_errmsg(), "past the"),
+		   "a core with more after it than its headers give: RBI_CORRUPT (%s)", rbi_errmsg());
+		if (rc == RBI_OK)
+			close_core(&h);
+	} else {
+		skip("no zstd command", "a core with more after it");
+	}
 	write_file(p, "BZh91AY&SY", 10);
 	rc = open_core(&h, p, NULL, NULL);
 	ok(rc == RBI_NOT_ELF && strstr(rbi_errmsg(), "bzip2-compressed"),
