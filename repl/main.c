@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rbinspect.h"
 #include "repl.h"
@@ -83,6 +84,24 @@ struct cli {
 	size_t nbatch;
 };
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Whether V is a Ruby version as --ruby-version takes it: X.Y or X.Y.Z. */
+static bool version_ok(const char *v)
+{
+	unsigned x, y, z;
+	int n = 0;
+
+	return (sscanf(v, "%3u.%3u.%3u%n", &x, &y, &z, &n) == 3 ||
+		sscanf(v, "%3u.%3u%n", &x, &y, &n) == 2) && n > 0 && v[n] == '\0' &&
+	       v[0] >= '0' && v[0] <= '9';
+}
+
 /* Parse the options of ARGV from ARGV[*I] (ARGV[*I - 1] is what precedes
    them: the program or the core) up to the first word that is not one;
    *I is then that word's index.  0 to go on, or an exit code (+1, so
@@ -120,8 +139,25 @@ static int parse_options(struct cli *c, int argc, char **argv, int *i)
 			}
 			break;
 		case 'j': c->s.json = true; break;
-		case 's': c->opts.sysroot = optarg; break;
-		case 'R': c->opts.ruby_version = optarg; break;
+		case 's':
+			if (!is_dir(optarg)) {
+				fputs("rbinspect: --sysroot \"", stderr);
+				rbi_out_text_cstr(stderr, optarg);
+				fputs("\" is no directory\n", stderr);
+				return EXIT_USAGE + 1;
+			}
+			c->opts.sysroot = optarg;
+			break;
+		case 'R':
+			if (!version_ok(optarg)) {
+				fputs("rbinspect: --ruby-version takes X.Y.Z (3.4.11) or X.Y, not \"",
+				      stderr);
+				rbi_out_text_cstr(stderr, optarg);
+				fputs("\"\n", stderr);
+				return EXIT_USAGE + 1;
+			}
+			c->opts.ruby_version = optarg;
+			break;
 		case 'c':
 			if (parse_color(optarg, &c->s.color_mode)) {
 				fprintf(stderr, "rbinspect: --color takes auto, always or never\n");
@@ -185,6 +221,11 @@ static int open_target(struct cli *c, int argc, char **argv, int *i, char *what,
 		return EXIT_USAGE + 1;
 	}
 	core = argv[(*i)++];
+	if (command_find(core) && access(core, F_OK) != 0) {
+		fprintf(stderr, "rbinspect: %s is a command: name the target first (rbinspect "
+			"-p PID %s, or rbinspect CORE %s)\n", core, core, core);
+		return EXIT_USAGE + 1;
+	}
 	if ((rc = parse_options(c, argc, argv, i)))
 		return rc;
 	if (*i < argc && !command_find(argv[*i])) {

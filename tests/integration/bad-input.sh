@@ -12,7 +12,7 @@ expect() {
 	timeout 60 "$@" >"$RB_TMP/out" 2>"$RB_TMP/err"
 	rc=$?
 	lines=$(grep -c . "$RB_TMP/err")
-	if [ "$rc" -eq "$code" ] && [ "$lines" -eq 1 ] && grep -qE "$pat" "$RB_TMP/err"; then
+	if [ "$rc" -eq "$code" ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" "$RB_TMP/err"; then
 		ok "$desc"
 	else
 		not_ok "$desc (exit $rc, want $code)"
@@ -71,6 +71,15 @@ expect "a mistyped command with -p: nothing opened" 2 'unknown command "bogus"' 
 	"$RBINSPECT" -p "$gone" bogus
 expect "a process and a core" 2 'a process \(-p\) and a core' "$RBINSPECT" "$ex" -p "$gone" info
 expect "an extra word after info" 2 'info: takes no arguments' "$RBINSPECT" "$ex" info extra
+expect "a command where the target belongs" 2 'bt is a command: name the target first' \
+	"$RBINSPECT" bt
+expect "--sysroot that does not exist" 2 '--sysroot "/nonexistent" is no directory' \
+	"$RBINSPECT" --sysroot /nonexistent "$ex" info
+expect "--sysroot that is a file" 2 '--sysroot ".*" is no directory' \
+	"$RBINSPECT" "$ex" --sysroot "$RB_TMP/text" info
+expect "--ruby-version that is no version, before the core is read" 2 \
+	'--ruby-version takes X.Y.Z \(3.4.11\) or X.Y, not "abc"' \
+	"$RBINSPECT" --ruby-version abc "$ex" info
 # Files that are no command files or profiles: one line, an exit status, never a read for
 # ever or a buffer grown until memory runs out.
 for x in /dev/zero "$RB_TMP"; do
