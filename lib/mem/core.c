@@ -504,6 +504,34 @@ static const struct rbi_mem_ops core_ops = {
 
 /* ---- opening: validation ------------------------------------------------- */
 
+/* The machine this rbinspect runs on, whose cores it reads: the registers,
+   the struct layouts and the unwinder are this machine's. */
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#else
+#error "rbinspect reads cores of x86-64 and AArch64 machines"
+#endif
+
+static const char *machine_name(unsigned machine)
+{
+	static char other[32];
+
+	switch (machine) {
+	case EM_X86_64: return "an x86-64 machine";
+	case EM_AARCH64: return "an AArch64 machine";
+	case EM_386: return "an i386 machine";
+	case EM_ARM: return "a 32-bit ARM machine";
+	case EM_RISCV: return "a RISC-V machine";
+	case EM_PPC64: return "a POWER machine";
+	case EM_S390: return "an s390 machine";
+	default:
+		snprintf(other, sizeof(other), "machine %u (e_machine)", machine);
+		return other;
+	}
+}
+
 /* H (N bytes) is not an ELF header; UNPACKED: it came out of a compressed
    file (mem/unpack.c reads gzip, xz, zstd and lz4). */
 static int fail_not_elf(const char *path, const unsigned char *h, size_t n, bool unpacked)
@@ -1229,6 +1257,12 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 				    ELFDATA2LSB : ELFDATA2MSB)) {
 		rc = rbi_fail(RBI_UNSUPPORTED, "%s: only 64-bit cores of this "
 			      "machine's byte order are supported", path);
+		goto fail;
+	}
+	if (eh.e_machine != HOST_MACHINE) {
+		rc = rbi_fail(RBI_UNSUPPORTED, "%s: a core of %s, and this rbinspect reads "
+			      "those of %s: read it on such a machine", path,
+			      machine_name(eh.e_machine), machine_name(HOST_MACHINE));
 		goto fail;
 	}
 	c->machine = eh.e_machine;

@@ -957,6 +957,26 @@ static void check_bad_files(const char *good_core)
 	} else {
 		skip("no zstd command", "a core with more after it");
 	}
+	/* A core of another machine: its e_machine made AArch64's (x86-64's
+	   on an AArch64 host). */
+	if (good_core && copy_file(good_core, p)) {
+		int fd = open(p, O_WRONLY);
+#ifdef __x86_64__
+		uint16_t other = EM_AARCH64;
+#else
+		uint16_t other = EM_X86_64;
+#endif
+
+		rc = fd >= 0 && pwrite(fd, &other, 2, 18) == 2 ? 0 : -1;
+		if (fd >= 0)
+			close(fd);
+		rc = rc ? -1 : open_core(&h, p, NULL, NULL);
+		ok(rc == RBI_UNSUPPORTED && strstr(rbi_errmsg(), "a core of an") &&
+		   strstr(rbi_errmsg(), "read it on such a machine"),
+		   "a core of another machine: RBI_UNSUPPORTED, saying whose (%s)", rbi_errmsg());
+		if (rc == RBI_OK)
+			close_core(&h);
+	}
 	write_file(p, "BZh91AY&SY", 10);
 	rc = open_core(&h, p, NULL, NULL);
 	ok(rc == RBI_NOT_ELF && strstr(rbi_errmsg(), "bzip2-compressed"),
