@@ -601,7 +601,10 @@ int cmd_heap_dump(struct session *s, int argc, char **argv)
 	stop_guard_begin(&guard, STOP_ON_ALL);
 	if (!(rc = heap_walk_begin(&d.w))) {
 		rc = dump(&d);
-		if (!rc)
+		/* What was written, out before it is said to be: a full disk
+		   is an error, not "N objects written". */
+		rbi_json_flush(&d.j);
+		if (!rc && !(ferror(d.f) || (d.f == stdout && fflush(d.f))))
 			summary(&d);
 		rc = heap_walk_end(&d.w, rc);
 	}

@@ -208,6 +208,20 @@ int profile_write_new(rbi_profile *p, const struct profile_opts *o, rbi_profile_
 	return write_to(p, o, format, outfile_create_new(path, cap), path);
 }
 
+/* P, whose output could not be written: kept in its format under a
+   made-up name in $TMPDIR (or /tmp), and said where, so that a recording
+   is not lost to a mistyped -o. */
+static void keep_profile(rbi_profile *p, const struct profile_opts *o)
+{
+	const char *tmp = getenv("TMPDIR");
+	char name[PATH_MAX - 256], path[PATH_MAX];
+
+	default_output(o->pid, o->format, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", tmp && tmp[0] == '/' ? tmp : "/tmp", name);
+	if (profile_write_new(p, o, o->format, path, sizeof(path)) == EXIT_OK)
+		fprintf(stderr, "rbinspect: record: the recording is kept in %s\n", path);
+}
+
 /* How the stacks of a --native recording were read. */
 static void profile_print_native(FILE *f, rbi_profile *p)
 {
@@ -431,8 +445,19 @@ int cmd_record(struct session *s, int argc, char **argv)
 	profile_print_warning(stderr, p);
 	ec = o.output ? profile_write_file(p, &o, o.format, o.output)
 		      : profile_write_new(p, &o, o.format, out, sizeof(out));
-	if (!ec && o.raw)
-		ec = profile_write_file(p, &o, RBI_FORMAT_RAW, o.raw);
+	if (o.raw) {
+		int raw_ec = profile_write_file(p, &o, RBI_FORMAT_RAW, o.raw);
+
+		if (ec && !raw_ec)
+			fprintf(stderr, "rbinspect: record: the raw profile %s keeps the "
+				"recording (rbinspect report %s -o FILE)\n", o.raw, o.raw);
+		else if (!ec)
+			ec = raw_ec;
+		else
+			keep_profile(p, &o);
+	} else if (ec) {
+		keep_profile(p, &o);
+	}
 	if (!ec && !o.quiet) {
 		fprintf(stderr, "rbinspect: wrote %s to %s", rbi_profile_format_name(o.format),
 			o.output ? o.output : out);

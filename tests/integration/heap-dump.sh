@@ -96,6 +96,10 @@ traced() {
 		"0 1" "$R traced live: heap-dump exits 0 and counts the objects with an allocation site"
 	core=$(core_of "$RB_PID")
 	"$RBINSPECT" "$core" heap-dump -o "$RB_TMP/traced-core.json" 2>/dev/null
+	# A full disk: the write's failure, never "N objects written" before it.
+	"$RBINSPECT" "$core" heap-dump -o /dev/full 2>"$RB_TMP/err"
+	is "$? $(grep -c 'objects written' "$RB_TMP/err") $(grep -c 'writing /dev/full failed' "$RB_TMP/err")" \
+		"1 0 1" "$R core: heap-dump -o /dev/full: exit 1, the write's failure, no count of objects written"
 	rm -f "$core"
 	for f in traced traced-core; do
 		if out=$(python3 "$check_py" --alloc --unread "$(heap_unread "$1" "$2")" \

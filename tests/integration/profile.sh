@@ -233,6 +233,17 @@ while read -r kind ver root cmd; do
 					>/dev/null 2>"$T/err"
 				is "$?" 0 "$R: record of a process whose threads all sleep: --format $f exits 0"
 			done
+			# An -o that fails only when it is written (a file under /proc passes
+			# every check before): the recording is kept under $TMPDIR, and said where.
+			TMPDIR=$T "$B" record -p "$RB_PID" --duration 0.3 --idle --format folded \
+				-o /proc/rbinspect-test.txt -q >/dev/null 2>"$T/err"
+			rc=$?
+			kept=$(sed -n 's/^rbinspect: record: the recording is kept in //p' "$T/err")
+			if [ "$rc" = 1 ] && [ -n "$kept" ] && grep -q 'Kernel#sleep' "$kept"; then
+				ok "$R: record -o a file that cannot be made: exit 1, the recording kept in $(basename "$kept")"
+			else
+				not_ok "$R: record -o a file that cannot be made (exit $rc)"; diag "$(cat "$T/err")"
+			fi
 			kill -9 "$RB_PID" 2>/dev/null
 		else
 			not_ok "$R: simple.rb did not start"
