@@ -44,10 +44,11 @@ const char *rbi_dumpfile_str(struct json_object *o, const char *key)
 }
 
 /* Read one whole line, however long, into *BUF; its length, 0 at the end
-   of the file, or a negative status. */
-static long long read_line(gzFile gz, const char *path, char **buf, size_t *cap)
+   of the file, or a negative status (a NUL byte: no text file's). */
+static long long read_line(gzFile gz, const char *path, uint64_t lineno, char **buf,
+			   size_t *cap)
 {
-	size_t len = 0;
+	size_t len = 0, piece;
 
 	do {
 		if (*cap - len < LINE_CHUNK && (len + LINE_CHUNK > LINE_MAX_BYTES ||
@@ -55,7 +56,14 @@ static long long read_line(gzFile gz, const char *path, char **buf, size_t *cap)
 			return rbi_fail(RBI_NOMEM, "%s: a line longer than we read", path);
 		if (!gzgets(gz, *buf + len, (int)(*cap - len)))
 			break;
-		len += strlen(*buf + len);
+		piece = strlen(*buf + len);
+		/* gzgets stops at a newline, the end, or a full buffer: short of
+		   all three, or with nothing read, a NUL byte ended the string. */
+		if (!piece || (piece < *cap - len - 1 && (*buf)[len + piece - 1] != '\n' &&
+			       !gzeof(gz)))
+			return rbi_fail(RBI_CORRUPT, "%s:%" PRIu64 ": a NUL byte: not a heap dump",
+					path, lineno);
+		len += piece;
 	} while (len && (*buf)[len - 1] != '\n');
 	return (long long)len;
 }
@@ -80,16 +88,18 @@ int rbi_dumpfile_each(const char *path, dumpfile_line_fn fn, void *arg)
 	gzFile gz = gzopen(path, "rbe");
 	char *buf = NULL;
 	size_t cap = 0;
-	uint64_t lineno = 0;
+	uint64_t lineno = 0, parsed = 0;
 	long long len = 0;
 	int rc = RBI_OK;
 
 	if (!gz)
 		return rbi_fail(RBI_SYSTEM, "%s: %s", path, strerror(errno ? errno : ENOMEM));
-	while (rc == RBI_OK && (len = read_line(gz, path, &buf, &cap)) > 0) {
+	while (rc == RBI_OK && (len = read_line(gz, path, lineno + 1, &buf, &cap)) > 0) {
 		lineno++;
-		if (len > 1)    /* not an empty line */
+		if (len > 1) {  /* not an empty line */
 			rc = parse_line(path, lineno, buf, fn, arg);
+			parsed++;
+		}
 	}
 	if (rc == RBI_OK && len < 0)
 		rc = (int)len;
@@ -97,8 +107,13 @@ int rbi_dumpfile_each(const char *path, dumpfile_line_fn fn, void *arg)
 		int zerr;
 		const char *msg = gzerror(gz, &zerr);
 
-		rc = rbi_fail(RBI_CORRUPT, "%s: %s", path, zerr == Z_ERRNO ? strerror(errno) : msg);
+		rc = rbi_fail(RBI_CORRUPT, "%s: %s", path,
+			      zerr == Z_ERRNO ? strerror(errno) :
+			      msg && *msg ? msg : "the data ends early: not a heap dump");
 	}
+	/* Ruby's heap always has objects: a file without a line is none's. */
+	if (rc == RBI_OK && !parsed)
+		rc = rbi_fail(RBI_CORRUPT, "%s: empty: not a heap dump", path);
 	free(buf);
 	gzclose(gz);
 	return rc;

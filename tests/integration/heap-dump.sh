@@ -246,6 +246,17 @@ while read -r kind ver root cmd; do
 		"$RBINSPECT" heap diff "$RB_TMP/bad.json" "$RB_TMP/core.json" >/dev/null 2>"$RB_TMP/err"
 		is "$? $(grep -c . "$RB_TMP/err") $(grep -c 'bad.json:1: not a JSON object: not a heap dump' "$RB_TMP/err")" \
 			"1 1 1" "heap diff of a file that is no heap dump: one line, exit 1"
+		# Empty, NUL bytes, /dev/zero: each one line naming what it is, never an empty
+		# dump (a heap diff would call every object new) nor an empty message.
+		: >"$RB_TMP/empty.json"
+		head -c 4096 /dev/zero >"$RB_TMP/nul.json"
+		for bad in "$RB_TMP/empty.json|empty: not a heap dump" \
+			   "$RB_TMP/nul.json|nul.json:1: a NUL byte: not a heap dump" \
+			   "/dev/zero|/dev/zero:1: a NUL byte: not a heap dump"; do
+			timeout 60 "$RBINSPECT" heap top "${bad%%|*}" >/dev/null 2>"$RB_TMP/err"
+			is "$? $(grep -c . "$RB_TMP/err") $(grep -cF "${bad#*|}" "$RB_TMP/err")" \
+				"1 1 1" "heap top $(basename "${bad%%|*}"): one line, ${bad#*|}, exit 1"
+		done
 		"$RBINSPECT" heap diff "$RB_TMP/core.json" >/dev/null 2>"$RB_TMP/err"
 		is "$? $(grep -c . "$RB_TMP/err")" "2 1" "heap diff of one dump: one line, exit 2"
 		for bad in "--every 0" "--every 2 $RB_TMP/core.json $RB_TMP/core.json" "--snapshots 4 --every 1" \
