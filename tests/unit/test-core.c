@@ -1361,6 +1361,7 @@ int main(int argc, char **argv)
 		diag("kept %s", tmpdir);
 	}
 	free(exe);
+	free(data_path);
 	free(gcore);
 	free(gfcore);
 	free(kcore);
