@@ -29,9 +29,6 @@
 
 #include "vm/sample.h"
 
-/* A VM stack larger than this (in VALUEs; Ruby's default is 128 Ki) is
-   garbage. */
-#define VM_STACK_MAX (1ull << 27)
 #define CHUNK_FRAMES 256
 #define MEMO_SLOTS 256
 /* A label: a name of up to RBI_NAME_MAX bytes in its class's path and
@@ -46,7 +43,6 @@
 
 /* vm_core.h: frame magic and environment flags (2.6-4.0). */
 #define VM_FRAME_MAGIC_MASK 0x7fff0001u
-#define VM_ENV_FLAG_LOCAL 0x2u
 #define VM_FRAME_FLAG_FINISH 0x20u
 #define VM_ENV_DATA_INDEX_ME_CREF (-2)
 #define VM_ENV_DATA_INDEX_SPECVAL (-1)
@@ -189,7 +185,7 @@ int rbi_vm_env_find(struct rbi_target *t, struct rbi_vm *vm, uint64_t ep, uint64
 	int rc;
 
 	*out = 0;
-	for (int i = 0; !(flags & VM_ENV_FLAG_LOCAL); i++) {
+	for (int i = 0; !(flags & RBI_VM_ENV_FLAG_LOCAL); i++) {
 		if (i > EP_CHAIN_MAX)
 			return rbi_fail(RBI_CORRUPT, "environment chain from 0x%" PRIx64
 					" does not end", ep);
@@ -727,7 +723,7 @@ static int setup(struct fwalk *w, const struct rbi_thread *th, struct snap *s, b
 	}
 	if (!ec[0] || !ec[2])
 		return RBI_OK;  /* vm_stack or cfp not set up (yet / any more) */
-	if ((ec[0] & 7) || ec[1] == 0 || ec[1] > VM_STACK_MAX ||
+	if ((ec[0] & 7) || ec[1] == 0 || ec[1] > RBI_VM_STACK_MAX ||
 	    ec[0] + ec[1] * 8 < ec[0])
 		return rbi_fail(RBI_CORRUPT, "execution context 0x%" PRIx64 " has a "
 				"VM stack of %" PRIu64 " values at 0x%" PRIx64,

@@ -28,19 +28,18 @@
 #include "vm/heap-object.h"
 #include "vm/heap-pages.h"
 
-#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* FL_PROMOTED0/1 (<= 3.2): the age, RVALUE_AGE_SHIFT 5. */
 #define FLAGS_AGE_SHIFT 5
 #define AGE_MASK 3u
 #define OLD_AGE 3u
 /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG, ROBJECT_EMBED: FL_USER1. */
-#define NOEMBED FL_USER(1)
-#define EMBED FL_USER(1)
+#define NOEMBED RBI_FL_USER(1)
+#define EMBED RBI_FL_USER(1)
 /* STR_NOFREE (FL_USER18): a buffer the String does not own (a C
    literal's): not counted. */
-#define STR_NOFREE FL_USER(18)
+#define STR_NOFREE RBI_FL_USER(18)
 /* RHASH_ST_TABLE_FLAG (internal/hash.h 2.6-3.4). */
-#define RHASH_ST_TABLE_FLAG FL_USER(3)
+#define RHASH_ST_TABLE_FLAG RBI_FL_USER(3)
 /* encindex.h: ASCII-8BIT, UTF-8, US-ASCII; their terminator is 1 byte. */
 #define ENCODING_SHIFT (RBI_FL_USHIFT + 10)
 #define ENCODING_MASK 0x7fu

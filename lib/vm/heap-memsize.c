@@ -12,9 +12,8 @@
 
 #include "vm/heap-object.h"
 
-#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* BIGNUM_EMBED_FLAG (internal/bignum.h 2.6-3.4). */
-#define BIGNUM_EMBED FL_USER(2)
+#define BIGNUM_EMBED RBI_FL_USER(2)
 /* sizeof(BDIGIT): unsigned int where two of them fit a long long. */
 #define BDIGIT_SIZE 4
 /* ONIG_CHAR_TABLE_SIZE ints; OnigRepeatRange { int lower, upper }. */

@@ -36,9 +36,8 @@
 #include "vm/heap-pages.h"
 
 #define FL_FREEZE (1ull << 11)
-#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* RSTRING_FSTR: an interned String (FL_USER17 in 2.6-3.4). */
-#define STR_FSTR FL_USER(17)
+#define STR_FSTR RBI_FL_USER(17)
 /* ENC_CODERANGE_MASK = FL_USER8 | FL_USER9; 7BIT = FL_USER8. */
 #define CODERANGE_SHIFT (RBI_FL_USHIFT + 8)
 /* ENCODING_SHIFT = FL_USHIFT + 10, 7 bits (encoding.h). */
@@ -50,15 +49,15 @@
 /* RHASH_PROC_DEFAULT: ifnone is a default proc; RHASH_ST_TABLE_FLAG: an
    st_table, else an ar_table whose size and bound (the entries in use)
    are 4-bit fields of the flags (internal/hash.h 2.6-3.4). */
-#define RHASH_PROC_DEFAULT FL_USER(2)
-#define RHASH_ST_TABLE_FLAG FL_USER(3)
+#define RHASH_PROC_DEFAULT RBI_FL_USER(2)
+#define RHASH_ST_TABLE_FLAG RBI_FL_USER(3)
 #define RHASH_AR_SIZE_SHIFT (RBI_FL_USHIFT + 4)
 #define RHASH_AR_BOUND_SHIFT (RBI_FL_USHIFT + 8)
 #define RHASH_AR_FIELD_MASK 0xfu
 /* An ar_table's pair: { key, value }. */
 #define AR_PAIR_SIZE 16
 /* vm_core.h 2.6-3.4: VM_ENV_DATA_INDEX_SPECVAL and _ENV (ep[-1], ep[1]);
-   VM_ENV_FLAG_LOCAL, the flags' bit of an environment with no previous
+   RBI_VM_ENV_FLAG_LOCAL, the flags' bit of an environment with no previous
    one; enum rb_block_type. */
 #define EP_SPECVAL (-1)
 #define EP_ENV 1

@@ -18,8 +18,6 @@
 
 /* Stack bytes read at a time. */
 #define STACK_CHUNK 65536
-/* Words of one VM stack read at most (Ruby's default is 1 MiB). */
-#define VM_STACK_MAX (8u << 20)
 /* vm_core.h 2.6-3.4: ep[-2], ep[-1], ep[0], ep[1]; the flags' bits. */
 #define EP_ME_CREF (-2)
 #define EP_SPECVAL (-1)
@@ -92,7 +90,7 @@ int rbi_heap_ec_vm_stack(struct rbi_target *t, const struct rbi_vm *vm, uint64_t
 	if (!stack)
 		return RBI_OK;  /* none (a thread that ended): nothing marked */
 	end = stack + size * 8;
-	if ((stack & 7) || !size || size > VM_STACK_MAX || !cfp || cfp < stack || cfp > end ||
+	if ((stack & 7) || !size || size > RBI_VM_STACK_MAX || !cfp || cfp < stack || cfp > end ||
 	    (end - cfp) % l->cfp_size)
 		return rbi_fail(RBI_CORRUPT, "the VM stack at 0x%" PRIx64 " has a frame "
 				"0x%" PRIx64 " outside it", stack, cfp);

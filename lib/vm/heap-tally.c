@@ -19,7 +19,6 @@
    literal's static bytes): the same bits in 2.6-3.4 (string.c,
    internal/string.h, internal/array.h).  STR_SHARED = ELTS_SHARED moved
    (vm->k.elts_shared). */
-#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* A capacity beyond this is garbage (a slot changing under the walk). */
 #define OWNED_MAX (1ull << 40)
 
@@ -43,13 +42,13 @@ uint64_t rbi_heap_owned_bytes(const struct heap_tally_ruby *rb, uint64_t flags, 
 	switch (type) {
 	case RBI_T_STRING:
 		if (l->rstring_heap_capa == RBI_ABSENT || l->rstring_heap_capa + 8 > size ||
-		    !(flags & FL_USER(1)) || (flags & (rb->elts_shared | FL_USER(18))))
+		    !(flags & RBI_FL_USER(1)) || (flags & (rb->elts_shared | RBI_FL_USER(18))))
 			return 0;
 		capa = rbi_get_u64(bytes, l->rstring_heap_capa);
 		break;
 	case RBI_T_ARRAY:
 		if (l->rarray_heap_capa == RBI_ABSENT || l->rarray_heap_capa + 8 > size ||
-		    (flags & (FL_USER(1) | rb->elts_shared)))
+		    (flags & (RBI_FL_USER(1) | rb->elts_shared)))
 			return 0;
 		/* A shared root's aux.capa is its reference count: it owns
 		   its length (ARY_CAPA of an ARY_SHARED_ROOT_P array). */

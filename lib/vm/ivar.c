@@ -20,9 +20,8 @@
 
 #include "vm/vm.h"
 
-#define FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
 /* ROBJECT_EMBED: the instance variables are in the slot (2.6-3.4). */
-#define ROBJECT_EMBED FL_USER(1)
+#define ROBJECT_EMBED RBI_FL_USER(1)
 /* Instance variables read of one object: a corrupt count must not make us
    read gigabytes. */
 #define IVARS_MAX (1u << 24)

@@ -26,7 +26,6 @@
 #include "vm/vm.h"
 
 #define VM_ENV_DATA_SIZE 3
-#define VM_ENV_FLAG_LOCAL 0x2u
 /* Scopes from a block out to its method: deeper is a cycle. */
 #define LEVELS_MAX 256
 /* A local table longer than this is garbage (Ruby's own limit is the
@@ -363,7 +362,7 @@ static int walk_scopes(struct lwalk *w, const struct rbi_frame *f,
 		    (rc = rbi_read(w->t, ep - 8, env, sizeof(env))) ||
 		    (rc = scope_locals(w, &is, ep, level, fn, arg)))
 			return rc;
-		if (env[1] & VM_ENV_FLAG_LOCAL)
+		if (env[1] & RBI_VM_ENV_FLAG_LOCAL)
 			return RBI_OK;
 		ep = env[0] & ~(uint64_t)3;     /* VM_ENV_PREV_EP */
 		iseq_addr = is.parent_iseq;

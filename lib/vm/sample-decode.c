@@ -73,7 +73,7 @@ static int frame_cme(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, uint64
 
 	memcpy(env, env_in, sizeof(env));
 	*cme = 0;
-	for (int hops = 0; !(env[2] & VM_ENV_FLAG_LOCAL); hops++) {
+	for (int hops = 0; !(env[2] & RBI_VM_ENV_FLAG_LOCAL); hops++) {
 		if (hops > EP_CHAIN_MAX)
 			return rbi_fail(RBI_CORRUPT, "environment chain from 0x%" PRIx64
 					" does not end", ep);

@@ -9,7 +9,6 @@
 #include "util/table.h"
 #include "vm/sample.h"
 
-#define VM_STACK_MAX (1ull << 27)       /* VALUEs; as frame.c */
 #define EP_CHAIN_MAX 4096
 #define RESCAN_NS 1000000000ull
 #define FLUSH_NS 1000000000ull
@@ -26,7 +25,6 @@
 /* Times a kept outer part is cut again because decoding found a frame of
    it moving (keep_outer). */
 #define KEEP_OUTER_PASSES 4
-#define VM_ENV_FLAG_LOCAL 0x2u
 /* The third key word of s->mes entries that hold a method entry's iseq. */
 #define MES_ISEQ 1
 

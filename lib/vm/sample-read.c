@@ -32,7 +32,7 @@ static int plan_frames(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th,
 	   vm_stack or cfp is starting or finishing. */
 	if (th->status == RBI_THREAD_KILLED || !th->ec || !th->vm_stack || !th->cfp)
 		return RBI_OK;
-	if ((th->vm_stack & 7) || !th->vm_stack_size || th->vm_stack_size > VM_STACK_MAX ||
+	if ((th->vm_stack & 7) || !th->vm_stack_size || th->vm_stack_size > RBI_VM_STACK_MAX ||
 	    th->vm_stack + th->vm_stack_size * 8 < th->vm_stack) {
 		th->rc = rbi_fail(RBI_CORRUPT, "execution context 0x%" PRIx64 " has a "
 				  "VM stack of %" PRIu64 " values", th->ec, th->vm_stack_size);

@@ -10,7 +10,6 @@
 
 #include "vm/vm.h"
 
-#define FL_USER1 (1ull << (RBI_FL_USHIFT + 1))     /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG */
 /* <= 3.1: RSTRING_EMBED_LEN_MASK = FL_USER2..FL_USER6. */
 #define RSTRING_EMBED_LEN_SHIFT (RBI_FL_USHIFT + 2)
 #define RSTRING_EMBED_LEN_MASK 0x1f
@@ -115,8 +114,8 @@ int rbi_vm_string_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *s
 	uint32_t len_off, ptr_off;
 
 	/* Up to 3.1 an embedded String's length is in FL_USER2..6. */
-	*out = (struct rbi_contents){ .embedded = !(flags & FL_USER1),
-				      .shared = (flags & FL_USER1) && (flags & vm->k.elts_shared) };
+	*out = (struct rbi_contents){ .embedded = !(flags & RBI_FL_USER(1)),
+				      .shared = (flags & RBI_FL_USER(1)) && (flags & vm->k.elts_shared) };
 	if (!out->embedded) {
 		len_off = l->rstring_len != RBI_ABSENT ? l->rstring_len : l->rstring_heap_len;
 		ptr_off = l->rstring_heap_ptr;
@@ -209,8 +208,8 @@ int rbi_vm_array_contents(const struct rbi_vm *vm, uint64_t v, const uint8_t *sl
 	const struct rbi_layout *l = vm->layout;
 	uint64_t flags = rbi_get_u64(slot, 0);
 
-	*out = (struct rbi_contents){ .embedded = (flags & FL_USER1) != 0,
-				      .shared = !(flags & FL_USER1) && (flags & vm->k.elts_shared) };
+	*out = (struct rbi_contents){ .embedded = (flags & RBI_FL_USER(1)) != 0,
+				      .shared = !(flags & RBI_FL_USER(1)) && (flags & vm->k.elts_shared) };
 	if (l->rarray_ary == RBI_ABSENT || l->rarray_heap_len == RBI_ABSENT ||
 	    l->rarray_heap_ptr == RBI_ABSENT || l->rarray_heap_len + 8 > size ||
 	    l->rarray_heap_ptr + 8 > size)

@@ -253,6 +253,15 @@ enum {
 	RBI_IMEMO_MENT = 6, RBI_IMEMO_ISEQ = 7,
 };
 #define RBI_FL_USHIFT 12
+/* FL_USER(n): the flag bits each type gives its own meaning. */
+#define RBI_FL_USER(n) (1ull << (RBI_FL_USHIFT + (n)))
+/* VM_ENV_FLAG_LOCAL (vm_core.h 2.6-4.0): a method's or top-level environment,
+   the last of a chain. */
+#define RBI_VM_ENV_FLAG_LOCAL 0x2u
+/* A VM stack larger than this (in VALUEs, 1 GiB; Ruby's default is 128 Ki,
+   RUBY_THREAD_VM_STACK_SIZE may raise it) is garbage: every reader of
+   stacks (bt, the sampler, the heap's stack roots) takes the same bound. */
+#define RBI_VM_STACK_MAX (1ull << 27)
 /* FL_EXIVAR (2.6-3.4): instance variables in the generic table. */
 #define RBI_FL_EXIVAR (1ull << 10)
 /* RBasic.klass: the word after the flags. */
