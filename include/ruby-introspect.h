@@ -434,6 +434,9 @@ struct rbi_thread {
 				   then only NUMBER, THREAD and ERROR_MSG are
 				   valid */
 	const char *error_msg;  /* explanation when ERROR != RBI_OK, else "" */
+	int gvl_wait;           /* non-zero: waits for its ractor's GVL (in its
+				   queue, or handed it and not yet running);
+				   0 also where the layout lacks the queue */
 };
 
 /* Callback for each thread.  Returning non-zero stops the walk and makes

@@ -33,6 +33,7 @@ void thread_json_fields(struct session *s, struct rbi_json *j, const struct rbi_
 	rbi_json_key(j, "status"); rbi_json_cstr(j, rbi_thread_status_name(th->status));
 	rbi_json_key(j, "main"); rbi_json_bool(j, th->main);
 	rbi_json_key(j, "gvl"); rbi_json_bool(j, th->gvl);
+	rbi_json_key(j, "gvl_wait"); rbi_json_bool(j, th->gvl_wait);
 	rbi_json_key(j, "ractor"); rbi_json_addr(j, th->ractor);
 	rbi_json_key(j, "ractor_id"); rbi_json_int(j, th->ractor_id);
 	rbi_json_key(j, "ec"); rbi_json_addr(j, th->ec);
@@ -63,6 +64,8 @@ void thread_header_text(struct session *s, FILE *f, const struct rbi_thread *th)
 	fprintf(f, " %s", rbi_thread_status_name(th->status));
 	if (th->gvl)
 		fputs(", holds the GVL", f);
+	else if (th->gvl_wait)
+		fputs(", waits for the GVL", f);
 	if (th->ractor_id > 1)
 		fprintf(f, ", ractor %u", th->ractor_id);
 	if (thread_crashed(s, th)) {
@@ -146,8 +149,8 @@ static void row_head(FILE *f, const struct rbi_thread *th, struct threads_ctx *c
 
 static void row_tail(FILE *f, const struct rbi_thread *th, struct threads_ctx *c)
 {
-	fprintf(f, "%-16s %-4s %-3s ", rbi_thread_status_name(th->status),
-		th->main ? "main" : "", th->gvl ? "gvl" : "");
+	fprintf(f, "%-16s %-4s %-4s ", rbi_thread_status_name(th->status),
+		th->main ? "main" : "", th->gvl ? "gvl" : th->gvl_wait ? "wait" : "");
 	if (th->name)
 		rbi_out_text_cstr(f, th->name);
 	if (thread_crashed(c->s, th))
@@ -233,7 +236,7 @@ int cmd_threads(struct session *s, int argc, char **argv)
 	rc = threads_foreach(s, &c.j, thread_line, &c);
 	if (!s->json) {
 		style_begin(s, STYLE_HEADER);
-		fprintf(s->out, "%4s  %-16s %-*s %-16s %-4s %-3s %s", "#", "THREAD",
+		fprintf(s->out, "%4s  %-16s %-*s %-16s %-4s %-4s %s", "#", "THREAD",
 			c.tid_width, "TID", "STATUS", "MAIN", "GVL", "NAME");
 		style_end(s);
 		fputc('\n', s->out);

@@ -51,8 +51,9 @@ static int read_list(struct rbi_target *t, uint64_t head, uint32_t node_off, siz
 			"than %zu elements", head, max);
 }
 
-int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
-		  size_t max, rbi_list_fn fn, void *arg)
+/* The list walk, read at most ATTEMPTS times while it breaks under it. */
+static int list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off, size_t max,
+		     unsigned attempts, rbi_list_fn fn, void *arg)
 {
 	uint64_t *v = NULL;
 	size_t n = 0, cap = 0;
@@ -60,7 +61,7 @@ int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
 
 	for (unsigned attempt = 1;; attempt++) {
 		rc = read_list(t, head, node_off, max, &v, &n, &cap);
-		if (rc != RBI_CORRUPT || !t->live || attempt == LIVE_ATTEMPTS)
+		if (rc != RBI_CORRUPT || !t->live || attempt >= attempts)
 			break;
 		rbi_cache_clear(&t->cache);
 		/* On a loaded machine a walk preempted half way meets a list
@@ -74,4 +75,16 @@ int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
 		rc = fn(t, v[i], arg);
 	free(v);
 	return rc;
+}
+
+int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
+		  size_t max, rbi_list_fn fn, void *arg)
+{
+	return list_walk(t, head, node_off, max, LIVE_ATTEMPTS, fn, arg);
+}
+
+int rbi_list_walk_once(struct rbi_target *t, uint64_t head, uint32_t node_off,
+		       size_t max, rbi_list_fn fn, void *arg)
+{
+	return list_walk(t, head, node_off, max, 1, fn, arg);
 }

@@ -123,22 +123,6 @@ void rbi_vm_sampler_free(struct rbi_vm_sampler *s)
 	free(s);
 }
 
-/* Where the GVL's queue of waiting threads is (2.x vm->gvl.waitq, 3.0-3.1
-   the ractor's threads.gvl.waitq, 3.2+ threads.sched.readyq) and where
-   a waiting thread's node is (native_thread_data.node.gvl up to 3.1,
-   sched.node.readyq from 3.2); gvlq_node RBI_ABSENT if not known. */
-static void gvl_queue_layout(struct rbi_vm_sampler *s)
-{
-	const struct rbi_layout *l = s->l;
-
-	s->gvlq_node = present(l->thread_readyq_node) ? l->thread_readyq_node
-						      : l->thread_gvl_node;
-	s->gvlq_head = present(l->ractor_sched_readyq) ? l->ractor_sched_readyq
-						       : l->ractor_gvl_waitq;
-	if (!present(s->gvlq_head) && !present(l->vm_gvl_waitq))
-		s->gvlq_node = RBI_ABSENT;
-}
-
 static void span_add(uint32_t off, uint32_t len, uint32_t *lo, uint32_t *hi)
 {
 	if (off == RBI_ABSENT)
@@ -153,7 +137,7 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 {
 	struct rbi_vm_sampler *s;
 	const struct rbi_layout *l;
-	uint32_t lo = UINT32_MAX, hi = 0;
+	uint32_t lo = UINT32_MAX, hi = 0, vm_head;
 	struct rbi_vm *vm;
 	int rc;
 
@@ -177,7 +161,8 @@ int rbi_vm_sampler_new(struct rbi_target *t, struct rbi_vm_sampler **out)
 	span_add(l->thread_vm, 8, &lo, &hi);
 	span_add(l->thread_status / 8, 4, &lo, &hi);
 	span_add(l->thread_root_fiber, 8, &lo, &hi);
-	gvl_queue_layout(s);
+	if (!rbi_vm_gvl_queue(l, &s->gvlq_node, &s->gvlq_head, &vm_head))
+		s->gvlq_node = RBI_ABSENT;
 	span_add(s->gvlq_node, 8, &lo, &hi);
 	s->th_lo = lo;
 	s->th_span = hi - lo;

@@ -30,6 +30,9 @@ RBI_EXPORT const char *rbi_thread_status_name(rbi_thread_status s)
 	}
 }
 
+/* Threads in one GVL queue that are told apart. */
+#define GVL_QUEUE_MAX 1024
+
 struct walk {
 	struct rbi_target *t;
 	struct rbi_vm *vm;
@@ -39,9 +42,64 @@ struct walk {
 	uint64_t ractor;
 	uint32_t ractor_id;
 	uint64_t gvl_owner;
+	uint64_t running_ec;    /* the ractor's threads.running_ec (3.0+), 0 if unknown */
+	uint64_t queued[GVL_QUEUE_MAX];         /* the threads in its GVL queue */
+	size_t nqueued;
 	bool stopped;           /* FN returned non-zero ... */
 	int fn_rc;              /* ... this */
 };
+
+bool rbi_vm_gvl_queue(const struct rbi_layout *l, uint32_t *node, uint32_t *ractor_head,
+		      uint32_t *vm_head)
+{
+	*node = l->thread_readyq_node != RBI_ABSENT ? l->thread_readyq_node : l->thread_gvl_node;
+	*ractor_head = l->ractor_sched_readyq != RBI_ABSENT ? l->ractor_sched_readyq
+							     : l->ractor_gvl_waitq;
+	*vm_head = l->vm_gvl_waitq;
+	return *node != RBI_ABSENT && (*ractor_head != RBI_ABSENT || *vm_head != RBI_ABSENT);
+}
+
+static int queued_cb(struct rbi_target *t, uint64_t thread, void *arg)
+{
+	struct walk *w = arg;
+
+	(void)t;
+	if (w->nqueued < GVL_QUEUE_MAX)
+		w->queued[w->nqueued++] = thread;
+	return RBI_OK;
+}
+
+/* The threads in the GVL queue at HEAD (the VM's or a ractor's) into
+   W->queued; none where it cannot be read (a live queue that moved under
+   the read: it changes every few microseconds, a second read is no
+   likelier to hold). */
+static void gvl_queue_read(struct walk *w, uint64_t head)
+{
+	uint32_t node, ractor_head, vm_head;
+
+	w->nqueued = 0;
+	if (rbi_vm_gvl_queue(w->vm->layout, &node, &ractor_head, &vm_head) &&
+	    rbi_list_walk_once(w->t, head, node, GVL_QUEUE_MAX, queued_cb, w) != RBI_OK)
+		w->nqueued = 0;
+}
+
+/* Whether the thread at ADDR (running the context EC) waits for the GVL:
+   in the queue, or (3.3+, which hands the GVL to the next thread before it
+   wakes) its holder but not yet running. */
+static bool gvl_waiting(const struct walk *w, uint64_t addr, uint64_t ec, bool *holds)
+{
+	if (*holds) {
+		if (w->running_ec && ec && w->running_ec != ec) {
+			*holds = false;
+			return true;
+		}
+		return false;
+	}
+	for (size_t i = 0; i < w->nqueued; i++)
+		if (w->queued[i] == addr)
+			return true;
+	return false;
+}
 
 /* glibc's offset of struct pthread.tid, looked up once per VM. */
 static int64_t pthread_tid_offset(struct rbi_target *t, struct rbi_vm *vm)
@@ -181,7 +239,12 @@ static void read_thread(struct walk *w, uint64_t addr, struct rbi_thread *th,
 	memcpy(&unit, b + l->thread_status / 8, 4);
 	th->status = (rbi_thread_status)((unit >> (l->thread_status % 8)) & 3);
 	th->main = addr == w->vm->main_thread;
-	th->gvl = w->gvl_owner && addr == w->gvl_owner;
+	{
+		bool holds = w->gvl_owner && addr == w->gvl_owner;
+
+		th->gvl_wait = gvl_waiting(w, addr, th->ec, &holds);
+		th->gvl = holds;
+	}
 	native_identity(w, b, size, th);
 	namev = field_u64(b, size, l->thread_name);
 	if (rbi_vm_heap_p(w->vm, namev) &&
@@ -222,13 +285,20 @@ static int ractor_cb(struct rbi_target *t, uint64_t r, void *arg)
 							      : l->ractor_sched_running;
 	int rc;
 
+	uint32_t node, head, vm_head;
+
 	w->ractor = r;
 	w->ractor_id = 0;
-	w->gvl_owner = 0;
+	w->gvl_owner = w->running_ec = 0;
 	if (l->ractor_id != RBI_ABSENT)
 		rbi_read_u32(t, r + l->ractor_id, &w->ractor_id);
 	if (owner_off != RBI_ABSENT)
 		rbi_read_u64(t, r + owner_off, &w->gvl_owner);
+	if (l->ractor_running_ec != RBI_ABSENT)
+		rbi_read_u64(t, r + l->ractor_running_ec, &w->running_ec);
+	w->nqueued = 0;
+	if (rbi_vm_gvl_queue(l, &node, &head, &vm_head) && head != RBI_ABSENT)
+		gvl_queue_read(w, r + head);
 	rc = rbi_list_walk(t, r + l->ractor_threads_set, l->thread_lt_node,
 			   RBI_THREADS_MAX, thread_cb, w);
 	return rc;
@@ -251,6 +321,8 @@ RBI_EXPORT int rbi_thread_foreach(rbi_target *t, rbi_thread_fn fn, void *arg)
 	} else {
 		if (l->vm_gvl_owner != RBI_ABSENT)
 			rbi_read_u64(t, w.vm->info.vm + l->vm_gvl_owner, &w.gvl_owner);
+		if (l->vm_gvl_waitq != RBI_ABSENT)
+			gvl_queue_read(&w, w.vm->info.vm + l->vm_gvl_waitq);
 		rc = rbi_list_walk(t, w.vm->info.vm + l->vm_living_threads,
 				   l->thread_vmlt_node, RBI_THREADS_MAX, thread_cb, &w);
 	}

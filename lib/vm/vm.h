@@ -224,6 +224,15 @@ static inline bool rbi_vm_ge(const struct rbi_vm *vm, int major, int minor)
 	       (vm->info.major == major && vm->info.minor >= minor);
 }
 
+/* Where the GVL's queue of waiting threads is (thread.c): its head in
+   rb_ractor_t (*RACTOR_HEAD: 3.0-3.1 threads.gvl.waitq, 3.2+
+   threads.sched.readyq) or in the VM (*VM_HEAD: 2.x gvl.waitq), and the
+   node in each rb_thread_t (*NODE: native_thread_data.node.gvl up to 3.1,
+   sched.node.readyq from 3.2), each RBI_ABSENT where the layout lacks it;
+   false when the queue cannot be read at all. */
+bool rbi_vm_gvl_queue(const struct rbi_layout *l, uint32_t *node, uint32_t *ractor_head,
+		      uint32_t *vm_head);
+
 /* Callback for each element of a ccan list (struct list_head at HEAD, node
    at NODE_OFF inside the element).  Non-zero stops the walk and is
    returned. */
@@ -231,9 +240,13 @@ typedef int (*rbi_list_fn)(struct rbi_target *t, uint64_t elem, void *arg);
 /* Read the list whole (at most MAX elements), then call FN for each:
    RBI_CORRUPT, with no call, if the list does not close or a node's prev
    does not point back.  A live process's list that changed under the read
-   is read again, afresh, up to 20 times. */
+   is read again, afresh, up to 20 times; with _once, not (a list that
+   changes every few microseconds, the GVL's queue: a read that breaks
+   says nothing). */
 int rbi_list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off,
 		  size_t max, rbi_list_fn fn, void *arg);
+int rbi_list_walk_once(struct rbi_target *t, uint64_t head, uint32_t node_off,
+		       size_t max, rbi_list_fn fn, void *arg);
 
 /* ---- Ruby objects (string.c) ------------------------------------------- */
 

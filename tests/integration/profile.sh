@@ -508,6 +508,22 @@ while read -r kind ver root cmd; do
 		else
 			not_ok "$R: gvl-write.rb: GVL waits"; diag "$(cat "$T/gw.folded" "$T/gwc.folded")"
 		fi
+		# threads on a core (one instant): the writers queued for the GVL marked so, at
+		# most one holding it (up to three cores: all four could be between the two).
+		got=
+		for _ in 1 2 3; do
+			core=$(core_of "$RB_PID") || break
+			"$B" --json "$core" threads >"$T/gwt.json" 2>/dev/null
+			rm -f "$core"
+			got=$(jq '[([.threads[] | select(.gvl_wait)] | length),
+				   ([.threads[] | select(.gvl)] | length)] | "\(.[0]) \(.[1])"' -r "$T/gwt.json")
+			[ "${got%% *}" -ge 1 ] 2>/dev/null && break
+		done
+		if [ -n "$got" ] && [ "${got%% *}" -ge 1 ] && [ "${got#* }" -le 1 ]; then
+			ok "$R: gvl-write.rb core: threads marks ${got%% *} writers waiting for the GVL, ${got#* } holding it"
+		else
+			not_ok "$R: gvl-write.rb core: threads' GVL waits and holders '$got'"; diag "$(cat "$T/gwt.json")"
+		fi
 		kill -9 "$RB_PID" 2>/dev/null
 	else
 		not_ok "$R: gvl-write.rb did not start"
