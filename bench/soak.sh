@@ -7,7 +7,7 @@
 #   fibers   record --fibers SECONDS at 500 Hz of fiber-spin.rb, tests/fiber-profile-check.py,
 #            and `fibers --json` RUNS times, each to exit 0 (record-fibers.sh: 2 s, once);
 #   churn    `bt --json` RUNS times of thread-churn.rb, churn.rb, compact.rb and recurse.rb,
-#            tests/churn-check.py: no impossible stack, none cut (bt.sh: 30 each).
+#            tests/churn-check.py: no impossible stack, none cut (bt.sh: 15 each).
 # Defaults: 20 s, 300 runs (about 30 minutes for the eight main Rubies).  Session 13 found
 # five such failures this way (its note on the issues lists them): samples of the VM's call
 # into a C function, a caller read after its callee returned, 2.7's line-0 nops, a C frame

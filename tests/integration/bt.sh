@@ -20,11 +20,11 @@ compare() {
 	fi
 }
 
-# churned PROGRAM WHAT [N]: N (30) bt of testdata/programs/PROGRAM.rb (started with the environment
+# churned PROGRAM WHAT [N]: N (15) bt of testdata/programs/PROGRAM.rb (started with the environment
 # given), and no stack printed as real that it cannot have, no label without its class
 # (tests/churn-check.py PROGRAM)
 churned() {
-	local out n=${3:-30}
+	local out n=${3:-15}
 	if ruby_start "$kind" "$root" "$cmd" "$1.rb"; then
 		: >"$RB_TMP/$1-all.json"
 		for _ in $(seq "$n"); do
@@ -168,7 +168,7 @@ while read -r kind ver root cmd; do
 	if ruby_start "$kind" "$root" "$cmd" thread-churn.rb; then
 		fails=0 moving=0
 		: >"$RB_TMP/churn-all.json"
-		for _ in $(seq 30); do
+		for _ in $(seq 15); do
 			"$RBINSPECT" --json -p "$RB_PID" bt >"$RB_TMP/churn.json" 2>"$RB_TMP/churn.err"
 			st=$?
 			cat "$RB_TMP/churn.json" >>"$RB_TMP/churn-all.json"
@@ -182,17 +182,17 @@ while read -r kind ver root cmd; do
 			jq -e '.threads[] | select(.main) | .error != null' "$RB_TMP/churn.json" >/dev/null &&
 				moving=$((moving + 1))
 		done
-		is "$fails" 0 "$kind $ver: 30 bt of a process churning threads, each answers with its main thread ($moving with its stack moving)"
+		is "$fails" 0 "$kind $ver: 15 bt of a process churning threads, each answers with its main thread ($moving with its stack moving)"
 		# Every stack printed without an error is one the program can have.
 		if out=$(python3 "$here/tests/churn-check.py" thread-churn "$RB_TMP/churn-all.json"); then
-			ok "$kind $ver: no impossible stack among 30 bt of a churning process ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
+			ok "$kind $ver: no impossible stack among 15 bt of a churning process ($(echo "$out" | awk '{ print $1 " stacks, " $2 " marked as moving" }'))"
 		else
 			not_ok "$kind $ver: a stack printed as real that the program cannot have"; diag "$out"
 		fi
 		# bt --native holds each thread while it reads it: one that exits first gets its
 		# own error line, and the command goes on (before: it ended, exit 1 or 9).
 		fails=0 gone=0
-		for _ in $(seq 6); do
+		for _ in $(seq 4); do
 			"$RBINSPECT" --json -p "$RB_PID" bt --native >"$RB_TMP/churn.json" 2>"$RB_TMP/churn.err"
 			st=$?
 			if [ "$st" -ne 0 ] ||
@@ -204,7 +204,7 @@ while read -r kind ver root cmd; do
 			gone=$((gone + $(jq '[.threads[] | select(.error != null and (.main | not))] | length' \
 				"$RB_TMP/churn.json" 2>/dev/null || echo 0)))
 		done
-		is "$fails" 0 "$kind $ver: 6 bt --native of a process churning threads, each answers ($gone threads gone while read)"
+		is "$fails" 0 "$kind $ver: 4 bt --native of a process churning threads, each answers ($gone threads gone while read)"
 		kill -9 "$RB_PID"
 	else
 		not_ok "$kind $ver: thread-churn.rb did not start"
@@ -224,6 +224,6 @@ while read -r kind ver root cmd; do
 	# A stack that never stands still (a recursion 0-59 deep, over and over): a frame
 	# read as it changed reads the whole stack again; none is ever cut after the frames
 	# before it (before: a busy Rails thread's bt printed 21-108 frames, then the error).
-	churned recurse "a recursion that never stands still" 30
+	churned recurse "a recursion that never stands still"
 done < <(rubies_list)
 tap_done

@@ -13,7 +13,7 @@ set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
 
-TRIALS=${RBI_GONE_TRIALS:-5}
+TRIALS=${RBI_GONE_TRIALS:-3}
 
 # run_killed KIND ROOT CMD FRACTION COMMAND...: start objects.rb (SCALE times its heap), run rbinspect
 # COMMAND on it, stop rbinspect after FRACTION (0-1) of $DUR_MS, kill the target, let
@@ -119,7 +119,7 @@ while read -r kind ver root cmd; do
 	killed_at "objects --by-class" rbi_class_name_cut objects --by-class
 	killed_at "heap-dump" rbi_class_name_cut heap-dump
 	killed_at "bt" rbi_frame_foreach bt
-	SCALE=40 trials "objects --by-class --top 0" $' String$' objects --by-class --top 0
+	SCALE=20 trials "objects --by-class --top 0" $' String$' objects --by-class --top 0
 	SCALE=4 trials "heap-dump" '"type":"STRING"' heap-dump
 done < <(rubies_list)
 tap_done
