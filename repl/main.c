@@ -84,6 +84,16 @@ struct cli {
 	size_t nbatch;
 };
 
+/* An option's value refused: "rbinspect: BEFORE<VALUE, escaped>AFTER", and
+   parse_options' usage exit. */
+static int bad_value(const char *before, const char *value, const char *after)
+{
+	fprintf(stderr, "rbinspect: %s", before);
+	rbi_out_text_cstr(stderr, value);
+	fprintf(stderr, "%s\n", after);
+	return EXIT_USAGE + 1;
+}
+
 static bool is_dir(const char *path)
 {
 	struct stat st;
@@ -140,22 +150,14 @@ static int parse_options(struct cli *c, int argc, char **argv, int *i)
 			break;
 		case 'j': c->s.json = true; break;
 		case 's':
-			if (!is_dir(optarg)) {
-				fputs("rbinspect: --sysroot \"", stderr);
-				rbi_out_text_cstr(stderr, optarg);
-				fputs("\" is no directory\n", stderr);
-				return EXIT_USAGE + 1;
-			}
+			if (!is_dir(optarg))
+				return bad_value("--sysroot \"", optarg, "\" is no directory");
 			c->opts.sysroot = optarg;
 			break;
 		case 'R':
-			if (!version_ok(optarg)) {
-				fputs("rbinspect: --ruby-version takes X.Y.Z (3.4.11) or X.Y, not \"",
-				      stderr);
-				rbi_out_text_cstr(stderr, optarg);
-				fputs("\"\n", stderr);
-				return EXIT_USAGE + 1;
-			}
+			if (!version_ok(optarg))
+				return bad_value("--ruby-version takes X.Y.Z (3.4.11) or X.Y, not \"",
+						 optarg, "\"");
 			c->opts.ruby_version = optarg;
 			break;
 		case 'c':
