@@ -1038,6 +1038,23 @@ struct unused_files {
 	char first_unopened[PATH_MAX + 128], first_data[PATH_MAX];
 };
 
+/* A data file NAME not read, counted for the warning; but the C library's
+   own locale and character set data, which nearly every process maps and
+   no reader of Ruby needs, go unsaid. */
+static void unused_data(struct unused_files *u, const char *name)
+{
+	static const char *const quiet[] = {
+		"/usr/lib/locale/", "/usr/share/locale/", "/usr/lib/x86_64-linux-gnu/gconv/",
+		"/usr/lib/aarch64-linux-gnu/gconv/", "/usr/lib64/gconv/",
+	};
+
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(quiet); i++)
+		if (strncmp(name, quiet[i], strlen(quiet[i])) == 0)
+			return;
+	if (u->data++ == 0)
+		snprintf(u->first_data, sizeof(u->first_data), "%s", name);
+}
+
 /* Decide whether file F may supply bytes the core lacks; warn when not,
    or when it cannot be checked.  Only ELF images are read, checked by
    build-id where the core holds their header: a core may name any file
@@ -1055,8 +1072,7 @@ static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
 	if (hdr)
 		crc = rbi_build_id_from_memory(core_read_own, c, hdr->start, &cid);
 	if (crc == RBI_NOT_ELF || kernel_file(file->name)) {
-		if (u->data++ == 0)
-			snprintf(u->first_data, sizeof(u->first_data), "%s", file->name);
+		unused_data(u, file->name);
 		return;
 	}
 	if ((fd = open_resolved(c, file->name, file->is_exe)) < 0) {
@@ -1069,8 +1085,7 @@ static void verify_file(struct core *c, size_t f, struct rbi_diag *diag,
 	frc = rbi_build_id_from_fd(fd, &fid);
 	if (frc == RBI_NOT_ELF) {
 		/* Not ELF on disk and no header in the core: data. */
-		if (u->data++ == 0)
-			snprintf(u->first_data, sizeof(u->first_data), "%s", file->name);
+		unused_data(u, file->name);
 		goto reject;
 	}
 	rbi_build_id_hex(&cid, chex);
