@@ -300,5 +300,8 @@ if command -v gdbserver >/dev/null && [ -n "$GDB_MIN" ]; then
 		kill -9 "$RB_PID" 2>/dev/null
 	fi
 fi
-is "$(snapshots_left)" "$snap_before" "no snapshot left in /tmp"
+# No more than before (a leftover of a gdb that was killed is cleaned up on the way).
+left=$(snapshots_left)
+if [ "$left" -le "$snap_before" ]; then ok "no snapshot left in /tmp ($left, $snap_before before)"
+else not_ok "no snapshot left in /tmp ($left, $snap_before before)"; fi
 tap_done
