@@ -467,12 +467,11 @@ static int poll_thread(struct rbi_vm_sampler *s, size_t i, size_t first_ec, bool
 	if (ractor)
 		owner = ractor->gvl_owner;
 	th->gvl = owner && owner == th->thread;
-	/* 3.3+ hands the GVL to the next thread of its queue (sched.running)
-	   before that thread wakes; until it runs, and makes its context the
-	   ractor's running one, it still waits (a woken thread's wait: tens
-	   of microseconds, most of the time of threads that release the GVL
-	   for short calls). */
-	if (th->gvl && ractor && present(l->ractor_running_ec) && ractor->running_ec != ec) {
+	/* Handed the GVL, not running yet: it still waits (a woken thread's
+	   wait: tens of microseconds, most of the time of threads that
+	   release the GVL for short calls). */
+	if (th->gvl && ractor && present(l->ractor_running_ec) &&
+	    rbi_vm_gvl_handed_on(ractor->running_ec, ec)) {
 		th->gvl = false;
 		th->gvl_wait = true;
 	}

@@ -69,17 +69,25 @@ static int queued_cb(struct rbi_target *t, uint64_t thread, void *arg)
 	return RBI_OK;
 }
 
-/* The threads in the GVL queue at HEAD (the VM's or a ractor's) into
-   W->queued; none where it cannot be read (a live queue that moved under
-   the read: it changes every few microseconds, a second read is no
-   likelier to hold). */
-static void gvl_queue_read(struct walk *w, uint64_t head)
+/* The threads in the GVL queue of the ractor at R (0: the VM's, 2.x)
+   into W->queued; none where the layout lacks it or it cannot be read (a
+   live queue that moved under the read: it changes every few
+   microseconds, a second read is no likelier to hold). */
+static void gvl_queue_read(struct walk *w, uint64_t r)
 {
 	uint32_t node, ractor_head, vm_head;
+	uint64_t head;
 
 	w->nqueued = 0;
-	if (rbi_vm_gvl_queue(w->vm->layout, &node, &ractor_head, &vm_head) &&
-	    rbi_list_walk_once(w->t, head, node, GVL_QUEUE_MAX, queued_cb, w) != RBI_OK)
+	if (!rbi_vm_gvl_queue(w->vm->layout, &node, &ractor_head, &vm_head))
+		return;
+	if (r && ractor_head != RBI_ABSENT)
+		head = r + ractor_head;
+	else if (!r && vm_head != RBI_ABSENT)
+		head = w->vm->info.vm + vm_head;
+	else
+		return;
+	if (rbi_list_walk_once(w->t, head, node, GVL_QUEUE_MAX, queued_cb, w) != RBI_OK)
 		w->nqueued = 0;
 }
 
@@ -89,7 +97,7 @@ static void gvl_queue_read(struct walk *w, uint64_t head)
 static bool gvl_waiting(const struct walk *w, uint64_t addr, uint64_t ec, bool *holds)
 {
 	if (*holds) {
-		if (w->running_ec && ec && w->running_ec != ec) {
+		if (w->running_ec && rbi_vm_gvl_handed_on(w->running_ec, ec)) {
 			*holds = false;
 			return true;
 		}
@@ -285,8 +293,6 @@ static int ractor_cb(struct rbi_target *t, uint64_t r, void *arg)
 							      : l->ractor_sched_running;
 	int rc;
 
-	uint32_t node, head, vm_head;
-
 	w->ractor = r;
 	w->ractor_id = 0;
 	w->gvl_owner = w->running_ec = 0;
@@ -296,9 +302,7 @@ static int ractor_cb(struct rbi_target *t, uint64_t r, void *arg)
 		rbi_read_u64(t, r + owner_off, &w->gvl_owner);
 	if (l->ractor_running_ec != RBI_ABSENT)
 		rbi_read_u64(t, r + l->ractor_running_ec, &w->running_ec);
-	w->nqueued = 0;
-	if (rbi_vm_gvl_queue(l, &node, &head, &vm_head) && head != RBI_ABSENT)
-		gvl_queue_read(w, r + head);
+	gvl_queue_read(w, r);
 	rc = rbi_list_walk(t, r + l->ractor_threads_set, l->thread_lt_node,
 			   RBI_THREADS_MAX, thread_cb, w);
 	return rc;
@@ -321,8 +325,7 @@ RBI_EXPORT int rbi_thread_foreach(rbi_target *t, rbi_thread_fn fn, void *arg)
 	} else {
 		if (l->vm_gvl_owner != RBI_ABSENT)
 			rbi_read_u64(t, w.vm->info.vm + l->vm_gvl_owner, &w.gvl_owner);
-		if (l->vm_gvl_waitq != RBI_ABSENT)
-			gvl_queue_read(&w, w.vm->info.vm + l->vm_gvl_waitq);
+		gvl_queue_read(&w, 0);
 		rc = rbi_list_walk(t, w.vm->info.vm + l->vm_living_threads,
 				   l->thread_vmlt_node, RBI_THREADS_MAX, thread_cb, &w);
 	}

@@ -232,6 +232,14 @@ static inline bool rbi_vm_ge(const struct rbi_vm *vm, int major, int minor)
    false when the queue cannot be read at all. */
 bool rbi_vm_gvl_queue(const struct rbi_layout *l, uint32_t *node, uint32_t *ractor_head,
 		      uint32_t *vm_head);
+/* Whether the GVL's holder, running the context EC, was handed the GVL
+   and does not run yet: 3.3+ gives it to the next thread of its queue
+   (sched.running) before that thread wakes, which makes its context the
+   ractor's running one (RUNNING_EC, threads.running_ec) once it runs. */
+static inline bool rbi_vm_gvl_handed_on(uint64_t running_ec, uint64_t ec)
+{
+	return ec && running_ec != ec;
+}
 
 /* Callback for each element of a ccan list (struct list_head at HEAD, node
    at NODE_OFF inside the element).  Non-zero stops the walk and is
