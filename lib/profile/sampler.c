@@ -234,13 +234,17 @@ static uint64_t cpu_used(struct rbi_sampler *s, int32_t tid)
 	return used;
 }
 
-/* TH's state; *OS: the kernel's state letter of its task (0 if unknown). */
+/* TH's state; *OS: the kernel's state letter of its task where the state
+   or a CPU profile needs it (a read of /proc a thread a tick), else 0. */
 static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthread *th,
 				 char *os)
 {
-	*os = os_state(s, th->tid);
-	if (th->gvl)
+	*os = 0;
+	if (th->gvl) {
+		if (s->opts.flags & RBI_SAMPLER_CPU)
+			*os = os_state(s, th->tid);
 		return RBI_STATE_GVL;
+	}
 	/* Queued for the GVL: 'R' too once woken to take it, or spinning
 	   for it; not the code it waits to run. */
 	if (th->gvl_wait)
@@ -248,6 +252,7 @@ static rbi_sample_state classify(struct rbi_sampler *s, const struct rbi_vm_sthr
 	/* C code run without the GVL (rb_nogvl: zlib, bcrypt...) leaves the
 	   thread "stopped" for Ruby, as a sleep does: only the kernel tells
 	   the one on a CPU from the one asleep. */
+	*os = os_state(s, th->tid);
 	if (*os == 'R')
 		return RBI_STATE_RUNNING;
 	if (th->status != RBI_THREAD_RUNNABLE)
