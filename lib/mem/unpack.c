@@ -11,6 +11,7 @@
  * what it may decompress to is bounded by the core's own ELF headers (the
  * first bytes of the stream) and by the machine's free memory. */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -204,63 +205,59 @@ struct sink {
 				   and SwapFree); UINT64_MAX if unknown */
 };
 
-/* A 64-bit little-endian word of the memfd at OFF (holes read as 0). */
-static bool sink_u64(const struct sink *s, uint64_t off, unsigned len, uint64_t *v)
+/* LEN bytes of the memfd at OFF into BUF (holes read as zeros). */
+static bool sink_read(const struct sink *s, uint64_t off, void *buf, size_t len)
 {
-	unsigned char b[8] = { 0 };
-
-	*v = 0;
-	if (pread(s->fd, b, len, (off_t)off) != (ssize_t)len)
-		return false;
-	for (unsigned i = len; i-- > 0;)
-		*v = *v << 8 | b[i];
-	return true;
+	return pread(s->fd, buf, len, (off_t)off) == (ssize_t)len;
 }
 
 /* Where the core S is decompressing ends, once its ELF header and program
    headers are in (the end of its last segment, or of its section headers):
    RBI_OK with s->end set, or not yet (s->end stays), or RBI_NOT_ELF or
-   RBI_CORRUPT for what is no ELF core.  A core of more than 65535 segments (PN_XNUM) keeps
-   the count in its first section header. */
+   RBI_CORRUPT for what is no ELF core.  A core of more than 65535
+   segments (PN_XNUM) keeps the count in its first section header. */
 static int sink_end(struct sink *s)
 {
-	unsigned char id[6];
-	uint64_t phoff, shoff, phnum, shnum, w, off, size, end;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh0;
+	Elf64_Phdr ph;
+	uint64_t phnum, end;
 
-	if (s->size < 64)
+	_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "cores are read as "
+		       "this machine's: little-endian ELF structs");
+	if (s->size < sizeof(eh))
 		return RBI_OK;
-	if (pread(s->fd, id, sizeof(id), 0) != (ssize_t)sizeof(id) || memcmp(id, "\177ELF", 4))
+	if (!sink_read(s, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
 		return rbi_fail(RBI_NOT_ELF, "it decompresses to something that is not an "
 				"ELF file");
-	if (memcmp(id + 4, "\2\1", 2) != 0)
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return rbi_fail(RBI_CORRUPT, "it decompresses to an ELF file that is no 64-bit "
 				"little-endian core");
-	if (!sink_u64(s, 32, 8, &phoff) || !sink_u64(s, 40, 8, &shoff) ||
-	    !sink_u64(s, 54, 2, &w) || w != 56 || !sink_u64(s, 56, 2, &phnum) ||
-	    !sink_u64(s, 60, 2, &shnum))
+	if (eh.e_phentsize != sizeof(ph))
 		return rbi_fail(RBI_CORRUPT, "its ELF header describes no core's program "
 				"headers");
-	end = shoff + shnum * 64;
-	if (phnum == 0xffff) {          /* PN_XNUM */
-		if (s->size < shoff + 64)
+	end = eh.e_shoff + (uint64_t)eh.e_shnum * sizeof(sh0);
+	phnum = eh.e_phnum;
+	if (phnum == PN_XNUM) {         /* the count is section 0's sh_info */
+		if (s->size < eh.e_shoff + sizeof(sh0))
 			return RBI_OK;
-		if (!sink_u64(s, shoff + 44, 4, &phnum))
+		if (!sink_read(s, eh.e_shoff, &sh0, sizeof(sh0)))
 			return rbi_fail(RBI_CORRUPT, "its section header 0 cannot be read");
+		phnum = sh0.sh_info;
 	}
-	if (phoff > s->size || phnum * 56 > s->size - phoff)
+	if (eh.e_phoff > s->size || phnum * sizeof(ph) > s->size - eh.e_phoff)
 		return RBI_OK;
-	if (phoff + phnum * 56 > end)
-		end = phoff + phnum * 56;
+	if (eh.e_phoff + phnum * sizeof(ph) > end)
+		end = eh.e_phoff + phnum * sizeof(ph);
 	for (uint64_t i = 0; i < phnum; i++) {
-		if (!sink_u64(s, phoff + i * 56 + 8, 8, &off) ||
-		    !sink_u64(s, phoff + i * 56 + 32, 8, &size))
+		if (!sink_read(s, eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
 			return rbi_fail(RBI_CORRUPT, "its program header %" PRIu64 " cannot "
 					"be read", i);
-		if (off + size < off)
+		if (ph.p_offset + ph.p_filesz < ph.p_offset)
 			return rbi_fail(RBI_CORRUPT, "its program header %" PRIu64 " ends past "
 					"2^64", i);
-		if (off + size > end)
-			end = off + size;
+		if (ph.p_offset + ph.p_filesz > end)
+			end = ph.p_offset + ph.p_filesz;
 	}
 	s->end = end;
 	return RBI_OK;
