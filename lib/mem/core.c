@@ -1005,18 +1005,22 @@ static const struct core_map *file_header_map(const struct core *c, size_t f)
 	return NULL;
 }
 
+/* Whether NAME starts with one of the N PREFIXES. */
+static bool under(const char *name, const char *const *prefixes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 /* Files never found on disk (shared memory, memfd, devices): not worth
    a warning when they cannot be opened. */
 static bool pseudo_file(const char *name)
 {
 	static const char *const prefixes[] = { "/dev/", "/memfd:", "/SYSV" };
 
-	if (name[0] != '/')
-		return true;
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(prefixes); i++)
-		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
+	return name[0] != '/' || under(name, prefixes, RBI_ARRAY_SIZE(prefixes));
 }
 
 /* Files a core names that are never read: the kernel's views of this
@@ -1025,10 +1029,7 @@ static bool kernel_file(const char *name)
 {
 	static const char *const prefixes[] = { "/proc/", "/sys/" };
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(prefixes); i++)
-		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
+	return under(name, prefixes, RBI_ARRAY_SIZE(prefixes));
 }
 
 /* What verify_files tells of the files it did not use, a count and the
@@ -1048,9 +1049,8 @@ static void unused_data(struct unused_files *u, const char *name)
 		"/usr/lib/aarch64-linux-gnu/gconv/", "/usr/lib64/gconv/",
 	};
 
-	for (size_t i = 0; i < RBI_ARRAY_SIZE(quiet); i++)
-		if (strncmp(name, quiet[i], strlen(quiet[i])) == 0)
-			return;
+	if (under(name, quiet, RBI_ARRAY_SIZE(quiet)))
+		return;
 	if (u->data++ == 0)
 		snprintf(u->first_data, sizeof(u->first_data), "%s", name);
 }
