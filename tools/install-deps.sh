@@ -8,7 +8,8 @@ build_deps=(gcc make meson ninja-build pkg-config libelf-dev libdw-dev
 test_deps=(gdb jq binutils util-linux python3 tmux groff-base zstd lz4 gzip
 	   g++ lldb-14 liblldb-14-dev gdbserver debuginfod curl
 	   chromium golang-go golang-github-google-pprof-dev valgrind iproute2
-	   puma ruby-rails ruby-sqlite3 ruby-sinatra apache2-utils strace)
+	   puma ruby-rails ruby-sqlite3 ruby-sinatra ruby-sidekiq redis-server
+	   apache2-utils strace)
 missing=()
 want=("${build_deps[@]}")
 [ "${1:-}" = --test ] && want+=("${test_deps[@]}")

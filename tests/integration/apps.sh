@@ -2,10 +2,11 @@
 # app (testdata/apps/rails-app.rb: ActiveRecord on sqlite3, an N+1 page) under puma in cluster
 # mode (2 forked workers of 5 threads, preload_app!), and a Sinatra app
 # (testdata/apps/sinatra-app.rb) under puma in single mode (5 threads in puma's own process),
-# each driven by ab on loopback.  Truths come from the application itself
+# each driven by ab on loopback, and a Sidekiq process (testdata/apps/sidekiq-app.rb: 5
+# processor threads, a heartbeat and a scheduler) on redis-server, fed 400 jobs.  Truths come from the application itself
 # (testdata/apps/truth-trap.rb: on SIGPWR a process writes every thread's backtrace and stops
 # itself while holding the GVL; on SIGURG it counts objects and says what its exprs are).
-# For each worker, and the single-mode process, after a burst of requests:
+# For each worker, the single-mode process and Sidekiq, after a burst of requests or jobs:
 #   - threads: the main thread's tid is the worker's pid, every tid one of its tasks;
 #   - bt at the trapped instant: every thread and frame as the worker's own backtraces;
 #   - bt --native (under strace): no thread stopped outside the worker, the master untraced;
@@ -15,8 +16,8 @@
 #     attribute set), as the app says they are;
 # and a worker killed by SIGSEGV (Ruby's [BUG] handler, the kernel's core): its core marks
 # its main thread crashed, by the worker's own tid.  SKIP where Debian's puma, ruby-rails,
-# ruby-sqlite3, ruby-sinatra or ab are not installed (tools/install-deps.sh --test installs
-# them).
+# ruby-sqlite3, ruby-sinatra, ruby-sidekiq, redis-server or ab are not installed
+# (tools/install-deps.sh --test installs them).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -32,12 +33,12 @@ apps_cleanup() {
 trap apps_cleanup EXIT
 
 missing=
-for c in puma ab curl; do command -v "$c" >/dev/null || missing="$missing $c"; done
+for c in puma ab curl sidekiq redis-server; do command -v "$c" >/dev/null || missing="$missing $c"; done
 for p in ruby-rails ruby-sqlite3 ruby-sinatra; do
 	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
-	skip "Rails and Sinatra apps under puma: not installed:$missing (tools/install-deps.sh --test)"
+	skip "Rails, Sinatra and Sidekiq apps: not installed:$missing (tools/install-deps.sh --test)"
 	tap_done; exit 0
 fi
 crash_ok=1
@@ -66,6 +67,28 @@ puma_start() {
 	master=$(cat "$dir/puma.pid" 2>/dev/null)
 	masters="$masters $master"
 	[ -n "$master" ]
+}
+
+# sidekiq_start: redis-server on a unix socket and Sidekiq on it, in $RB_TMP/sidekiq (Sidekiq's
+# pid in $master, the truths' prefix exported); 1 if Sidekiq did not start its 5 processor
+# threads (Thread#name, their names in /proc too).
+sidekiq_start() {
+	dir=$RB_TMP/sidekiq
+	mkdir -p "$dir"
+	export RBI_APP_DIR=$dir RBI_APP_TRUTH=$dir/truth RBI_REDIS_SOCK=$dir/redis.sock
+	(cd "$dir" && exec redis-server --port 0 --unixsocket "$RBI_REDIS_SOCK" --save '' \
+		--appendonly no) >"$dir/redis.log" 2>&1 &
+	masters="$masters $!"
+	disown "$!"
+	(cd "$dir" && exec sidekiq -r "$app/sidekiq-app.rb" -c 5) >"$dir/sidekiq.log" 2>&1 &
+	master=$!
+	masters="$masters $master"
+	disown "$master"
+	for _ in $(seq 1 120); do
+		[ "$(cat /proc/"$master"/task/*/comm 2>/dev/null | grep -c '^processor$')" = 5 ] && return 0
+		sleep 0.5
+	done
+	return 1
 }
 
 # check_process NAME PID: what every process serving the app must give (the list at the top).
@@ -181,5 +204,18 @@ else
 	ab -q -n 400 -c 8 "http://127.0.0.1:$port/items" >"$dir/ab.log" 2>&1
 	like "$(cat "$dir/ab.log")" 'Failed requests: +0' "puma: 400 requests of the Sinatra JSON page served"
 	check_process "puma (single mode, Sinatra) $master" "$master"
+fi
+
+# ---- Sidekiq on redis-server ---------------------------------------------------------------
+if ! sidekiq_start; then
+	not_ok "a Sidekiq app: sidekiq started"; diag "$(tail -n 20 "$dir/sidekiq.log" "$dir/redis.log")"
+else
+	ruby "$app/sidekiq-app.rb" 400 >"$dir/enqueue.log" 2>&1
+	for _ in $(seq 1 120); do
+		[ "$(grep -c 'INFO: done' "$dir/sidekiq.log")" -ge 400 ] && break
+		sleep 0.5
+	done
+	is "$(grep -c 'INFO: done' "$dir/sidekiq.log")" 400 "sidekiq: 400 jobs done"
+	check_process "sidekiq $master" "$master"
 fi
 tap_done
