@@ -366,9 +366,6 @@ int gdb_main(struct session *s, struct rbi_open_opts *opts, int argc, char **arg
 		return need_snapshot("gdb's target is remote");
 	} else if (g.kind == GDB_NATIVE && g.force_snapshot) {
 		return need_snapshot("$rbinspect_snapshot is set");
-	} else if (g.kind == GDB_NATIVE && wants_native(argc, argv)) {
-		/* Only the tracer reads a thread's registers: gdb's gcore has them. */
-		return need_snapshot("native frames need the registers gdb holds");
 	} else if (g.kind == GDB_NATIVE) {
 		snprintf(what, sizeof(what), "process %d", (int)g.pid);
 		rc = rbi_target_open_pid(g.pid, opts, &s->target);
@@ -376,7 +373,20 @@ int gdb_main(struct session *s, struct rbi_open_opts *opts, int argc, char **arg
 			snprintf(why, sizeof(why), "%s", rbi_errmsg());
 			return need_snapshot(why);
 		}
-		rc = rc ? report_failure(rc) : EXIT_OK;
+		if (rc)
+			return report_failure(rc);
+		if (wants_native(argc, argv)) {
+			/* Only the tracer reads a thread's registers: gdb's gcore has
+			   them.  The process is read first, so that one which is no
+			   Ruby is said so, not gcored whole. */
+			const struct rbi_ruby_info *info;
+
+			rc = rbi_ruby_info(s->target, &info);
+			rbi_target_free(s->target);
+			s->target = NULL;
+			return rc ? report_failure(rc) :
+			       need_snapshot("native frames need the registers gdb holds");
+		}
 	} else {
 		fprintf(stderr, "rbinspect: gdb has no process or core file (run, attach "
 			"or core-file first)\n");

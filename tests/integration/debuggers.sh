@@ -180,6 +180,19 @@ $root/lib/x86_64-linux-gnu $root/usr/lib/x86_64-linux-gnu $root/lib64")
 		rm -f "$core"
 	fi
 
+	# Native frames: only the tracer has registers, so through gdb's gcore; the same as
+	# rbinspect's own (the threads are parked).  On a DWARF build, which runs on the
+	# host's glibc: a newer glibc (2.41, trixie's) puts a thread stack's guard inside its
+	# mapping (MADV_GUARD_INSTALL, kernel 6.13+), and gdb 13's gcore then writes the
+	# whole stack as zeros (the kernel's cores keep it).
+	if [ "$kind" = dwarf ] && [ -n "$GDB_MIN" ]; then
+		"$RBINSPECT" -p "$pid" bt --native >"$RB_TMP/want-native.bt" 2>&1
+		timeout 600 "$GDB_MIN" -nx -batch -x "$SCRIPT" -p "$pid" -ex 'echo @@bt\n' \
+			-ex 'rb-bt --native' -ex 'echo @@end\n' >"$RB_TMP/native.log" 2>"$RB_TMP/native.err" </dev/null
+		gdb_sections "$RB_TMP/native.log" "$RB_TMP/native"
+		RB_CMDS=bt same "$name gdb-minimal rb-bt --native (through gcore)" "$RB_TMP/native" "$RB_TMP/want-native"
+	fi
+
 	# --- once: errors and help ---
 	if [ "$first" = 1 ] && [ -n "$GDB_MIN" ]; then
 		printf 'rb-bt 999\necho NOT-REACHED\\n\n' >"$RB_TMP/fail.gdb"
@@ -298,6 +311,20 @@ if command -v gdbserver >/dev/null && [ -n "$GDB_MIN" ]; then
 			not_ok "$kind $ver gdb-minimal remote: read through gcore"
 		fi
 		kill -9 "$RB_PID" 2>/dev/null
+	fi
+fi
+# rb-bt --native on a process that is no Ruby: said so, without a gcore of it first.
+if [ -n "$GDB_MIN" ]; then
+	sleep 600 &
+	spid=$!
+	timeout 120 "$GDB_MIN" -nx -batch -x "$SCRIPT" -p "$spid" -ex 'rb-bt --native' \
+		>"$RB_TMP/sleep.log" 2>&1 </dev/null
+	kill -9 "$spid" 2>/dev/null
+	if grep -q 'not a Ruby process' "$RB_TMP/sleep.log" && ! grep -q 'Saved corefile' "$RB_TMP/sleep.log"; then
+		ok "gdb-minimal rb-bt --native, no Ruby: said so, no snapshot written"
+	else
+		not_ok "gdb-minimal rb-bt --native, no Ruby: said so, no snapshot written"
+		diag "$(grep -E 'rbinspect|Saved' "$RB_TMP/sleep.log" | head -5)"
 	fi
 fi
 # No more than before (a leftover of a gdb that was killed is cleaned up on the way).
