@@ -91,12 +91,18 @@ int heap_walk_end(struct heap_walk *w, int rc)
 		fflush(stderr);
 		w->progress_shown = false;
 	}
-	/* Slots of a type no heap object has: in a snapshot (a core, a
-	   paused process), values the VM cannot have, which the command's
-	   output marks approximate.  A running process's heap may have been
-	   read as a GC changed it: its output says approximate, no more. */
-	if (!w->s->live || w->paused)
+	/* Slots of a type no heap object has and pages that could not be
+	   read: in a snapshot (a core, a paused process), values the VM cannot
+	   have and a heap only partly counted, which the command's output
+	   marks approximate.  A running process's heap may have been read as
+	   a GC changed it: its output says approximate, no more. */
+	if (!w->s->live || w->paused) {
+		struct rbi_heap_stats st;
+
+		rbi_heap_iter_stats(w->it, &st);
 		w->s->bad_values += rbi_heap_iter_impossible(w->it);
+		w->s->pages_skipped += st.pages_skipped;
+	}
 	rbi_heap_iter_free(w->it);
 	w->it = NULL;
 	return resume_target(w, rc);

@@ -44,7 +44,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-8s %-24s %s\n", c->name, c->args, c->help);
 	fputs("\nExit status: 0 ok, 1 error, 2 usage, 3 no such process, 4 permission\n"
 	      "denied, 5 not a Ruby process, 6 bad core file, 7 unknown Ruby version,\n"
-	      "8 Ruby VM not found or inconsistent, 9 process exited, 10 interrupted.\n", f);
+	      "8 Ruby VM not found or inconsistent, 9 process exited, 10 interrupted,\n"
+	      "11 process busy (held by a debugger).\n", f);
 }
 
 static int parse_color(const char *s, int *out)

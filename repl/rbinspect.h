@@ -49,6 +49,9 @@ struct session {
 				   running command marked (a line shown as
 				   unknown, heap counts approximate): it
 				   then fails with EXIT_NO_VM (repl.c) */
+	uint64_t pages_skipped; /* heap pages a snapshot's walk could not
+				   read: the running command's counts miss
+				   them, and it fails with EXIT_NO_VM */
 	int color_mode;         /* COLOR_* */
 	bool color;             /* write escape sequences (resolved from
 				   color_mode, the terminal and NO_COLOR) */

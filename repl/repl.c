@@ -94,19 +94,26 @@ int run_command(struct session *s, int argc, char **argv)
 		else
 			argv[n++] = argv[i];
 	}
-	s->bad_values = 0;
+	s->bad_values = s->pages_skipped = 0;
 	rc = c->run(s, n, argv);
 	if (once)
 		s->json = json;
 	fflush(s->out);
 	print_new_warnings(s);
-	/* Output that had to mark something unknown is no success. */
-	if (rc == EXIT_OK && s->bad_values) {
+	/* Output that had to mark something unknown, or could not read all it
+	   counts, is no success. */
+	if (rc != EXIT_OK)
+		return rc;
+	if (s->bad_values)
 		fprintf(stderr, "rbinspect: %s: %" PRIu64 " value%s the VM cannot have (corrupt "
 			"memory), marked in the output\n", c->name, s->bad_values,
 			s->bad_values == 1 ? "" : "s");
+	if (s->pages_skipped)
+		fprintf(stderr, "rbinspect: %s: %" PRIu64 " heap page%s could not be read "
+			"(missing from the core, or not heap pages): not counted\n", c->name,
+			s->pages_skipped, s->pages_skipped == 1 ? "" : "s");
+	if (s->bad_values || s->pages_skipped)
 		rc = EXIT_NO_VM;
-	}
 	return rc;
 }
 
