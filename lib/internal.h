@@ -286,6 +286,12 @@ struct rbi_image_list;          /* image/ */
 struct rbi_vm;                  /* vm/ */
 struct rbi_layout_seed;         /* vm/vm.h */
 
+enum rbi_paused {
+	RBI_NOT_PAUSED,
+	RBI_PAUSED_BY_US,       /* every thread stopped by rbi_target_pause */
+	RBI_PAUSED_ALREADY,     /* found stopped (a debugger holds it) */
+};
+
 struct rbi_target {
 	const struct rbi_mem_ops *ops;  /* &OPS_OWN */
 	struct rbi_mem_ops ops_own;     /* the caller's, by the ABI rule */
@@ -301,10 +307,8 @@ struct rbi_target {
 	struct rbi_vm *vm;              /* located on first use */
 	struct rbi_layout_seed *seed;   /* another process's DWARF layout, used
 					   if this Ruby is the same build */
-	int paused;                     /* rbi_target_pause (mem/pause.c):
-					   0 no, 1 we stopped it, 2 it was
-					   stopped already */
-	struct rbi_pause *pause;        /* when 1: how */
+	enum rbi_paused paused;         /* rbi_target_pause (mem/pause.c) */
+	struct rbi_pause *pause;        /* when RBI_PAUSED_BY_US: how */
 	bool gone;                      /* a read found the process gone: what
 					   failed to read since may have been
 					   read as absent (rbi_target_gone_seen) */
@@ -328,6 +332,29 @@ struct rbi_target {
 struct rbi_layout_seed *rbi_target_layout_seed(rbi_target *t);
 int rbi_target_open_pid_seeded(pid_t pid, const struct rbi_open_opts *opts,
 			       struct rbi_layout_seed *seed, rbi_target **out);
+
+/* What the layers above lib/mem ask of a target (mem/target.c), rather
+   than reaching into it: lib/vm never knows where bytes came from.
+   rbi_target_is_live: a process, paused or not, not a snapshot file.
+   rbi_target_moves: its memory may change between two reads (a process
+   running: not paused by us nor held by a debugger).
+   rbi_target_regs_ready: its threads' registers can be read as they are
+   (a core, or a process we paused): none need be held for it.
+   rbi_target_concurrent: reads may run on several threads at once. */
+bool rbi_target_is_live(const struct rbi_target *t);
+bool rbi_target_moves(const struct rbi_target *t);
+bool rbi_target_regs_ready(const struct rbi_target *t);
+bool rbi_target_concurrent(const struct rbi_target *t);
+/* Forget cached bytes: what is read next comes from the target (a
+   snapshot, whose bytes never change, keeps them). */
+void rbi_target_forget(struct rbi_target *t);
+/* The backend's optional threads, registers and signal (struct
+   rbi_mem_ops: thread, registers, signal); RBI_UNSUPPORTED when it has
+   none. */
+int rbi_target_thread_at(struct rbi_target *t, size_t index, struct rbi_thread_regs *out);
+int rbi_target_registers(struct rbi_target *t, int32_t tid, struct rbi_registers *out);
+bool rbi_target_has_registers(const struct rbi_target *t);
+int rbi_target_signal(struct rbi_target *t, struct rbi_signal *out);
 
 /* Native threads a backend may list (ops->thread). */
 #define RBI_THREADS_REGS_MAX 65536

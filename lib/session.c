@@ -179,11 +179,6 @@ RBI_EXPORT void rbi_target_free(rbi_target *t)
    that programs linked then keep working. */
 RBI_EXPORT void rbi_target_close(rbi_target *t) __attribute__((alias("rbi_target_free")));
 
-RBI_EXPORT pid_t rbi_target_pid(const rbi_target *t)
-{
-	return t ? t->pid : 0;
-}
-
 RBI_EXPORT int32_t rbi_target_host_tid(rbi_target *t, int32_t tid)
 {
 	int32_t host = 0;

@@ -323,8 +323,8 @@ static char *file_path(struct rbi_target *t, int fd, const char *name)
 
 		if (i == 0 && path[0] == '/')
 			len = snprintf(cand, sizeof(cand), "%s", path);
-		else if (i == 1 && t->live && t->pid > 0 && name[0] == '/')
-			len = snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)t->pid, name);
+		else if (i == 1 && rbi_target_is_live(t) && rbi_target_pid(t) > 0 && name[0] == '/')
+			len = snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)rbi_target_pid(t), name);
 		else if (i == 2 && t->sysroot && name[0] == '/')
 			len = snprintf(cand, sizeof(cand), "%s%s", t->sysroot, name);
 		else if (i == 3)
@@ -616,9 +616,9 @@ static int images_report(struct rbi_target *t, struct image_list_priv *lp)
 		if (t->sysroot)
 			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug:%s/usr/lib/debug",
 				       t->sysroot);
-		else if (t->live && t->pid > 0)
+		else if (rbi_target_is_live(t) && rbi_target_pid(t) > 0)
 			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
-				       (int)t->pid);
+				       (int)rbi_target_pid(t));
 		else
 			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug");
 		if (len < 0 || (size_t)len >= sizeof(buf))

@@ -64,7 +64,7 @@ RBI_EXPORT int rbi_target_pause(rbi_target *t, int *stopped)
 			return rc;
 		}
 	}
-	t->paused = st ? 2 : 1;
+	t->paused = st ? RBI_PAUSED_ALREADY : RBI_PAUSED_BY_US;
 	if (stopped)
 		*stopped = !st;
 	rbi_cache_clear(&t->cache);
@@ -75,7 +75,7 @@ RBI_EXPORT int rbi_target_resume(rbi_target *t)
 {
 	if (!t || !t->paused)
 		return RBI_OK;
-	t->paused = 0;
+	t->paused = RBI_NOT_PAUSED;
 	rbi_cache_clear(&t->cache);
 	/* Detaching lets every stopped thread run. */
 	rbi_pause_free(t->pause);

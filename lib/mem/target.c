@@ -28,6 +28,57 @@ bool rbi_target_gone_seen(const struct rbi_target *t)
 	return __atomic_load_n(&t->gone, __ATOMIC_RELAXED);
 }
 
+RBI_EXPORT pid_t rbi_target_pid(const rbi_target *t)
+{
+	return t ? t->pid : 0;
+}
+
+bool rbi_target_is_live(const struct rbi_target *t)
+{
+	return t->live;
+}
+
+bool rbi_target_moves(const struct rbi_target *t)
+{
+	return t->live && t->paused == RBI_NOT_PAUSED;
+}
+
+bool rbi_target_regs_ready(const struct rbi_target *t)
+{
+	return !t->live || t->paused == RBI_PAUSED_BY_US;
+}
+
+bool rbi_target_concurrent(const struct rbi_target *t)
+{
+	return t->ops->flags & RBI_MEM_CONCURRENT;
+}
+
+void rbi_target_forget(struct rbi_target *t)
+{
+	if (!(t->ops->flags & RBI_MEM_STATIC))
+		rbi_cache_clear(&t->cache);
+}
+
+int rbi_target_thread_at(struct rbi_target *t, size_t index, struct rbi_thread_regs *out)
+{
+	return t->ops->thread ? t->ops->thread(t->be, index, out) : RBI_UNSUPPORTED;
+}
+
+int rbi_target_registers(struct rbi_target *t, int32_t tid, struct rbi_registers *out)
+{
+	return t->ops->registers ? t->ops->registers(t->be, tid, out) : RBI_UNSUPPORTED;
+}
+
+bool rbi_target_has_registers(const struct rbi_target *t)
+{
+	return t->ops->registers != NULL;
+}
+
+int rbi_target_signal(struct rbi_target *t, struct rbi_signal *out)
+{
+	return t->ops->signal ? t->ops->signal(t->be, out) : RBI_UNSUPPORTED;
+}
+
 int rbi_fail_gone(const struct rbi_target *t)
 {
 	return rbi_fail(RBI_GONE, "process %d has exited", (int)t->pid);

@@ -116,11 +116,9 @@ static bool thread_sp(struct rbi_target *t, int32_t tid, uint64_t *sp)
 {
 	struct rbi_thread_regs regs;
 
-	if (!t->ops->thread)
-		return false;
 	for (size_t i = 0; i < RBI_THREADS_REGS_MAX; i++) {
 		regs = (struct rbi_thread_regs){ 0 };
-		if (t->ops->thread(t->be, i, &regs) != RBI_OK)
+		if (rbi_target_thread_at(t, i, &regs) != RBI_OK)
 			return false;
 		if (regs.tid == tid) {
 			*sp = regs.sp;
@@ -158,10 +156,9 @@ RBI_EXPORT int rbi_target_crash(rbi_target *t, const struct rbi_crash **out)
 	if (t->crash_state == RBI_CRASH_UNKNOWN) {
 		struct rbi_crash *c = &t->crash;
 
-		*c = (struct rbi_crash){ .pid = t->pid };
+		*c = (struct rbi_crash){ .pid = rbi_target_pid(t) };
 		t->crash_state = RBI_CRASH_NONE;
-		if (t->ops->signal &&
-		    t->ops->signal(t->be, &c->signal) == RBI_OK && c->signal.signo > 0) {
+		if (rbi_target_signal(t, &c->signal) == RBI_OK && c->signal.signo > 0) {
 			t->crash_state = RBI_CRASH_SIGNAL;
 			if (thread_sp(t, c->signal.tid, &sp))
 				find_signal_frame(t, c->signal.tid, sp, c);

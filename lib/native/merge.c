@@ -78,14 +78,18 @@ static int32_t backend_tid(struct rbi_target *t, const struct rbi_thread *th)
 	struct rbi_thread_regs r;
 	int32_t by_pointer, host;
 
-	if (t->live)
+	if (rbi_target_is_live(t))
 		return rbi_target_task(t, th->tid, &host) == 1 ? host : 0;
-	if (!t->ops->thread)
-		return th->tid;
-	for (size_t i = 0; i < RBI_THREADS_REGS_MAX &&
-	     t->ops->thread(t->be, i, &r) == RBI_OK; i++)
+	for (size_t i = 0; i < RBI_THREADS_REGS_MAX; i++) {
+		int rc = rbi_target_thread_at(t, i, &r);
+
+		if (rc == RBI_UNSUPPORTED)      /* the backend lists none */
+			return th->tid;
+		if (rc)
+			break;
 		if (r.tid == th->tid)
 			return th->tid;
+	}
 	by_pointer = rbi_target_tid_by_pointer(t, th->pthread);
 	return by_pointer ? by_pointer : th->tid;
 }
@@ -96,7 +100,7 @@ static int read_stacks(struct rbi_target *t, const struct rbi_thread *th, int32_
 		       struct ruby_stack *rs, struct rbi_native_stack *ns,
 		       uint64_t *stopped_ns)
 {
-	bool hold = t->live && t->paused != 1;
+	bool hold = !rbi_target_regs_ready(t);
 	uint64_t t0 = 0;
 	int rc;
 
@@ -107,15 +111,15 @@ static int read_stacks(struct rbi_target *t, const struct rbi_thread *th, int32_
 	if (tid <= 0 && (tid = backend_tid(t, th)) <= 0)
 		return rbi_fail(RBI_THREAD_GONE, "thread %u: its kernel thread %d is not "
 				"one of process %d's (it has exited): not touched",
-				th->number, (int)th->tid, (int)t->pid);
+				th->number, (int)th->tid, (int)rbi_target_pid(t));
 	if ((rc = rbi_native_prepare(t)))
 		return rc;
 	if (hold) {
 		t0 = rbi_now_ns();
-		if ((rc = rbi_task_hold(t->pid, tid)))
+		if ((rc = rbi_task_hold(rbi_target_pid(t), tid)))
 			return rc;
 		/* What was cached was read while the thread ran. */
-		rbi_cache_clear(&t->cache);
+		rbi_target_forget(t);
 	}
 	rc = rbi_frame_foreach(t, th, 0, ruby_copy_fn, rs);
 	if (rc == RBI_OK || rc == RBI_ITER_END)

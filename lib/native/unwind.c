@@ -70,7 +70,7 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
    cached was read. */
 static bool stack_word(struct rbi_target *t, uint64_t addr, uint64_t *v)
 {
-	return (t->live ? rbi_read_fresh(t, addr, v, sizeof(*v))
+	return (rbi_target_is_live(t) ? rbi_read_fresh(t, addr, v, sizeof(*v))
 			: rbi_read(t, addr, v, sizeof(*v))) == RBI_OK;
 }
 
@@ -118,6 +118,7 @@ static int unwind_state(struct rbi_target *t, struct rbi_image_list *l,
 			struct unwind_state **out)
 {
 	struct unwind_state *st;
+	pid_t pid;
 
 	if (l->unwind) {
 		*out = l->unwind;
@@ -126,7 +127,8 @@ static int unwind_state(struct rbi_target *t, struct rbi_image_list *l,
 	if (!(st = calloc(1, sizeof(*st))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	st->t = t;
-	if (!dwfl_attach_state(l->dwfl, NULL, t->pid > 0 ? t->pid : 1, &unwind_callbacks, st)) {
+	pid = rbi_target_pid(t);
+	if (!dwfl_attach_state(l->dwfl, NULL, pid > 0 ? pid : 1, &unwind_callbacks, st)) {
 		free(st);
 		/* libdwfl takes the machine from the first image whose ELF it
 		   gets: none, when no file is here and no image is whole in a
@@ -466,7 +468,7 @@ static int unwind_ready(struct rbi_target *t, struct rbi_image_list **images,
 {
 	int rc;
 
-	if (!t->ops->registers)
+	if (!rbi_target_has_registers(t))
 		return rbi_fail(RBI_UNSUPPORTED, "this target's backend gives no "
 				"registers: no native frames");
 	rc = rbi_images_load(t, images);
@@ -490,7 +492,7 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 	rbi_native_stack_free(out);
 	if ((rc = unwind_ready(t, &w.images, &st)))
 		return rc;
-	rc = t->ops->registers(t->be, tid, &st->regs);
+	rc = rbi_target_registers(t, tid, &st->regs);
 	if (rc == RBI_ITER_END)
 		return rbi_fail(RBI_UNSUPPORTED, "no registers of thread %d", (int)tid);
 	if (rc)

@@ -40,7 +40,7 @@ struct collect {
 int rbi_native_sampler_new(struct rbi_target *t, struct rbi_native_sampler **out)
 {
 	struct rbi_native_sampler *s;
-	pid_t pid = t->pid;
+	pid_t pid = rbi_target_pid(t);
 	int rc;
 
 	if ((rc = rbi_native_prepare(t)) || (rc = rbi_task_hold(pid, pid)))

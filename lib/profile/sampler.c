@@ -305,12 +305,12 @@ RBI_EXPORT int rbi_sampler_new(rbi_target *t, const struct rbi_sampler_opts *opt
 
 	if (!t || !out)
 		return rbi_fail(RBI_INVAL, "no target");
-	if (!t->live)
+	if (!rbi_target_is_live(t))
 		return rbi_fail(RBI_UNSUPPORTED, "sampling needs a live process, not a core");
 	if (!(s = calloc(1, sizeof(*s))))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	s->t = t;
-	s->pid = t->pid;
+	s->pid = rbi_target_pid(t);
 	RBI_COPY_IN(&s->opts, opts);    /* defaults: 0 */
 	s->same_pidns = rbi_proc_same_pidns(s->pid);
 	s->last_ns = rbi_now_ns();

@@ -215,8 +215,8 @@ static int choose_shift(struct fsearch *s)
 {
 	static const int32_t shifts[] = { 0, JMPBUF_DIFFERENCE, -JMPBUF_DIFFERENCE };
 
-	for (unsigned attempt = 0; attempt < (s->t->live ? LIVE_ATTEMPTS : 1); attempt++) {
-		rbi_cache_clear(&s->t->cache);
+	for (unsigned attempt = 0; attempt < (rbi_target_is_live(s->t) ? LIVE_ATTEMPTS : 1); attempt++) {
+		rbi_target_forget(s->t);
 		for (size_t i = 0; i < RBI_ARRAY_SIZE(shifts); i++) {
 			s->shift = shifts[i];
 			if ((int64_t)s->l->fiber_prev + s->shift > 0 && shift_fits(s))

@@ -800,7 +800,7 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		return rc;
 	w.vm = vm;
 	w.l = vm->layout;
-	w.moves = moves = t->live && !t->paused;
+	w.moves = moves = rbi_target_moves(t);
 	/* Ruby has no backtrace for a killed thread (thread_backtrace_to_ary):
 	   its stack may be half torn down or freed. */
 	if (th->status == RBI_THREAD_KILLED)
@@ -812,14 +812,14 @@ RBI_EXPORT int rbi_frame_foreach(rbi_target *t, const struct rbi_thread *th,
 		size_t emitted;
 
 		if (moves)
-			rbi_cache_clear(&t->cache);
+			rbi_target_forget(t);
 		w.cur = &w.looks[0];
 		if ((rc = setup(&w, th, &w.looks[0], &empty)) || empty)
 			break;
 		if (moves) {
 			/* The second look, from memory read afresh: the stack
 			   walked is the second, if the first had it. */
-			rbi_cache_clear(&t->cache);
+			rbi_target_forget(t);
 			w.cur = &w.looks[1];
 			if ((rc = setup(&w, th, &w.looks[1], &empty)) || empty)
 				break;
@@ -914,7 +914,7 @@ int rbi_vm_frame_names(struct rbi_target *t, struct rbi_vm *vm,
 		       char **label, char **path)
 {
 	struct fwalk w = { .t = t, .vm = vm, .l = vm->layout,
-			   .moves = t->live && !t->paused };
+			   .moves = rbi_target_moves(t) };
 	struct memo m = { .iseq = is ? is->addr : 0, .cme = cme };
 	int rc;
 

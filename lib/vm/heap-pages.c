@@ -566,7 +566,7 @@ void rbi_heap_reader_read_ahead(struct heap_reader *r)
 	pthread_attr_t attr;
 
 	if (r->threaded || r->claimed >= r->nbatches ||
-	    !(r->t->ops->flags & RBI_MEM_CONCURRENT) ||
+	    !rbi_target_concurrent(r->t) ||
 	    sched_getaffinity(0, sizeof(r->cpus), &r->cpus) || CPU_COUNT(&r->cpus) < 2)
 		return;
 	for (uint64_t k = r->released; k < r->claimed; k++)

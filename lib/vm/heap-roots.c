@@ -413,8 +413,8 @@ static int thread_stack(const struct rbi_thread *th, void *arg)
 		st->skipped++;
 		return 0;
 	}
-	have_regs = th->tid && r->t->ops->registers && (!r->t->live || r->t->paused == 1) &&
-		    r->t->ops->registers(r->t->be, th->tid, &regs) == RBI_OK &&
+	have_regs = th->tid && rbi_target_regs_ready(r->t) &&
+		    rbi_target_registers(r->t, th->tid, &regs) == RBI_OK &&
 		    regs.count > 7 && regs.reg[7] < start && start - regs.reg[7] <= STACK_MAX;
 	if (have_regs)
 		sp = regs.reg[7];       /* rsp */

@@ -162,7 +162,7 @@ static int ec_mark(struct marks *m, uint64_t ec)
 	    l->ec_private_const_reference == RBI_ABSENT ||
 	    (rbi_vm_ge(vm, 3, 2) && l->ec_storage == RBI_ABSENT))
 		return RBI_UNSUPPORTED;
-	if (t->live && t->paused != 1)
+	if (!rbi_target_regs_ready(t))
 		return RBI_UNSUPPORTED;         /* its stacks move */
 	if ((rc = rbi_heap_ec_vm_stack(t, vm, ec, mark, m)))
 		return rc;

@@ -406,8 +406,7 @@ RBI_EXPORT int rbi_heap_iter_init(rbi_target *t, unsigned flags, rbi_heap_iter *
 	it->st.moved_why = "";
 	/* Objspace fields are read fresh; drop what the cache holds of a
 	   live target's earlier state. */
-	if (!(t->ops->flags & RBI_MEM_STATIC))
-		rbi_cache_clear(&t->cache);
+	rbi_target_forget(t);
 	vm_off = it->l->vm_gc_objspace != RBI_ABSENT ? it->l->vm_gc_objspace
 						     : it->l->vm_objspace;
 	rc = rbi_read_fresh(t, vm->info.vm + vm_off, &it->objspace, 8);

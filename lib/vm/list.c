@@ -61,9 +61,9 @@ static int list_walk(struct rbi_target *t, uint64_t head, uint32_t node_off, siz
 
 	for (unsigned attempt = 1;; attempt++) {
 		rc = read_list(t, head, node_off, max, &v, &n, &cap);
-		if (rc != RBI_CORRUPT || !t->live || attempt >= attempts)
+		if (rc != RBI_CORRUPT || !rbi_target_is_live(t) || attempt >= attempts)
 			break;
-		rbi_cache_clear(&t->cache);
+		rbi_target_forget(t);
 		/* On a loaded machine a walk preempted half way meets a list
 		   that moved on: from the third attempt on, start the next
 		   after a short sleep, with a fresh time slice (at most

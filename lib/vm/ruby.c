@@ -428,7 +428,7 @@ int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm)
 		if (locate_vm_by_code(t, vm) && locate_vm_by_scan(t, vm))
 			return rbi_fail(RBI_NO_VM, "Ruby %s found in %s, but no valid VM%s%s%s; %s",
 					vm->info.version, vm->image->name, why[0] ? " (" : "",
-					why, why[0] ? ")" : "", t->live ?
+					why, why[0] ? ")" : "", rbi_target_is_live(t) ?
 					"the process may still be starting or be shutting down" :
 					"the core may be of a process whose VM was not set up yet, "
 					"or lack that memory");
@@ -498,7 +498,7 @@ RBI_EXPORT int rbi_ruby_info(rbi_target *t, const struct rbi_ruby_info **out)
 	/* Threads and ractors come and go in a live process: count them at
 	   every call, not once at attach.  A list changing too fast to walk
 	   (after list.c's retries) leaves the last count, not an error. */
-	if (t->live && vm->layout) {
+	if (rbi_target_is_live(t) && vm->layout) {
 		struct count c;
 
 		if (count_vm(t, vm->layout, vm->info.vm, &c) == RBI_OK && c.threads) {

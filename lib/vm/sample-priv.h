@@ -102,7 +102,7 @@ static inline bool present(uint32_t off)
 static inline void fresh(struct rbi_vm_sampler *s)
 {
 	if (!s->cache_fresh) {
-		rbi_cache_clear(&s->t->cache);
+		rbi_target_forget(s->t);
 		s->cache_fresh = true;
 	}
 }

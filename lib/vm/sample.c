@@ -292,7 +292,7 @@ static int rescan(struct rbi_vm_sampler *s)
 	int rc;
 
 	threads_free(s);
-	rbi_cache_clear(&s->t->cache);
+	rbi_target_forget(s->t);
 	s->cache_fresh = true;
 	rc = rbi_thread_foreach(s->t, rescan_thread, &c);
 	if (!rc)
