@@ -163,6 +163,16 @@ static inline void rbi_copy_in(void *dst, size_t dstsize, const void *src)
 /* Record STATUS with a formatted explanation for rbi_errmsg(); returns
    STATUS so callers can write `return rbi_fail(RBI_PERM, "...", ...)`. */
 int rbi_fail(int status, const char *fmt, ...) RBI_PRINTF(2, 3);
+/* How many times this thread has called rbi_fail: code that passes up a
+   status from a call that may leave it unexplained (a memory backend's
+   operations, which programs linking the library supply) takes the count
+   before, and gives rbi_fail_unexplained the call's status after. */
+unsigned rbi_fail_count(void);
+/* RC, explained as WHAT failing when the call since BEFORE recorded no
+   explanation of its own: rbi_errmsg() never shows an earlier, unrelated
+   failure.  Statuses that answer rather than fail (RBI_OK, RBI_PARTIAL,
+   RBI_UNMAPPED, RBI_ITER_END) pass unchanged. */
+int rbi_fail_unexplained(unsigned before, int rc, const char *what);
 /* Prefix the current explanation with more context ("reading thread 3: ").
    Returns STATUS unchanged. */
 int rbi_fail_context(int status, const char *fmt, ...) RBI_PRINTF(2, 3);

@@ -30,7 +30,9 @@ static int regions_load(struct rbi_target *t, struct rbi_region_list *l)
 
 	for (size_t i = 0; i < REGIONS_MAX; i++) {
 		struct rbi_region r;
-		int rc = t->ops->region(t->be, i, &r);
+		unsigned before = rbi_fail_count();
+		int rc = rbi_fail_unexplained(before, t->ops->region(t->be, i, &r),
+					      "listing the target's memory regions");
 
 		if (rc == RBI_ITER_END)
 			break;

@@ -20,7 +20,10 @@ static int note_gone(struct rbi_target *t, int rc)
 int rbi_backend_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		     size_t *nread)
 {
-	return note_gone(t, t->ops->read(t->be, addr, buf, len, nread));
+	unsigned before = rbi_fail_count();
+	int rc = t->ops->read(t->be, addr, buf, len, nread);
+
+	return note_gone(t, rbi_fail_unexplained(before, rc, "reading the target's memory"));
 }
 
 bool rbi_target_gone_seen(const struct rbi_target *t)
@@ -61,12 +64,22 @@ void rbi_target_forget(struct rbi_target *t)
 
 int rbi_target_thread_at(struct rbi_target *t, size_t index, struct rbi_thread_regs *out)
 {
-	return t->ops->thread ? t->ops->thread(t->be, index, out) : RBI_UNSUPPORTED;
+	unsigned before = rbi_fail_count();
+
+	if (!t->ops->thread)
+		return RBI_UNSUPPORTED;
+	return rbi_fail_unexplained(before, t->ops->thread(t->be, index, out),
+				    "listing the target's threads");
 }
 
 int rbi_target_registers(struct rbi_target *t, int32_t tid, struct rbi_registers *out)
 {
-	return t->ops->registers ? t->ops->registers(t->be, tid, out) : RBI_UNSUPPORTED;
+	unsigned before = rbi_fail_count();
+
+	if (!t->ops->registers)
+		return RBI_UNSUPPORTED;
+	return rbi_fail_unexplained(before, t->ops->registers(t->be, tid, out),
+				    "reading a thread's registers");
 }
 
 bool rbi_target_has_registers(const struct rbi_target *t)
@@ -76,7 +89,12 @@ bool rbi_target_has_registers(const struct rbi_target *t)
 
 int rbi_target_signal(struct rbi_target *t, struct rbi_signal *out)
 {
-	return t->ops->signal ? t->ops->signal(t->be, out) : RBI_UNSUPPORTED;
+	unsigned before = rbi_fail_count();
+
+	if (!t->ops->signal)
+		return RBI_UNSUPPORTED;
+	return rbi_fail_unexplained(before, t->ops->signal(t->be, out),
+				    "reading the signal that ended the process");
 }
 
 int rbi_fail_gone(const struct rbi_target *t)
@@ -98,8 +116,12 @@ RBI_EXPORT int rbi_target_read_batch(rbi_target *t, struct rbi_iov *iov, size_t 
 {
 	if (!t || (!iov && n))
 		return rbi_fail(RBI_INVAL, "invalid read");
-	if (t->ops->read_batch)
-		return note_gone(t, t->ops->read_batch(t->be, iov, n));
+	if (t->ops->read_batch) {
+		unsigned before = rbi_fail_count();
+		int rc = t->ops->read_batch(t->be, iov, n);
+
+		return note_gone(t, rbi_fail_unexplained(before, rc, "reading the target's memory"));
+	}
 	for (size_t i = 0; i < n; i++) {
 		iov[i].nread = 0;
 		iov[i].status = rbi_backend_read(t, iov[i].addr, iov[i].buf,
@@ -206,9 +228,9 @@ int32_t rbi_target_tid_by_pointer(struct rbi_target *t, uint64_t pthread)
 {
 	struct rbi_thread_regs r;
 
-	if (t->live || !t->ops->thread || !pthread)
+	if (t->live || !pthread)
 		return 0;
-	for (size_t i = 0; i < RBI_THREADS_REGS_MAX && t->ops->thread(t->be, i, &r) == RBI_OK;
+	for (size_t i = 0; i < RBI_THREADS_REGS_MAX && rbi_target_thread_at(t, i, &r) == RBI_OK;
 	     i++)
 		if (r.fs_base == pthread)
 			return r.tid;

@@ -13,6 +13,7 @@
 /* Per thread, so concurrent targets on different threads don't clobber
    each other's explanations. */
 static _Thread_local char errmsg[RBI_ERRMSG_MAX];
+static _Thread_local unsigned fail_count;
 
 RBI_EXPORT const char *rbi_strerror(int status)
 {
@@ -37,8 +38,22 @@ int rbi_fail(int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
 	va_end(ap);
+	fail_count++;
 	errno = saved;
 	return status;
+}
+
+unsigned rbi_fail_count(void)
+{
+	return fail_count;
+}
+
+int rbi_fail_unexplained(unsigned before, int rc, const char *what)
+{
+	if (rc == RBI_OK || rc == RBI_PARTIAL || rc == RBI_UNMAPPED || rc == RBI_ITER_END ||
+	    fail_count != before)
+		return rc;
+	return rbi_fail(rc, "%s: %s", what, rbi_strerror(rc));
 }
 
 int rbi_fail_context(int status, const char *fmt, ...)
