@@ -10,17 +10,21 @@
  *   - a process we may not read (Yama ptrace_scope 1 makes gdb's children
  *     siblings of a process gdb launched), a remote target, or when the user
  *     set $rbinspect_snapshot: ask gdb for a snapshot.
- * A snapshot is a gcore into a private directory /tmp/rbinspect-gdb.SLOT
- * that we create (mkdir 0700, so it cannot be anybody else's), named by our
- * exit status SLOT, the one number a gdb script without Python can read
- * back ($_shell_exitcode).  gdb writes SLOT/core and runs us again with
- * SLOT in its state line; we check the directory is still ours, open the
- * core and remove the directory before reading. */
+ * A snapshot is a gcore into a private directory that we create (mkdir
+ * 0700, so it cannot be anybody else's), named by our exit status SLOT, the
+ * one number a gdb script without Python can read back ($_shell_exitcode).
+ * gdb writes SLOT/core and runs us again with SLOT in its state line; we
+ * check the directory is still ours, open the core and remove the directory
+ * before reading.  The directory is ~/.cache/rbinspect/gdb.SLOT (gdb's gcore
+ * expands the ~ from the same $HOME), where no other user can take the
+ * names; /tmp/rbinspect-gdb.SLOT, which any user can squat, only when the
+ * home directory cannot hold it. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +38,16 @@
 #include "repl.h"
 
 #define GDB_TEXT_MAX (16u << 20)        /* bytes of gdb output read */
-/* Snapshot slots: exit statuses that mean "gcore into /tmp/rbinspect-gdb.SLOT/core,
-   then run me again".  Above rbinspect's own statuses, below the shell's
-   126/127 (cannot execute, not found); rbinspect.gdb knows the range. */
+/* Snapshot slots: exit statuses that mean "gcore into SLOT's directory,
+   then run me again": in the home directory up to GDB_SLOT_HOME_MAX, in
+   /tmp above.  Above rbinspect's own statuses, below the shell's 126/127
+   (cannot execute, not found); rbinspect.gdb knows the ranges. */
 #define GDB_SLOT_MIN 100
+#define GDB_SLOT_HOME_MAX 112
 #define GDB_SLOT_MAX 124
-#define SNAP_FMT "/tmp/rbinspect-gdb.%d"
+#define SNAP_HOME_PARENT "/.cache/rbinspect"
+#define SNAP_HOME_FMT "%s" SNAP_HOME_PARENT "/gdb.%d"
+#define SNAP_TMP_FMT "/tmp/rbinspect-gdb.%d"
 
 enum gdb_kind { GDB_NONE, GDB_NATIVE, GDB_CORE, GDB_REMOTE };
 
@@ -235,7 +243,7 @@ static void snap_remove(const char *dir)
 /* The gdb whose snapshot DIR holds (its "owner" file); 0 if unknown. */
 static pid_t snap_owner(const char *dir)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 8];
 	int owner = 0;
 	FILE *f;
 
@@ -257,16 +265,65 @@ static bool wants_native(int argc, char **argv)
 	return false;
 }
 
+/* The home directory, as gdb's ~ expands it (readline's tilde: $HOME,
+   else the password entry); NULL if none. */
+static const char *home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && h[0] == '/')
+		return h;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/* A directory of ours that no other user may write into (the layout cache
+   shares ~/.cache/rbinspect: 0755 is fine). */
+static bool dir_ours(const char *dir)
+{
+	struct stat st;
+
+	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       (st.st_mode & 022) == 0;
+}
+
+/* SLOT's directory into DIR; false if SLOT is a home slot and the home
+   directory has no ~/.cache/rbinspect of ours (made 0700 when missing). */
+static bool snap_dir(int slot, char *dir, size_t cap)
+{
+	const char *home;
+	int n;
+
+	if (slot > GDB_SLOT_HOME_MAX) {
+		snprintf(dir, cap, SNAP_TMP_FMT, slot);
+		return true;
+	}
+	if (!(home = home_dir()))
+		return false;
+	n = snprintf(dir, cap, "%s/.cache", home);
+	if (n < 0 || (size_t)n >= cap)
+		return false;
+	mkdir(dir, 0700);
+	snprintf(dir, cap, "%s" SNAP_HOME_PARENT, home);
+	mkdir(dir, 0700);
+	if (!dir_ours(dir))
+		return false;
+	n = snprintf(dir, cap, SNAP_HOME_FMT, home, slot);
+	return n > 0 && (size_t)n < cap;
+}
+
 /* Make a snapshot directory for gdb to gcore into; returns its slot, or
    an exit code after saying why not.  Leftovers of our gdb (a gcore that
    failed) and of gdbs that have exited are removed on the way. */
 static int snap_make(void)
 {
 	pid_t me = gdb_pid();
-	char dir[64];
+	char dir[PATH_MAX];
 
 	for (int slot = GDB_SLOT_MIN; slot <= GDB_SLOT_MAX; slot++) {
-		snprintf(dir, sizeof(dir), SNAP_FMT, slot);
+		if (!snap_dir(slot, dir, sizeof(dir)))
+			continue;
 		if (snap_dir_ours(dir)) {
 			pid_t owner = snap_owner(dir);
 
@@ -275,10 +332,11 @@ static int snap_make(void)
 		}
 	}
 	for (int slot = GDB_SLOT_MIN; slot <= GDB_SLOT_MAX; slot++) {
-		char path[96];
+		char path[PATH_MAX + 8];
 		FILE *f;
 
-		snprintf(dir, sizeof(dir), SNAP_FMT, slot);
+		if (!snap_dir(slot, dir, sizeof(dir)))
+			continue;
 		if (mkdir(dir, 0700)) {
 			if (errno == EEXIST)
 				continue;
@@ -296,8 +354,9 @@ static int snap_make(void)
 		fclose(f);
 		return slot;
 	}
-	fprintf(stderr, "rbinspect: no free snapshot directory /tmp/rbinspect-gdb.%d-%d\n",
-		GDB_SLOT_MIN, GDB_SLOT_MAX);
+	fprintf(stderr, "rbinspect: no free snapshot directory (~" SNAP_HOME_PARENT "/gdb.%d-%d, "
+		SNAP_TMP_FMT "-%d)\n", GDB_SLOT_MIN, GDB_SLOT_HOME_MAX, GDB_SLOT_HOME_MAX + 1,
+		GDB_SLOT_MAX);
 	return EXIT_ERROR;
 }
 
@@ -305,14 +364,17 @@ static int snap_make(void)
    readable). */
 static int snap_open(int slot, struct rbi_open_opts *opts, rbi_target **out)
 {
-	char dir[64], core[96];
+	char dir[PATH_MAX], core[PATH_MAX + 8];
 	int rc;
 
 	if (slot < GDB_SLOT_MIN || slot > GDB_SLOT_MAX) {
 		fprintf(stderr, "rbinspect: invalid snapshot slot %d\n", slot);
 		return EXIT_USAGE;
 	}
-	snprintf(dir, sizeof(dir), SNAP_FMT, slot);
+	if (!snap_dir(slot, dir, sizeof(dir))) {
+		fprintf(stderr, "rbinspect: no snapshot directory for slot %d\n", slot);
+		return EXIT_ERROR;
+	}
 	snprintf(core, sizeof(core), "%s/core", dir);
 	if (!snap_dir_ours(dir)) {
 		fprintf(stderr, "rbinspect: %s is not a snapshot directory of ours\n", dir);
