@@ -240,6 +240,9 @@ ssize_t rbi_read_line(char **line, size_t *cap, FILE *f, size_t max);
    ROOT as if it were "/" (symlinks and ".." cannot lead out).  An fd, or
    -errno: -EINVAL for a file that is not a regular one. */
 int rbi_open_regular(const char *root, const char *path);
+/* mkdir -p PATH, mode 0700 for what it creates (PATH is changed while it
+   runs and restored). */
+bool rbi_make_dirs(char *path);
 
 /* ---- util/signal.c: signals and siginfo_t ------------------------------- */
 

@@ -46,7 +46,7 @@
 #define GDB_SLOT_HOME_MAX 112
 #define GDB_SLOT_MAX 124
 #define SNAP_HOME_PARENT "/.cache/rbinspect"
-#define SNAP_HOME_FMT "%s" SNAP_HOME_PARENT "/gdb.%d"
+#define SNAP_HOME_FMT "%s/gdb.%d"       /* under snap_home's directory */
 #define SNAP_TMP_FMT "/tmp/rbinspect-gdb.%d"
 
 enum gdb_kind { GDB_NONE, GDB_NATIVE, GDB_CORE, GDB_REMOTE };
@@ -218,13 +218,15 @@ static pid_t gdb_pid(void)
 	return getppid();
 }
 
-/* SLOT's directory as we made it: a real directory of ours, 0700. */
-static bool snap_dir_ours(const char *dir)
+/* DIR is a real directory of ours (no symlink), with none of the mode
+   bits DENIED: 077 for a slot's (0700 as we made it), 022 for its parent
+   (the layout cache shares ~/.cache/rbinspect: 0755 is fine). */
+static bool dir_ours(const char *dir, mode_t denied)
 {
 	struct stat st;
 
 	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       (st.st_mode & 077) == 0;
+	       (st.st_mode & denied) == 0;
 }
 
 /* Remove SLOT's directory: only the files we and gdb put there. */
@@ -278,38 +280,31 @@ static const char *home_dir(void)
 	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 }
 
-/* A directory of ours that no other user may write into (the layout cache
-   shares ~/.cache/rbinspect: 0755 is fine). */
-static bool dir_ours(const char *dir)
+/* ~/.cache/rbinspect into BUF (made 0700 where missing): NULL if there is
+   no home directory or that directory is not ours alone to write. */
+static const char *snap_home(char *buf, size_t cap)
 {
-	struct stat st;
-
-	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       (st.st_mode & 022) == 0;
-}
-
-/* SLOT's directory into DIR; false if SLOT is a home slot and the home
-   directory has no ~/.cache/rbinspect of ours (made 0700 when missing). */
-static bool snap_dir(int slot, char *dir, size_t cap)
-{
-	const char *home;
+	const char *home = home_dir();
 	int n;
 
-	if (slot > GDB_SLOT_HOME_MAX) {
-		snprintf(dir, cap, SNAP_TMP_FMT, slot);
-		return true;
-	}
-	if (!(home = home_dir()))
-		return false;
-	n = snprintf(dir, cap, "%s/.cache", home);
-	if (n < 0 || (size_t)n >= cap)
-		return false;
-	mkdir(dir, 0700);
-	snprintf(dir, cap, "%s" SNAP_HOME_PARENT, home);
-	mkdir(dir, 0700);
-	if (!dir_ours(dir))
-		return false;
-	n = snprintf(dir, cap, SNAP_HOME_FMT, home, slot);
+	if (!home)
+		return NULL;
+	n = snprintf(buf, cap, "%s" SNAP_HOME_PARENT, home);
+	if (n < 0 || (size_t)n >= cap || !rbi_make_dirs(buf) || !dir_ours(buf, 022))
+		return NULL;
+	return buf;
+}
+
+/* SLOT's directory into DIR, HOME being snap_home's; false for a home slot
+   when there is none. */
+static bool snap_dir(int slot, const char *home, char *dir, size_t cap)
+{
+	int n = -1;
+
+	if (slot > GDB_SLOT_HOME_MAX)
+		n = snprintf(dir, cap, SNAP_TMP_FMT, slot);
+	else if (home)
+		n = snprintf(dir, cap, SNAP_HOME_FMT, home, slot);
 	return n > 0 && (size_t)n < cap;
 }
 
@@ -319,12 +314,13 @@ static bool snap_dir(int slot, char *dir, size_t cap)
 static int snap_make(void)
 {
 	pid_t me = gdb_pid();
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], home_buf[PATH_MAX];
+	const char *home = snap_home(home_buf, sizeof(home_buf));
 
 	for (int slot = GDB_SLOT_MIN; slot <= GDB_SLOT_MAX; slot++) {
-		if (!snap_dir(slot, dir, sizeof(dir)))
+		if (!snap_dir(slot, home, dir, sizeof(dir)))
 			continue;
-		if (snap_dir_ours(dir)) {
+		if (dir_ours(dir, 077)) {
 			pid_t owner = snap_owner(dir);
 
 			if (owner == me || owner <= 0 || (kill(owner, 0) && errno == ESRCH))
@@ -335,7 +331,7 @@ static int snap_make(void)
 		char path[PATH_MAX + 8];
 		FILE *f;
 
-		if (!snap_dir(slot, dir, sizeof(dir)))
+		if (!snap_dir(slot, home, dir, sizeof(dir)))
 			continue;
 		if (mkdir(dir, 0700)) {
 			if (errno == EEXIST)
@@ -345,7 +341,7 @@ static int snap_make(void)
 			return EXIT_ERROR;
 		}
 		snprintf(path, sizeof(path), "%s/owner", dir);
-		if (!snap_dir_ours(dir) || !(f = fopen(path, "wx"))) {
+		if (!dir_ours(dir, 077) || !(f = fopen(path, "wx"))) {
 			fprintf(stderr, "rbinspect: cannot use %s for a snapshot\n", dir);
 			rmdir(dir);
 			return EXIT_ERROR;
@@ -364,19 +360,19 @@ static int snap_make(void)
    readable). */
 static int snap_open(int slot, struct rbi_open_opts *opts, rbi_target **out)
 {
-	char dir[PATH_MAX], core[PATH_MAX + 8];
+	char dir[PATH_MAX], core[PATH_MAX + 8], home[PATH_MAX];
 	int rc;
 
 	if (slot < GDB_SLOT_MIN || slot > GDB_SLOT_MAX) {
 		fprintf(stderr, "rbinspect: invalid snapshot slot %d\n", slot);
 		return EXIT_USAGE;
 	}
-	if (!snap_dir(slot, dir, sizeof(dir))) {
+	if (!snap_dir(slot, snap_home(home, sizeof(home)), dir, sizeof(dir))) {
 		fprintf(stderr, "rbinspect: no snapshot directory for slot %d\n", slot);
 		return EXIT_ERROR;
 	}
 	snprintf(core, sizeof(core), "%s/core", dir);
-	if (!snap_dir_ours(dir)) {
+	if (!dir_ours(dir, 077)) {
 		fprintf(stderr, "rbinspect: %s is not a snapshot directory of ours\n", dir);
 		return EXIT_ERROR;
 	}

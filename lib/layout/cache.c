@@ -80,19 +80,6 @@ static bool layout_read(FILE *f, struct rbi_layout *l)
 	return true;
 }
 
-/* mkdir -p PATH, mode 0700 for what it creates. */
-static bool make_dirs(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(path, 0700);
-		*p = '/';
-	}
-	return mkdir(path, 0700) == 0 || errno == EEXIST;
-}
-
 /* The cache directory (created when CREATE), or false when caching is
    off.  Only a store creates it: a run that caches nothing leaves no
    trace in the user's home. */
@@ -110,7 +97,7 @@ static bool cache_dir(char *out, size_t cap, bool create)
 		n = (size_t)snprintf(out, cap, "%s/.cache/rbinspect/layouts", home);
 	else
 		return false;
-	return n < cap && (!create || make_dirs(out));
+	return n < cap && (!create || rbi_make_dirs(out));
 }
 
 static bool cache_path(const struct rbi_build_id *id, char *out, size_t cap, bool create)

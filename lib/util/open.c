@@ -49,6 +49,18 @@ static int open_path_in(const char *root, const char *path)
 	return fd < 0 ? -err : fd;
 }
 
+bool rbi_make_dirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	return mkdir(path, 0700) == 0 || errno == EEXIST;
+}
+
 int rbi_open_regular(const char *root, const char *path)
 {
 	char proc[64];
