@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test-rubies.sh — fetch and build the real CRuby interpreters the tests run against.
 #
-# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--variants] [--list] [--list-variants] [--status]
+# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--variants] [--apps] [--list]
+#                             [--list-variants] [--list-apps] [--status]
 #   --binaries  Debian's own (stripped) Rubies, each unpacked into a root dir used with chroot
 #               or tools/run-in-ns.sh:  deb-2.7 (bullseye ruby2.7), deb-3.1 (bookworm ruby3.1),
 #               deb-3.3 (trixie ruby3.3), deb-3.4 (sid + experimental ruby3.4).
@@ -10,11 +11,14 @@
 #               About 8 minutes in total on 2 cores; run under nice.
 #   --variants  Rubies as users build them, from the same source packages with Debian's own
 #               compilers and libraries (see VARIANTS below). About 10 minutes on 2 cores.
+#   --apps      apps-3.3: trixie's Rails, puma, Sinatra, Sidekiq and redis-server on its Ruby 3.3,
+#               unpacked into a root dir like deb-3.3 (tests/integration/apps.sh). ~35 MB.
 #   --list      Print the Rubies that are ready (see format below). Never downloads or builds.
 #   --list-variants  The same for the variants.
+#   --list-apps "apps VERSION ROOT" when apps-3.3 is ready.
 #   --status    TAP: one line per Ruby this script makes, ok if ready, not ok with the reason its
 #               last attempt failed. Never downloads or builds.
-#   (none)      --binaries, --dwarf, then --variants.
+#   (none)      --binaries, --dwarf, --variants, then --apps.
 #
 # Cache: ${RBI_RUBIES:-$HOME/.cache/rbinspect/rubies}. Every Ruby gets a stamp file (.rbi-stamp,
 # holding its RUBY_VERSION) only after it has been verified to run, and a recipe file
@@ -192,9 +196,23 @@ apt_setup() {
 	apt-get "${APTO[@]}" -qq update >&2
 }
 
-# Unpack Debian's rubyX.Y into the root dir $2 without running maintainer scripts.
+# unpack_root ROOT DEB...: a root dir of the .debs' files, as Debian lays them out (merged /usr:
+# PT_INTERP is /lib64/ld-linux-x86-64.so.2, and bullseye's libc6 ships /lib), without running
+# maintainer scripts.
+unpack_root() {
+	local root=$1 d
+	shift
+	mkdir -p "$root/usr/bin" "$root/usr/lib" "$root/usr/lib64" "$root/usr/sbin" "$root/proc"
+	mkdir -m 1777 "$root/tmp"
+	for d in bin lib lib64 sbin; do ln -s "usr/$d" "$root/$d"; done
+	for d in "$@"; do
+		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$root"
+	done
+}
+
+# Unpack Debian's rubyX.Y into the root dir $2.
 fetch_binary() {
-	local v=$1 root=$2 mirror=$3 a d s
+	local v=$1 root=$2 mirror=$3 a s
 	a=$RBI_RUBIES/.apt/deb-$v
 	rm -rf "$root" "$a"
 	for s in ${BIN_SUITES[$v]}; do
@@ -203,13 +221,7 @@ fetch_binary() {
 	apt_opts "$a"  # apt_setup ran in the pipeline's subshell
 	mkdir -p "$a/debs"
 	(cd "$a/debs" && apt-get "${APTO[@]}" -qq download "ruby$v" "libruby$v" "${RUNTIME_PKGS[@]}")
-	mkdir -p "$root/usr/bin" "$root/usr/lib" "$root/usr/lib64" "$root/usr/sbin" "$root/proc"
-	mkdir -m 1777 "$root/tmp"
-	# merged-/usr: PT_INTERP is /lib64/ld-linux-x86-64.so.2, and bullseye's libc6 ships /lib.
-	for d in bin lib lib64 sbin; do ln -s "usr/$d" "$root/$d"; done
-	for d in "$a"/debs/*.deb; do
-		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$root"
-	done
+	unpack_root "$root" "$a"/debs/*.deb
 	ln -sf "ruby$v" "$root/usr/bin/ruby"
 	rm -rf "$a"  # ~30 MB of lists and .debs per root; refetching takes seconds
 }
@@ -237,6 +249,42 @@ do_binaries() {
 	for v in "${VERSIONS[@]}"; do
 		make_one "deb-$v" "$(binary_recipe "$v")" binary_one "$v"
 	done
+}
+
+# The application stack of the suite that carries another Ruby than the host's (trixie: Rails
+# 7.2, puma 6.6, Sinatra 4.1, Sidekiq 7.3 and redis-server on Ruby 3.3), for
+# tests/integration/apps.sh: every package and its dependencies unpacked into the root dir
+# apps-X.Y, run with chroot like deb-X.Y.  libc-bin brings the C.UTF-8 locale the apps' UTF-8
+# sources need, and rubygems opens /dev/null.
+APPS_SUITE=trixie
+APPS_PKGS=(ruby-rails puma ruby-sinatra ruby-sidekiq ruby-sqlite3 redis-server libc-bin)
+APPS_SMOKE='require "rails"; require "active_record"; require "sqlite3"; require "puma"
+require "sinatra/base"; require "sidekiq"; print RUBY_VERSION'
+
+apps_recipe() {
+	echo "suite $APPS_SUITE; packages ${APPS_PKGS[*]} and their dependencies; /dev/null"
+}
+
+# Unpack the application stack into apps-$1 and check that it loads; print its RUBY_VERSION.
+apps_one() {
+	local root=$RBI_RUBIES/apps-$1 a=$RBI_RUBIES/.apt/apps-$1 mirror
+	mirror=$(find_mirror)
+	log "apps-$1: downloading ${APPS_PKGS[*]} from $APPS_SUITE ($mirror)"
+	rm -rf "$root" "$a"
+	echo "deb [signed-by=$KEYRING] $mirror $APPS_SUITE main" | apt_setup "$a"
+	apt_opts "$a"
+	apt-get "${APTO[@]}" -qq -o APT::Install-Recommends=false install -y --download-only \
+		"${APPS_PKGS[@]}" >&2
+	unpack_root "$root" "$a"/cache/archives/*.deb
+	rm -rf "$a"
+	mkdir -p "$root/dev"
+	mknod -m 666 "$root/dev/null" c 1 3
+	LANG=C.UTF-8 chroot "$root" /usr/bin/ruby -e "$APPS_SMOKE" ||
+		die "apps-$1: the application stack does not load in $root"
+}
+
+do_apps() {
+	make_one apps-3.3 "$(apps_recipe)" apps_one 3.3
 }
 
 # Install missing build dependencies with the system apt (packages only, config untouched).
@@ -480,12 +528,19 @@ do_list_variants() {
 	return 0
 }
 
+# "apps VERSION ROOT": the application stack's root, when ready.
+do_list_apps() {
+	local d=$RBI_RUBIES/apps-3.3
+	[[ -s $d/$STAMP ]] && echo "apps $(< "$d/$STAMP") $d"
+	return 0
+}
+
 # TAP, one line per Ruby this script makes: ready, or why its last attempt failed.
 do_status() {
 	local names=() name n=0 f
 	for name in "${VERSIONS[@]}"; do names+=("deb-$name"); done
 	for name in "${VERSIONS[@]}"; do names+=("dwarf-$name"); done
-	names+=(var-3.4-static var-3.3-clang var-3.4-musl)
+	names+=(var-3.4-static var-3.3-clang var-3.4-musl apps-3.3)
 	echo "1..${#names[@]}"
 	for name in "${names[@]}"; do
 		n=$((n + 1))
@@ -515,37 +570,41 @@ do_list() {
 }
 
 usage() {
-	sed -n '3,17s/^# \{0,1\}//p' "$0" >&2
+	sed -n '3,21s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
 main() {
-	local bin=0 dwarf=0 variants=0 list=0 list_variants=0 status=0 arg
+	local bin=0 dwarf=0 variants=0 apps=0 list=0 list_variants=0 list_apps=0 status=0 arg
 	for arg in "$@"; do
 		case $arg in
 		--binaries) bin=1 ;;
 		--dwarf) dwarf=1 ;;
 		--variants) variants=1 ;;
+		--apps) apps=1 ;;
 		--list) list=1 ;;
+		--list-apps) list_apps=1 ;;
 		--list-variants) list_variants=1 ;;
 		--status) status=1 ;;
 		*) usage ;;
 		esac
 	done
-	[[ $# -eq 0 ]] && bin=1 dwarf=1 variants=1
+	[[ $# -eq 0 ]] && bin=1 dwarf=1 variants=1 apps=1
 	mkdir -p "$RBI_RUBIES"
 	RBI_RUBIES=$(cd "$RBI_RUBIES" && pwd -P)
 	# Concurrent runs (several test suites at once) wait for each other instead of unpacking
 	# or building into the same dirs; --list alone never waits.
-	if [[ $bin -eq 1 || $dwarf -eq 1 || $variants -eq 1 ]]; then
+	if [[ $bin -eq 1 || $dwarf -eq 1 || $variants -eq 1 || $apps -eq 1 ]]; then
 		exec 9> "$RBI_RUBIES/.lock"
 		flock 9
 	fi
 	[[ $bin -eq 1 ]] && do_binaries
 	[[ $dwarf -eq 1 ]] && do_dwarf
 	[[ $variants -eq 1 ]] && do_variants
+	[[ $apps -eq 1 ]] && do_apps
 	[[ $list -eq 1 ]] && do_list
 	[[ $list_variants -eq 1 ]] && do_list_variants
+	[[ $list_apps -eq 1 ]] && do_list_apps
 	[[ $status -eq 1 ]] && do_status
 	[[ ${#FAILED[@]} -eq 0 ]] || { log "not made: ${FAILED[*]} (tools/test-rubies.sh --status)"; return 1; }
 	return 0

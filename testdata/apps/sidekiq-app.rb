@@ -2,10 +2,12 @@
 # target: a job that builds a report from many small objects (leaving RbiKeep garbage behind)
 # and computes.  Sidekiq runs it with `sidekiq -r sidekiq-app.rb -c 5`, its 5 processor
 # threads fed from redis; tests/integration/apps.sh enqueues with `ruby sidekiq-app.rb N`.
+# Sidekiq 6.4 (bookworm, on the redis gem) and 7.3 (trixie, on redis-client) alike.
 #
 # env: RBI_REDIS_SOCK (redis-server's unix socket), RBI_APP_TRUTH (truth-trap.rb).
 require "sidekiq"
-Redis.silence_deprecations = true  # redis 4.8 warns at every call Sidekiq 6.4 makes
+# The redis gem 4.8 warns at every call Sidekiq 6.4 makes; Sidekiq 7 has no Redis.
+Redis.silence_deprecations = true if defined?(Redis) && Redis.respond_to?(:silence_deprecations=)
 require_relative "truth-trap"
 
 redis = { path: ENV.fetch("RBI_REDIS_SOCK") }

@@ -1,4 +1,7 @@
-# apps.sh: the applications users run, from Debian's own packages on its Ruby 3.1: a Rails 6.1
+# apps.sh: the applications users run, from Debian's own packages, on two stacks: bookworm's on
+# the host (Ruby 3.1: Rails 6.1, puma 5.6, Sinatra 2.1, Sidekiq 6.4 on redis 7.0), and trixie's
+# in a root of its packages (tools/test-rubies.sh --apps; Ruby 3.3: Rails 7.2, puma 6.6,
+# Sinatra 4.1, Sidekiq 7.3 on redis 8.0), run with chroot.  On each: a Rails
 # app (testdata/apps/rails-app.rb: ActiveRecord on sqlite3, an N+1 page) under puma in cluster
 # mode (2 forked workers of 5 threads, preload_app!), and a Sinatra app
 # (testdata/apps/sinatra-app.rb) under puma in single mode (5 threads in puma's own process),
@@ -17,7 +20,7 @@
 # and a worker killed by SIGSEGV (Ruby's [BUG] handler, the kernel's core): its core marks
 # its main thread crashed, by the worker's own tid.  SKIP where Debian's puma, ruby-rails,
 # ruby-sqlite3, ruby-sinatra, ruby-sidekiq, redis-server or ab are not installed
-# (tools/install-deps.sh --test installs them).
+# (tools/install-deps.sh --test installs them), or trixie's root is not made.
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -32,32 +35,32 @@ apps_cleanup() {
 }
 trap apps_cleanup EXIT
 
-missing=
-for c in puma ab curl sidekiq redis-server; do command -v "$c" >/dev/null || missing="$missing $c"; done
-for p in ruby-rails ruby-sqlite3 ruby-sinatra; do
-	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	skip "Rails, Sinatra and Sidekiq apps: not installed:$missing (tools/install-deps.sh --test)"
-	tap_done; exit 0
-fi
 crash_ok=1
 crash_setup || crash_ok=0
 
-# puma_start NAME CONFIG RACKUP: puma serving RACKUP on a free loopback port, in $RB_TMP/NAME
-# (its pid in $master, its port in $port, and the truths' prefix exported); 1 if it did not
-# answer.
+# The stack under test: what runs its commands (nothing, or chroot into its root), its root
+# ("" on the host), where the apps' files are as it sees them, and its name in the checks.
+run=() sys= app_in= stack=
+# app_dir NAME: the directory of one app's files, $dir as the test sees it, and the truths'
+# prefix exported as the app sees it.
+app_dir() {
+	dir=$sys$work/$1
+	mkdir -p "$dir"
+	export RBI_APP_DIR=$work/$1 RBI_APP_TRUTH=$work/$1/truth
+}
+
+# puma_start NAME CONFIG RACKUP: puma serving RACKUP on a free loopback port, in app_dir NAME
+# (its pid in $master, its port in $port); 1 if it did not answer.
 puma_start() {
 	local p
-	dir=$RB_TMP/$1
+	app_dir "$1"
 	port=
 	for _ in $(seq 20); do
 		p=$((20000 + RANDOM % 20000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
 	done
-	mkdir -p "$dir"
-	export RBI_APP_DIR=$dir RBI_APP_PORT=$port RBI_APP_TRUTH=$dir/truth
-	(cd "$dir" && ulimit -c unlimited && exec puma -C "$app/$2" "$app/$3") \
+	export RBI_APP_PORT=$port
+	(ulimit -c unlimited && exec "${run[@]}" puma -C "$app_in/$2" "$app_in/$3") \
 		>"$dir/puma.log" 2>&1 &
 	disown "$!"     # killed at the end: no job report
 	for _ in $(seq 1 120); do
@@ -69,23 +72,23 @@ puma_start() {
 	[ -n "$master" ]
 }
 
-# sidekiq_start: redis-server on a unix socket and Sidekiq on it, in $RB_TMP/sidekiq (Sidekiq's
-# pid in $master, the truths' prefix exported); 1 if Sidekiq did not start its 5 processor
-# threads (Thread#name, their names in /proc too).
+# sidekiq_start: redis-server on a unix socket and Sidekiq on it, in app_dir sidekiq
+# (Sidekiq's pid in $master); 1 if Sidekiq did not start its 5 processor threads (Thread#name,
+# their names in /proc too: 6.4's "processor", 7's "sidekiq.default/processor" cut to 15 bytes).
 sidekiq_start() {
-	dir=$RB_TMP/sidekiq
-	mkdir -p "$dir"
-	export RBI_APP_DIR=$dir RBI_APP_TRUTH=$dir/truth RBI_REDIS_SOCK=$dir/redis.sock
-	(cd "$dir" && exec redis-server --port 0 --unixsocket "$RBI_REDIS_SOCK" --save '' \
-		--appendonly no) >"$dir/redis.log" 2>&1 &
+	app_dir sidekiq
+	export RBI_REDIS_SOCK=$RBI_APP_DIR/redis.sock
+	"${run[@]}" redis-server --port 0 --unixsocket "$RBI_REDIS_SOCK" --save '' --appendonly no \
+		--dir "$RBI_APP_DIR" >"$dir/redis.log" 2>&1 &
 	masters="$masters $!"
 	disown "$!"
-	(cd "$dir" && exec sidekiq -r "$app/sidekiq-app.rb" -c 5) >"$dir/sidekiq.log" 2>&1 &
+	"${run[@]}" sidekiq -r "$app_in/sidekiq-app.rb" -c 5 >"$dir/sidekiq.log" 2>&1 &
 	master=$!
 	masters="$masters $master"
 	disown "$master"
 	for _ in $(seq 1 120); do
-		[ "$(cat /proc/"$master"/task/*/comm 2>/dev/null | grep -c '^processor$')" = 5 ] && return 0
+		[ "$(cat /proc/"$master"/task/*/comm 2>/dev/null |
+			grep -cE '^(processor|sidekiq\.default)$')" = 5 ] && return 0
 		sleep 0.5
 	done
 	return 1
@@ -93,7 +96,7 @@ sidekiq_start() {
 
 # check_process NAME PID: what every process serving the app must give (the list at the top).
 check_process() {
-	local name=$1 w=$2 j=$dir/p$2 t bad got want out expr value
+	local name="$stack $1" w=$2 j=$dir/p$2 truth=$dir/truth t bad got want out expr value
 	"$RBINSPECT" --json -p "$w" threads >"$j.threads" 2>"$j.err"
 	is "$(jq -r '.threads[] | select(.main) | .tid' "$j.threads")" "$w" \
 		"$name: threads: the main thread's tid is the process's pid"
@@ -106,11 +109,11 @@ check_process() {
 	# The process's own backtraces at one instant.
 	kill -PWR "$w"
 	for _ in $(seq 1 100); do
-		[ -f "$RBI_APP_TRUTH.$w" ] && [ "$(task_states "$w")" = T ] && break
+		[ -f "$truth.$w" ] && [ "$(task_states "$w")" = T ] && break
 		sleep 0.1
 	done
 	"$RBINSPECT" --json -p "$w" bt >"$j.bt" 2>"$j.err"
-	if out=$(python3 "$here/tests/bt-check.py" "$RBI_APP_TRUTH.$w" "$j.bt" 2>&1); then
+	if out=$(python3 "$here/tests/bt-check.py" "$truth.$w" "$j.bt" 2>&1); then
 		ok "$name: bt: every thread and frame as the process's own backtraces ($(tail -n 1 <<<"$out" | cut -d: -f2-))"
 	else
 		not_ok "$name: bt: every thread and frame as the process's own backtraces"; diag "$out"
@@ -136,8 +139,8 @@ check_process() {
 	"$RBINSPECT" --json -p "$w" objects --by-class --pause --top 0 >"$j.objects" 2>"$j.err"
 	got=$(jq -r '.classes[] | select(.name == "RbiKeep") | .count' "$j.objects")
 	kill -URG "$w"
-	for _ in $(seq 1 100); do [ -f "$RBI_APP_TRUTH.objects.$w" ] && break; sleep 0.1; done
-	want=$(awk -F'\t' '$1 == "RbiKeep" { print $2 }' "$RBI_APP_TRUTH.objects.$w" 2>/dev/null)
+	for _ in $(seq 1 100); do [ -f "$truth.objects.$w" ] && break; sleep 0.1; done
+	want=$(awk -F'\t' '$1 == "RbiKeep" { print $2 }' "$truth.objects.$w" 2>/dev/null)
 	if [ -n "$got" ] && [ -n "$want" ] && awk -v g="$got" -v w="$want" \
 		'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w >= 2000 && d <= 2 + w / 1000) }'; then
 		ok "$name: objects --by-class --pause: $got RbiKeep, each_object's $want ($(jq .garbage "$j.objects") garbage slots left out)"
@@ -151,71 +154,106 @@ check_process() {
 	while IFS=$'\t' read -r _ expr value; do
 		out=$("$RBINSPECT" -p "$w" p "$expr" 2>&1)
 		is "$(awk '{ print $1; exit }' <<<"$out")" "$value" "$name: p $expr"
-	done < <(grep '^expr' "$RBI_APP_TRUTH.objects.$w")
+	done < <(grep '^expr' "$truth.objects.$w")
 }
 
 # ---- Rails under puma in cluster mode ------------------------------------------------------
-if ! puma_start rails puma.rb config.ru; then
-	not_ok "a Rails app under puma: puma started"; diag "$(tail -n 20 "$dir/puma.log")"
-else
-	workers=$(pgrep -P "$master" | sort -n | tr '\n' ' ')
-	is "$(wc -w <<<"$workers")" 2 "a Rails app under puma: 2 workers"
-	ab -q -n 400 -c 8 "http://127.0.0.1:$port/posts" >"$dir/ab.log" 2>&1
-	like "$(cat "$dir/ab.log")" 'Failed requests: +0' "puma: 400 requests of the N+1 page served"
-	master_tasks=$(ls "/proc/$master/task" | sort | tr '\n' ' ')
-	for w in $workers; do
-		check_process "puma worker $w" "$w"
-	done
-	is "$(awk '/^TracerPid:/ { print $2 }' "/proc/$master/status") $(ls "/proc/$master/task" | sort | tr '\n' ' ')" \
-		"0 $master_tasks" "puma master: never traced, its threads as they were"
-
-	# A worker killed by SIGSEGV: Ruby's [BUG] handler, then the kernel's core in puma's
-	# directory.
-	w=${workers%% *}
-	if [ "$crash_ok" = 0 ]; then
-		skip "puma worker's core: $CRASH_WHY"
+rails_suite() {
+	if ! puma_start rails puma.rb config.ru; then
+		not_ok "$stack: a Rails app under puma: puma started"; diag "$(tail -n 20 "$dir/puma.log")"
 	else
-		kill -SEGV "$w"
-		core=
-		if wait_dead "$w"; then
-			for _ in $(seq 1 100); do
-				core=$(ls "$dir"/core* 2>/dev/null | head -n 1)
-				[ -n "$core" ] && break
-				sleep 0.1
-			done
-		fi
-		if [ -z "$core" ]; then
-			not_ok "puma worker $w: the kernel wrote a core"; diag "$(tail -n 5 "$dir/puma.log")"
+		local workers w core master_tasks
+		workers=$(pgrep -P "$master" | sort -n | tr '\n' ' ')
+		is "$(wc -w <<<"$workers")" 2 "$stack: a Rails app under puma: 2 workers"
+		ab -q -n 400 -c 8 "http://127.0.0.1:$port/posts" >"$dir/ab.log" 2>&1
+		like "$(cat "$dir/ab.log")" 'Failed requests: +0' "$stack: puma: 400 requests of the N+1 page served"
+		master_tasks=$(ls "/proc/$master/task" | sort | tr '\n' ' ')
+		for w in $workers; do
+			check_process "puma worker $w" "$w"
+		done
+		is "$(awk '/^TracerPid:/ { print $2 }' "/proc/$master/status") $(ls "/proc/$master/task" | sort | tr '\n' ' ')" \
+			"0 $master_tasks" "$stack: puma master: never traced, its threads as they were"
+
+		# A worker killed by SIGSEGV: Ruby's [BUG] handler, then the kernel's core in puma's
+		# directory.
+		w=${workers%% *}
+		if [ "$crash_ok" = 0 ]; then
+			skip "$stack: puma worker's core: $CRASH_WHY"
 		else
-			"$RBINSPECT" --json "$core" bt >"$dir/core.json" 2>"$dir/core.err"
-			is "$(jq -r '[.threads[0].crashed, .threads[0].main, .threads[0].tid, .crash.tid] | @tsv' "$dir/core.json")" \
-				"$(printf 'true\ttrue\t%s\t%s' "$w" "$w")" \
-				"puma worker $w's core: its main thread crashed, by the worker's own tid"
+			kill -SEGV "$w"
+			core=
+			if wait_dead "$w"; then
+				for _ in $(seq 1 100); do
+					core=$(ls "$dir"/core* 2>/dev/null | head -n 1)
+					[ -n "$core" ] && break
+					sleep 0.1
+				done
+			fi
+			if [ -z "$core" ]; then
+				not_ok "$stack: puma worker $w: the kernel wrote a core"; diag "$(tail -n 5 "$dir/puma.log")"
+			else
+				"$RBINSPECT" --json ${sys:+--sysroot "$sys"} "$core" bt >"$dir/core.json" 2>"$dir/core.err"
+				is "$(jq -r '[.threads[0].crashed, .threads[0].main, .threads[0].tid, .crash.tid] | @tsv' "$dir/core.json")" \
+					"$(printf 'true\ttrue\t%s\t%s' "$w" "$w")" \
+					"$stack: puma worker $w's core: its main thread crashed, by the worker's own tid"
+			fi
 		fi
+		kill -9 "$master" $(pgrep -P "$master") 2>/dev/null
 	fi
-	kill -9 "$master" $(pgrep -P "$master") 2>/dev/null
-fi
+}
 
 # ---- Sinatra under puma in single mode -----------------------------------------------------
-if ! puma_start sinatra puma-single.rb sinatra.ru; then
-	not_ok "a Sinatra app under puma (single mode): puma started"; diag "$(tail -n 20 "$dir/puma.log")"
-else
-	is "$(pgrep -P "$master" | wc -l)" 0 "a Sinatra app under puma: single mode, no workers"
-	ab -q -n 400 -c 8 "http://127.0.0.1:$port/items" >"$dir/ab.log" 2>&1
-	like "$(cat "$dir/ab.log")" 'Failed requests: +0' "puma: 400 requests of the Sinatra JSON page served"
-	check_process "puma (single mode, Sinatra) $master" "$master"
-fi
+sinatra_suite() {
+	if ! puma_start sinatra puma-single.rb sinatra.ru; then
+		not_ok "$stack: a Sinatra app under puma (single mode): puma started"; diag "$(tail -n 20 "$dir/puma.log")"
+	else
+		is "$(pgrep -P "$master" | wc -l)" 0 "$stack: a Sinatra app under puma: single mode, no workers"
+		ab -q -n 400 -c 8 "http://127.0.0.1:$port/items" >"$dir/ab.log" 2>&1
+		like "$(cat "$dir/ab.log")" 'Failed requests: +0' "$stack: puma: 400 requests of the Sinatra JSON page served"
+		check_process "puma (single mode, Sinatra) $master" "$master"
+	fi
+}
 
 # ---- Sidekiq on redis-server ---------------------------------------------------------------
-if ! sidekiq_start; then
-	not_ok "a Sidekiq app: sidekiq started"; diag "$(tail -n 20 "$dir/sidekiq.log" "$dir/redis.log")"
+sidekiq_suite() {
+	if ! sidekiq_start; then
+		not_ok "$stack: a Sidekiq app: sidekiq started"; diag "$(tail -n 20 "$dir/sidekiq.log" "$dir/redis.log")"
+	else
+		"${run[@]}" ruby "$app_in/sidekiq-app.rb" 400 >"$dir/enqueue.log" 2>&1
+		for _ in $(seq 1 120); do
+			[ "$(grep -c 'INFO: done' "$dir/sidekiq.log")" -ge 400 ] && break
+			sleep 0.5
+		done
+		is "$(grep -c 'INFO: done' "$dir/sidekiq.log")" 400 "$stack: sidekiq: 400 jobs done"
+		check_process "sidekiq $master" "$master"
+	fi
+}
+
+# ---- bookworm's stack on the host, trixie's in its root -------------------------------------
+missing=
+for c in puma ab curl sidekiq redis-server; do command -v "$c" >/dev/null || missing="$missing $c"; done
+for p in ruby-rails ruby-sqlite3 ruby-sinatra; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	skip "bookworm's Rails, Sinatra and Sidekiq apps: not installed:$missing (tools/install-deps.sh --test)"
 else
-	ruby "$app/sidekiq-app.rb" 400 >"$dir/enqueue.log" 2>&1
-	for _ in $(seq 1 120); do
-		[ "$(grep -c 'INFO: done' "$dir/sidekiq.log")" -ge 400 ] && break
-		sleep 0.5
-	done
-	is "$(grep -c 'INFO: done' "$dir/sidekiq.log")" 400 "sidekiq: 400 jobs done"
-	check_process "sidekiq $master" "$master"
+	run=() sys= app_in=$app work=$RB_TMP stack="bookworm $(ruby -e 'print RUBY_VERSION')"
+	rails_suite; sinatra_suite; sidekiq_suite
+fi
+
+read -r _ ver root < <(bash "$here/tools/test-rubies.sh" --list-apps)
+if [ -z "${root:-}" ] || ! command -v ab >/dev/null || ! command -v curl >/dev/null; then
+	skip "trixie's Rails, Sinatra and Sidekiq apps: no root of its packages (tools/test-rubies.sh --apps) or no ab/curl"
+else
+	# The apps and the truths' library inside the root, where the chrooted Ruby finds them.
+	root_tmp "$root"
+	work=$RB_RUN app_in=$RB_RUN/testdata/apps
+	mkdir -p "$root$app_in" "$root$RB_RUN/testdata/programs"
+	cp "$app"/* "$root$app_in/"
+	cp -r "$here/testdata/programs/lib" "$root$RB_RUN/testdata/programs/"
+	# (No PWD: puma stats the one it inherits, a path outside the root.)
+	run=(env -u PWD LANG=C.UTF-8 chroot "$root") sys=$root stack="trixie $ver"
+	rails_suite; sinatra_suite; sidekiq_suite
 fi
 tap_done
