@@ -243,6 +243,21 @@ static void profile_print_native(FILE *f, rbi_profile *p)
 	}
 }
 
+/* How the sampling loop was scheduled, when not as a real-time thread
+   (lib/profile/wakeup.c): what that does to the profile. */
+static void profile_print_wakeup(FILE *f, rbi_profile *p)
+{
+	const char *w = rbi_profile_meta(p, "wakeup");
+
+	if (!w || !strcmp(w, "realtime"))
+		return;
+	fputs("sampler: ran as a ", f);
+	rbi_out_text_cstr(f, w);
+	fputs(": where it shared a CPU with a sampled thread, that thread's samples lean "
+	      "toward its system calls (root or CAP_SYS_NICE, or ulimit -r 1, lets it "
+	      "wake on time)\n", f);
+}
+
 /* The recording's own warning (most stacks lost): shown even with
    --quiet, which leaves out figures, not what makes them wrong. */
 static void profile_print_warning(FILE *f, rbi_profile *p)
@@ -294,6 +309,7 @@ void profile_print_stats(FILE *f, rbi_profile *p)
 		st.samples ? (double)st.total_ns / (double)st.samples / 1000.0 : 0.0,
 		(double)st.max_ns / 1000.0);
 	profile_print_native(f, p);
+	profile_print_wakeup(f, p);
 	if (st.torn * 10 > st.stacks + st.torn)
 		fprintf(f, "rbinspect: warning: %.0f%% of the stacks moved while they were read "
 			"(torn, left out): code that calls and returns faster than a stack can "
@@ -532,8 +548,10 @@ int cmd_report(struct session *s, int argc, char **argv)
 			snprintf(out, sizeof(out), "%.*s.%s", stem, in,
 				 rbi_profile_format_extension(o.format));
 	}
-	if (!o.quiet)
+	if (!o.quiet) {
 		profile_print_native(stderr, p);
+		profile_print_wakeup(stderr, p);
+	}
 	profile_print_warning(stderr, p);
 	if (o.output || !strcmp(out, "-"))
 		rc = profile_write_file(p, &o, o.format, o.output ? o.output : out);

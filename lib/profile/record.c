@@ -30,7 +30,11 @@
  * (torn or lost, mostly).  Its sampler and target
  * are dropped, its figures kept, the metadata "exec.N" marks the moment,
  * and it is opened again like a new process: the new program's VM once it
- * has one, or nothing until it runs Ruby again or exits. */
+ * has one, or nothing until it runs Ruby again or exits.
+ *
+ * The loop runs as a real-time thread where it may (wakeup.c): its ticks
+ * then read the stacks at their time, not at the next system call of a
+ * thread sharing its CPU. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +50,7 @@
 
 #include "profile/profile.h"
 #include "profile/ticks.h"
+#include "profile/wakeup.h"
 
 #define DEFAULT_RATE 100.0
 #define SCAN_NS 100000000ull            /* descendants listed this often */
@@ -602,6 +607,8 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 	uint64_t progress_every, end;
 	struct rbi_ticks ticks = { 0 };
 	struct rbi_sample_stats st = { 0 }, qst;
+	struct rbi_wakeup wakeup = { 0 };
+	char wakeup_buf[96];
 	bool sampling;
 	double rate;
 	int rc = RBI_OK;
@@ -638,6 +645,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 	progress_every = (uint64_t)((o->progress_interval > 0 ? o->progress_interval : 1.0) * 1e9);
 	next_progress = start + progress_every;
 	rbi_ticks_start(&ticks, (uint64_t)(1e9 / rate), start);
+	rbi_wakeup_raise(&wakeup);
 	for (;;) {
 		uint64_t now = rbi_now_ns();
 
@@ -679,6 +687,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 				q->lost = qst.errors + qst.torn;
 			}
 		}
+		rbi_wakeup_tick(&wakeup, now, rbi_now_ns());
 		rbi_ticks_next(&ticks, uniform(&r));
 		if (o->progress && now >= next_progress) {
 			struct rbi_sample_stats live = {
@@ -701,6 +710,10 @@ out:
 	/* The window the ticks cover ends here: closing the processes (freeing
 	   a DWARF layout takes tens of ms on a slow machine) is not in it. */
 	end = rbi_now_ns();
+	if (start)
+		rbi_profile_set_meta(p, "wakeup", rbi_wakeup_state(&wakeup, wakeup_buf,
+								   sizeof(wakeup_buf)));
+	rbi_wakeup_lower(&wakeup);
 	rbi_profile_set_live_stats(p, &(struct rbi_sample_stats){ 0 });
 	pthread_mutex_lock(&r.mu);
 	r.quit = true;
