@@ -23,12 +23,6 @@ runs=1
 . "$here/bench/common.sh"
 . "$here/tests/apps.sh"
 trap 'apps_stop; rubies_cleanup' EXIT
-failed=0
-
-verdict() {
-	if [ "$2" = 0 ]; then printf 'ok    %s: %s\n' "$1" "$3"
-	else printf 'FAIL  %s: %s\n' "$1" "$3"; failed=1; fi
-}
 
 # whole JSON: every thread's outermost frame is its own (not a stack cut mid-way).
 whole() {

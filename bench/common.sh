@@ -21,3 +21,15 @@ ms_per_run() {
 }
 # ratio A B: A / B, two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }'; }
+
+# verdict NAME STATUS DETAIL: a soak's line, "ok" or "FAIL"; a nonzero STATUS sets $failed
+# (the soak's exit status).
+failed=0
+verdict() {
+	if [ "$2" = 0 ]; then
+		printf 'ok    %s: %s\n' "$1" "$3"
+	else
+		printf 'FAIL  %s: %s\n' "$1" "$3"
+		failed=1
+	fi
+}

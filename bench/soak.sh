@@ -19,17 +19,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-20}
 runs=${2:-300}
 . "$here/bench/common.sh"
-failed=0
-
-# verdict NAME STATUS DETAIL: one line; a nonzero STATUS fails the soak.
-verdict() {
-	if [ "$2" = 0 ]; then
-		printf 'ok    %s: %s\n' "$1" "$3"
-	else
-		printf 'FAIL  %s: %s\n' "$1" "$3"
-		failed=1
-	fi
-}
 
 soak_native() {
 	local j=$RB_TMP/soak-native out

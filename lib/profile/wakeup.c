@@ -91,7 +91,7 @@ void rbi_wakeup_tick(struct rbi_wakeup *w, uint64_t start_ns, uint64_t end_ns)
 const char *rbi_wakeup_state(const struct rbi_wakeup *w, char *buf, size_t cap)
 {
 	if (w->dropped)
-		snprintf(buf, cap, "normal task after a second its ticks took over %d %% of",
+		snprintf(buf, cap, "normal task after a second whose ticks took over %d %% of a CPU",
 			 DUTY_MAX_PERCENT);
 	else if (w->raised)
 		snprintf(buf, cap, "realtime");

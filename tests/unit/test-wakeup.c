@@ -54,7 +54,7 @@ int main(void)
 	ok(!w.raised && w.dropped && (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == policy,
 	   "ticks working 30 %% of a second: back to the policy it had, for good");
 	ok(!strcmp(rbi_wakeup_state(&w, buf, sizeof(buf)),
-		   "normal task after a second its ticks took over 25 % of"), "and says so: %s", buf);
+		   "normal task after a second whose ticks took over 25 % of a CPU"), "and says so: %s", buf);
 	getrlimit(RLIMIT_RTTIME, &during);
 	ok(during.rlim_cur == before.rlim_cur && during.rlim_max == before.rlim_max,
 	   "RLIMIT_RTTIME as it was");
