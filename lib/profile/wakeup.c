@@ -17,9 +17,10 @@
  * ticks' work took more than DUTY_MAX_PERCENT of it (a sampler that needs
  * most of a CPU would take it from the threads it preempts); and
  * RLIMIT_RTTIME's SIGXCPU ends this process if it ever ran RTTIME_MAX_US
- * without sleeping (a loop gone wrong must not hold a CPU the target needs).  Where the policy is not allowed (no CAP_SYS_NICE, no
- * RLIMIT_RTPRIO, a cgroup without real-time time), the loop runs as a normal
- * task and the profile says why. */
+ * without sleeping (a loop gone wrong must not hold a CPU the target
+ * needs).  Where the policy is not allowed (no CAP_SYS_NICE, no
+ * RLIMIT_RTPRIO, a cgroup without real-time time), the loop runs as a
+ * normal task and the profile says why. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -91,8 +92,8 @@ void rbi_wakeup_tick(struct rbi_wakeup *w, uint64_t start_ns, uint64_t end_ns)
 const char *rbi_wakeup_state(const struct rbi_wakeup *w, char *buf, size_t cap)
 {
 	if (w->dropped)
-		snprintf(buf, cap, "normal task after a second whose ticks took over %d %% of a CPU",
-			 DUTY_MAX_PERCENT);
+		snprintf(buf, cap, "normal task after a second whose ticks took over "
+			 "%d %% of a CPU", DUTY_MAX_PERCENT);
 	else if (w->raised)
 		snprintf(buf, cap, "realtime");
 	else
