@@ -7,10 +7,12 @@
 #
 # On SIGURG it writes what ObjectSpace.each_object counts of RbiKeep (below: the objects the
 # heap tests count, KEPT live for the process's life, and TEMPORARIES more that a request
-# leaves as garbage with RbiKeep.churn), and the values of the app's RbiTrap.exprs (p EXPR).
+# leaves as garbage with RbiKeep.churn), the values of the app's RbiTrap.exprs (p EXPR), and
+# the heap as ObjectSpace.dump_all writes it.
 #
 # The main thread's tid is the process's own pid: Ruby 3.1 keeps the parent's in a forked
 # child's Thread#native_thread_id (what rbinspect must not believe either).
+require "objspace"
 require_relative "../programs/lib/truth"
 
 class RbiKeep
@@ -59,10 +61,14 @@ module RbiTrap
 end
 
 # On SIGURG: RBI_APP_TRUTH.objects.PID says how many RbiKeep objects ObjectSpace.each_object
-# sees (it finishes the GC's lazy sweep first: garbage is not counted), and the exprs.
+# sees (it finishes the GC's lazy sweep first: garbage is not counted), and the exprs; then
+# RBI_APP_TRUTH.heap.PID is the heap as ObjectSpace.dump_all writes it, right after.
 Signal.trap("URG") do
   out = +"RbiKeep\t#{ObjectSpace.each_object(RbiKeep).count}\n"
   RbiTrap.exprs.each { |expr, value| out << "expr\t#{expr}\t#{value}\n" }
+  heap = [ENV.fetch("RBI_APP_TRUTH"), "heap", Process.pid].join(".")
+  File.open("#{heap}.tmp", "w") { |f| ObjectSpace.dump_all(output: f) }
+  File.rename("#{heap}.tmp", heap)
   RbiTrap.write(out, "objects")
 end
 

@@ -14,7 +14,8 @@
 #   - bt at the trapped instant: every thread and frame as the worker's own backtraces;
 #   - bt --native (under strace): no thread stopped outside the worker, the master untraced;
 #   - objects --by-class --pause: the app's RbiKeep objects as its own each_object counts them
-#     right after, the garbage its lazy sweep has not freed left out;
+#     right after, the garbage its lazy sweep has not freed left out; heap-dump --pause: the
+#     objects of its own ObjectSpace.dump_all right after, by address, within 0.1 %;
 #   - p into the app's objects (FIRST_POST.@attributes.class: an ActiveRecord record's
 #     attribute set), as the app says they are;
 # and a worker killed by SIGSEGV (Ruby's [BUG] handler, the kernel's core): its core marks
@@ -36,9 +37,20 @@ trap apps_cleanup EXIT
 crash_ok=1
 crash_setup || crash_ok=0
 
+# heap_diff DUMP TRUTH: "N A B": TRUTH's objects (dump_all's, roots and shapes aside), how
+# many of DUMP's addresses it lacks, and how many of its DUMP lacks.
+heap_diff() {
+	local a=$RB_TMP/heap.a b=$RB_TMP/heap.b
+	jq -r 'select(.address and .type != "ROOT" and .type != "SHAPE") | .address' "$1" 2>/dev/null |
+		sort -u >"$a"
+	jq -r 'select(.address and .type != "ROOT" and .type != "SHAPE") | .address' "$2" 2>/dev/null |
+		sort -u >"$b"
+	echo "$(wc -l <"$b") $(comm -23 "$a" "$b" | wc -l) $(comm -13 "$a" "$b" | wc -l)"
+}
+
 # check_process NAME PID: what every process serving the app must give (the list at the top).
 check_process() {
-	local name="$stack $1" w=$2 j=$dir/p$2 truth=$dir/truth t bad got want out expr value
+	local name="$stack $1" w=$2 j=$dir/p$2 truth=$dir/truth t bad got want out expr value n a b
 	"$RBINSPECT" --json -p "$w" threads >"$j.threads" 2>"$j.err"
 	is "$(jq -r '.threads[] | select(.main) | .tid' "$j.threads")" "$w" \
 		"$name: threads: the main thread's tid is the process's pid"
@@ -80,8 +92,9 @@ check_process() {
 	# few objects a conservatively marked machine stack may keep or let go).
 	"$RBINSPECT" --json -p "$w" objects --by-class --pause --top 0 >"$j.objects" 2>"$j.err"
 	got=$(jq -r '.classes[] | select(.name == "RbiKeep") | .count' "$j.objects")
+	"$RBINSPECT" -p "$w" heap-dump --pause -o "$j.heap" 2>"$j.heap.err"
 	kill -URG "$w"
-	for _ in $(seq 1 100); do [ -f "$truth.objects.$w" ] && break; sleep 0.1; done
+	for _ in $(seq 1 300); do [ -f "$truth.objects.$w" ] && break; sleep 0.1; done
 	want=$(awk -F'\t' '$1 == "RbiKeep" { print $2 }' "$truth.objects.$w" 2>/dev/null)
 	if [ -n "$got" ] && [ -n "$want" ] && awk -v g="$got" -v w="$want" \
 		'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w >= 2000 && d <= 2 + w / 1000) }'; then
@@ -89,6 +102,17 @@ check_process() {
 	else
 		not_ok "$name: objects --by-class --pause: ${got:-no} RbiKeep where each_object counts ${want:-none}"
 		diag "$(cat "$j.err")"
+	fi
+
+	# heap-dump --pause: the objects of the app's own dump_all right after (each_object
+	# before it finished the lazy sweep), by address, within 0.1 %: the signal handler's own
+	# objects, and a background thread's (puma's reactor, Sidekiq's heartbeat), differ.
+	read -r n a b < <(heap_diff "$j.heap" "$truth.heap.$w")
+	if [ "$n" -gt 10000 ] && [ $((a + b)) -le $((n / 1000)) ]; then
+		ok "$name: heap-dump --pause: dump_all's $n objects right after, $a only in the dump, $b only in dump_all"
+	else
+		not_ok "$name: heap-dump --pause: dump_all's $n objects right after, $a only in the dump, $b only in dump_all (0.1 %: $((n / 1000)))"
+		diag "$(head -n 3 "$j.heap.err")"
 	fi
 
 	# p into the app's objects, steps chained, as the app says they are (the first word
