@@ -90,6 +90,8 @@ crash_segv() { crash_wake x; }
 crash_self() { crash_wake k; }
 # crash_null: the crasher calls through a NULL function pointer (pc 0 at the fault).
 crash_null() { crash_wake n; }
+# crash_fiddle: the crasher makes that call through Fiddle (a Ruby with fiddle.so).
+crash_fiddle() { crash_wake f; }
 crash_wake() { timeout 10 sh -c 'printf %s "$1" >"$2"' sh "$1" "$RB_TRUTH.fifo"; }
 
 # wait_dead PID: until PID has exited (gone, or a zombie: its core is written by then).

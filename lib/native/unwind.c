@@ -27,17 +27,27 @@
 /* Where the interrupted rsp and rip are in the kernel's rt_sigframe, from
    the stack pointer at the signal trampoline (the handler's return popped
    pretcode: it points at the ucontext, whose uc_mcontext is 40 bytes in). */
-#define SIGFRAME_UC_RSP (40 + 15 * 8)
-#define SIGFRAME_UC_RIP (40 + 16 * 8)
+#define SIGFRAME_UC_GREGS 40
+#define SIGFRAME_UC_RSP (SIGFRAME_UC_GREGS + 15 * 8)
+#define SIGFRAME_UC_RIP (SIGFRAME_UC_GREGS + 16 * 8)
+#define DWARF_X86_64_GREGS 16   /* rax ... r15, as DWARF numbers them */
+/* The DWARF number of each of uc_mcontext's first 16 gregs (<sys/ucontext.h>:
+   REG_R8 ... REG_R15, REG_RDI, REG_RSI, REG_RBP, REG_RBX, REG_RDX, REG_RAX,
+   REG_RCX, REG_RSP). */
+static const unsigned char greg_dwarf[DWARF_X86_64_GREGS] = {
+	8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7,
+};
 
 /* The Dwfl's state (dwfl_attach_state's argument): the target, and the
    registers of the thread being unwound.  After a stack scan only the
-   stack pointer and pc the scan found are known (SCANNED). */
+   stack pointer and pc the scan found are known (SCANNED), or all of
+   SCAN_REGS where the frame resumed is a call's as it was made (FULL). */
 struct unwind_state {
 	struct rbi_target *t;
 	struct rbi_registers regs;
-	bool scanned;
+	bool scanned, full;
 	Dwarf_Word scan_sp, scan_pc;
+	Dwarf_Word scan_regs[DWARF_X86_64_GREGS];
 };
 
 /* One walk: where frames go. */
@@ -92,6 +102,10 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 	/* The other registers are left undefined: a frame whose CFA needs one
 	   of them ends the stack instead of unwinding from a stale value. */
+	if (st->scanned && st->full)
+		return dwfl_thread_state_registers(thread, 0, DWARF_X86_64_GREGS,
+						   st->scan_regs) &&
+		       (dwfl_thread_state_register_pc(thread, st->scan_pc), true);
 	if (st->scanned)
 		return dwfl_thread_state_registers(thread, DWARF_X86_64_RSP, 1, &st->scan_sp) &&
 		       (dwfl_thread_state_register_pc(thread, st->scan_pc), true);
@@ -410,7 +424,7 @@ static void resume_at(struct unwind_walk *w, struct unwind_state *st, pid_t tid,
 	st->scan_pc = pc;
 	w->next_scanned = true;
 	dwfl_getthread_frames(w->images->dwfl, tid, frame_cb, w);
-	st->scanned = false;
+	st->scanned = st->full = false;
 }
 
 /* The innermost frame runs code without call frame information (musl's
@@ -445,7 +459,23 @@ static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t ti
    stack.  As gdb does, the interrupted pc is a frame of its own, and the
    word at its stack pointer, which the call pushed, is where it was called
    from, if that returns right after a call into code with call frame
-   information; unwinding goes on from there. */
+   information; unwinding goes on from there.  The code called ran no
+   instruction, so every register but the stack pointer is still the
+   caller's, as the signal saved them: the caller's frame unwinds by them
+   (libffi's ffi_call_unix64 finds its frame by rbp), into the C extension
+   and the VM. */
+static bool bad_call_regs(struct unwind_walk *w, struct unwind_state *st)
+{
+	uint64_t v;
+
+	for (unsigned i = 0; i < DWARF_X86_64_GREGS; i++) {
+		if (!stack_word(w->t, w->trampoline_sp + SIGFRAME_UC_GREGS + 8 * i, &v))
+			return false;
+		st->scan_regs[greg_dwarf[i]] = v;
+	}
+	return true;
+}
+
 static void bad_call_resume(struct unwind_walk *w, struct unwind_state *st, pid_t tid)
 {
 	struct rbi_native_stack *s = w->out;
@@ -459,6 +489,8 @@ static void bad_call_resume(struct unwind_walk *w, struct unwind_state *st, pid_
 	    !rbi_code_call_ends_at(w->t, ret) || !RBI_GROW(s->raw, s->capraw, s->nraw + 1, 32))
 		return;
 	s->raw[s->nraw++] = (struct native_raw){ .pc = pc, .exact = true };
+	st->full = bad_call_regs(w, st);
+	st->scan_regs[DWARF_X86_64_RSP] = sp + 8;
 	resume_at(w, st, tid, sp + 8, ret);
 }
 

@@ -12,6 +12,8 @@
  *   'n'   it calls through a NULL function pointer, in this thread (a
  *         callback never set): the fault is at pc 0, and the only trace of
  *         the caller is the return address the call pushed;
+ *   'f'   it returns 1, for its Ruby caller to make the same call through
+ *         Fiddle (libffi, fiddle.so and rb_nogvl under pc 0);
  *   else  it writes through a NULL pointer, in this thread.  Its stack at
  *         the crash is the recorded one.
  *
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 typedef unsigned long VALUE;
+#define INT2FIX_1 ((VALUE)3)    /* the Integer 1 (INT2FIX(1)) */
 
 VALUE rb_define_module(const char *name);
 void rb_define_module_function(VALUE module, const char *name, VALUE (*func)(), int argc);
@@ -64,8 +67,13 @@ static VALUE park_then_crash(VALUE self, VALUE fifo, VALUE tid_file)
 		fprintf(f, "%ld\n", (long)syscall(SYS_gettid));
 		fclose(f);
 	}
-	if ((long)rb_thread_call_without_gvl(wait_for_byte, (void *)fifo_path, NULL, NULL) == 'n')
+	switch ((long)rb_thread_call_without_gvl(wait_for_byte, (void *)fifo_path, NULL, NULL)) {
+	case 'n':
 		callback();
+		break;
+	case 'f':
+		return INT2FIX_1;
+	}
 	*(volatile int *)0 = 1;
 	return 0;
 }

@@ -11,6 +11,8 @@
 #       (SIGSEGV, SEGV_MAPERR at 0x0, in that thread);
 #     - "k" written to the FIFO makes that C method send SIGSEGV to its own process (the
 #       kernel gives it to the main thread), and wait on;
+#     - "n" makes it call through a NULL function pointer; "f" makes the crasher make that
+#       call through Fiddle (Crasher#crash_by_fiddle: a Ruby with fiddle, libffi's);
 #     - or another process sends it SIGSEGV (to the main thread too).
 #   Either way Ruby prints its [BUG] report and aborts, and every other thread is still
 #   where the truth says.  RBI_TRUTH.tid holds the crasher's kernel tid.
@@ -60,7 +62,14 @@ module Lab
       note = "in C next"
       RbiTruth.locals(1, local_variables, { n: n, note: note })
       RbiTruth.parking!
-      RbiCrash.park_then_crash(FIFO, TID_FILE)
+      crash_by_fiddle if RbiCrash.park_then_crash(FIFO, TID_FILE) == 1
+    end
+
+    # A call through a NULL function pointer made by Fiddle (libffi), as a gem binding a C
+    # library with a callback never set crashes.
+    def crash_by_fiddle
+      require "fiddle"
+      Fiddle::Function.new(0, [], Fiddle::TYPE_VOID).call
     end
   end
 

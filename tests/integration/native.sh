@@ -186,5 +186,32 @@ while read -r kind ver root cmd; do
 		"$(printf 'crasher\ttrue\t0x0\tpark_then_crash\tRbiCrash.park_then_crash')" \
 		"$name NULL-call core: after the signal trampoline, pc 0, then the C function that called it, merged"
 	rm -f "$core"
+
+	# The same call made by Fiddle (a gem's binding of a C library, its callback never
+	# set), on the DWARF builds (Debian's roots here have no libffi): the call was made
+	# from libffi's ffi_call_unix64, which finds its frame by rbp, so the registers the
+	# signal saved carry the unwinding on, as gdb's: libffi, fiddle.so's function
+	# (nogvl_ffi_call) under rb_nogvl, and Fiddle::Function#call merged on fiddle's
+	# function_call.
+	[ "$kind" = dwarf ] || continue
+	if ! crash_start "$kind" "$root" "$cmd"; then
+		not_ok "$name: crash.rb did not start (Fiddle)"; continue
+	fi
+	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
+	crash_fiddle
+	if ! wait_dead "$RB_PID" || ! core=$(crash_core) || [ -z "$core" ]; then
+		not_ok "$name: no core of the NULL call through Fiddle"; continue
+	fi
+	"$RBINSPECT" "${opts[@]}" --json "$core" bt --native >"$j.fiddle.json" 2>"$j.err"
+	is "$(jq -r '.threads[0] | ([.frames[] | .native.signal_trampoline] | index(true)) as $s |
+		[.merged, .frames[$s + 1].native.pc, ([.frames[$s + 2:][] | .native.module // "" |
+		select(test("libffi|fiddle|libruby"))] | map(sub(".*/"; "") | sub("[.]so.*"; "")) |
+		unique | join(",")), ([.frames[] | .native.function // empty |
+		select(. == "nogvl_ffi_call" or . == "rb_nogvl")] | join(",")),
+		([.frames[] | select(.native.function == "function_call") | .ruby.label] | first)] |
+		@tsv' "$j.fiddle.json")" \
+		"$(printf 'true\t0x0\tfiddle,libffi,libruby\tnogvl_ffi_call,rb_nogvl\tFiddle::Function#call')" \
+		"$name NULL call through Fiddle, core: pc 0, then libffi, fiddle.so and rb_nogvl, Fiddle::Function#call merged"
+	rm -f "$core"
 done < <(rubies_list)
 tap_done
