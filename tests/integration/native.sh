@@ -76,6 +76,20 @@ gdb_bt() {
 		-ex 'set backtrace past-main on' "$@" -ex 'thread apply all bt' >"$out" 2>&1 </dev/null
 }
 
+# crashed_core WHAT CRASH: crash.rb of the Ruby in the loop started, parked and crashed by
+# CRASH (crash_null, crash_fiddle), its core in $core; 1, said, if it did not start or
+# left no core.
+crashed_core() {
+	if ! crash_start "$kind" "$root" "$cmd"; then
+		not_ok "$name: crash.rb did not start ($1)"; return 1
+	fi
+	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
+	"$2"
+	if ! wait_dead "$RB_PID" || ! core=$(crash_core) || [ -z "$core" ]; then
+		not_ok "$name: no core of $1"; return 1
+	fi
+}
+
 null_done=
 while read -r kind ver root cmd; do
 	name="$kind $ver"
@@ -172,14 +186,7 @@ while read -r kind ver root cmd; do
 	# the extension's function, with its Ruby method merged on it.
 	case " $null_done " in *" $kind "*) continue ;; esac
 	null_done="$null_done $kind"
-	if ! crash_start "$kind" "$root" "$cmd"; then
-		not_ok "$name: crash.rb did not start (NULL call)"; continue
-	fi
-	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
-	crash_null
-	if ! wait_dead "$RB_PID" || ! core=$(crash_core) || [ -z "$core" ]; then
-		not_ok "$name: no core of the NULL call"; continue
-	fi
+	crashed_core "the NULL call" crash_null || continue
 	"$RBINSPECT" "${opts[@]}" --json "$core" bt --native >"$j.null.json" 2>"$j.err"
 	is "$(jq -r '.threads[0] | [.name, .merged, ([.frames[] | .native.signal_trampoline] | index(true)) as $s |
 		(.frames[$s + 1].native.pc), (.frames[$s + 2] | .native.function, .ruby.label)] | @tsv' "$j.null.json")" \
@@ -194,14 +201,7 @@ while read -r kind ver root cmd; do
 	# (nogvl_ffi_call) under rb_nogvl, and Fiddle::Function#call merged on fiddle's
 	# function_call.
 	[ "$kind" = dwarf ] || continue
-	if ! crash_start "$kind" "$root" "$cmd"; then
-		not_ok "$name: crash.rb did not start (Fiddle)"; continue
-	fi
-	wait_parked "$RB_PID" || diag "$name: not every task sleeps"
-	crash_fiddle
-	if ! wait_dead "$RB_PID" || ! core=$(crash_core) || [ -z "$core" ]; then
-		not_ok "$name: no core of the NULL call through Fiddle"; continue
-	fi
+	crashed_core "the NULL call through Fiddle" crash_fiddle || continue
 	"$RBINSPECT" "${opts[@]}" --json "$core" bt --native >"$j.fiddle.json" 2>"$j.err"
 	is "$(jq -r '.threads[0] | ([.frames[] | .native.signal_trampoline] | index(true)) as $s |
 		[.merged, .frames[$s + 1].native.pc, ([.frames[$s + 2:][] | .native.module // "" |
