@@ -45,6 +45,12 @@ int rbi_wakeup_raise(struct rbi_wakeup *w)
 		w->why = errno;
 		return -1;
 	}
+	/* A thread its program made real-time already keeps its own priority. */
+	if ((w->old_policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ||
+	    (w->old_policy & ~SCHED_RESET_ON_FORK) == SCHED_RR) {
+		w->already = true;
+		return 0;
+	}
 	/* The soft limit only (SIGXCPU ends this process): a hard limit lowered
 	   could not be raised again without CAP_SYS_RESOURCE. */
 	lim = w->old_rttime;
@@ -94,7 +100,7 @@ const char *rbi_wakeup_state(const struct rbi_wakeup *w, char *buf, size_t cap)
 	if (w->dropped)
 		snprintf(buf, cap, "normal task after a second whose ticks took over "
 			 "%d %% of a CPU", DUTY_MAX_PERCENT);
-	else if (w->raised)
+	else if (w->raised || w->already)
 		snprintf(buf, cap, "realtime");
 	else
 		snprintf(buf, cap, "normal task (SCHED_FIFO: %s)", strerror(w->why));

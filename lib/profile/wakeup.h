@@ -11,6 +11,7 @@
 struct rbi_wakeup {
 	bool raised;            /* the calling thread is SCHED_FIFO now */
 	bool dropped;           /* it was, until its ticks took too much */
+	bool already;           /* it was real-time before: left as it is */
 	int why;                /* errno of the attempt that failed */
 	int old_policy;
 	struct sched_param old_param;

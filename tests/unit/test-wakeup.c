@@ -2,7 +2,8 @@
  * (lib/profile/wakeup.c) on this thread: raised to SCHED_FIFO with
  * SCHED_RESET_ON_FORK and RLIMIT_RTTIME set where it may be, kept while the
  * ticks' work stays under a quarter of each second, given up for good
- * after a second over it, and everything as it was afterwards.  Made-up
+ * after a second over it, and everything as it was afterwards; a thread
+ * already real-time is left as it is.  Made-up
  * tick times: no Ruby needed.  Without the privilege (CAP_SYS_NICE or
  * RLIMIT_RTPRIO) the state says why and the thread is left as it was. */
 #define _GNU_SOURCE
@@ -60,5 +61,15 @@ int main(void)
 	   "RLIMIT_RTTIME as it was");
 	rbi_wakeup_lower(&w);
 	ok(sched_getscheduler(0) == policy, "lowering again changes nothing");
+
+	/* A thread its program made real-time keeps its priority. */
+	struct sched_param own = { .sched_priority = 2 }, now;
+	ok(!sched_setscheduler(0, SCHED_RR, &own) && !rbi_wakeup_raise(&w) &&
+	   sched_getscheduler(0) == SCHED_RR && !sched_getparam(0, &now) &&
+	   now.sched_priority == 2 && !strcmp(rbi_wakeup_state(&w, buf, sizeof(buf)), "realtime"),
+	   "a thread real-time already: its policy and priority kept, the state realtime");
+	rbi_wakeup_lower(&w);
+	ok(sched_getscheduler(0) == SCHED_RR, "and kept after the loop");
+	sched_setscheduler(0, policy, &(struct sched_param){ 0 });
 	return tap_plan();
 }
