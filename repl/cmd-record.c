@@ -245,7 +245,7 @@ static void profile_print_native(FILE *f, rbi_profile *p)
 
 /* How the sampling loop was scheduled, when not as a real-time thread
    (lib/profile/wakeup.c): what that does to the profile. */
-static void profile_print_wakeup(FILE *f, rbi_profile *p)
+void profile_print_wakeup(FILE *f, rbi_profile *p)
 {
 	const char *w = rbi_profile_meta(p, "wakeup");
 

@@ -435,6 +435,8 @@ int cmd_top(struct session *s, int argc, char **argv)
 	   refresh ends before it): one more, as top -b -n N shows N. */
 	if (!rc && rbi_profile_sample_count(p) && !t.quit)
 		progress(p, &t);
+	if (!rc)
+		profile_print_wakeup(stderr, p);
 	rbi_profile_free(p);
 	tally_free(&t.cum);
 	tally_free(&t.last);

@@ -32,5 +32,7 @@ int profile_write_new(rbi_profile *p, const struct profile_opts *o,
 		      rbi_profile_format format, char *path, size_t cap);
 /* Samples, errors, torn (and kept in part), late, time per sample. */
 void profile_print_stats(FILE *f, rbi_profile *p);
+/* A line when the sampling loop could not run real-time (lib/profile/wakeup.c). */
+void profile_print_wakeup(FILE *f, rbi_profile *p);
 
 #endif
