@@ -100,8 +100,10 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct unwind_state *st = thread_arg;
 
-	/* The other registers are left undefined: a frame whose CFA needs one
-	   of them ends the stack instead of unwinding from a stale value. */
+	/* After a scan the other registers are left undefined: a frame whose
+	   CFA needs one of them ends the stack instead of unwinding from a stale
+	   value.  A call through a bad pointer resumes with all of them
+	   (bad_call_regs). */
 	if (st->scanned && st->full)
 		return dwfl_thread_state_registers(thread, 0, DWARF_X86_64_GREGS,
 						   st->scan_regs) &&
