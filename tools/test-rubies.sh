@@ -210,14 +210,20 @@ unpack_root() {
 	done
 }
 
+# suite_sources VERSION MIRROR: the sources.list lines of the suites that carry Ruby VERSION.
+suite_sources() {
+	local s
+	for s in ${BIN_SUITES[$1]}; do
+		echo "deb [signed-by=$KEYRING] $2 $s main"
+	done
+}
+
 # Unpack Debian's rubyX.Y into the root dir $2.
 fetch_binary() {
-	local v=$1 root=$2 mirror=$3 a s
+	local v=$1 root=$2 mirror=$3 a
 	a=$RBI_RUBIES/.apt/deb-$v
 	rm -rf "$root" "$a"
-	for s in ${BIN_SUITES[$v]}; do
-		echo "deb [signed-by=$KEYRING] $mirror $s main"
-	done | apt_setup "$a"
+	suite_sources "$v" "$mirror" | apt_setup "$a"
 	apt_opts "$a"  # apt_setup ran in the pipeline's subshell
 	mkdir -p "$a/debs"
 	(cd "$a/debs" && apt-get "${APTO[@]}" -qq download "ruby$v" "libruby$v" "${RUNTIME_PKGS[@]}")
@@ -256,22 +262,23 @@ do_binaries() {
 # tests/integration/apps.sh: every package and its dependencies unpacked into the root dir
 # apps-X.Y, run with chroot like deb-X.Y.  libc-bin brings the C.UTF-8 locale the apps' UTF-8
 # sources need, and rubygems opens /dev/null.
-APPS_SUITE=trixie
+APPS_VERSION=3.3
+APPS_NAME=apps-$APPS_VERSION
 APPS_PKGS=(ruby-rails puma ruby-sinatra ruby-sidekiq ruby-sqlite3 redis-server libc-bin)
 APPS_SMOKE='require "rails"; require "active_record"; require "sqlite3"; require "puma"
 require "sinatra/base"; require "sidekiq"; print RUBY_VERSION'
 
 apps_recipe() {
-	echo "suite $APPS_SUITE; packages ${APPS_PKGS[*]} and their dependencies; /dev/null"
+	echo "suite ${BIN_SUITES[$APPS_VERSION]}; packages ${APPS_PKGS[*]} and their dependencies; /dev/null"
 }
 
-# Unpack the application stack into apps-$1 and check that it loads; print its RUBY_VERSION.
+# Unpack the application stack into $APPS_NAME and check that it loads; print its RUBY_VERSION.
 apps_one() {
-	local root=$RBI_RUBIES/apps-$1 a=$RBI_RUBIES/.apt/apps-$1 mirror
+	local root=$RBI_RUBIES/$APPS_NAME a=$RBI_RUBIES/.apt/$APPS_NAME mirror
 	mirror=$(find_mirror)
-	log "apps-$1: downloading ${APPS_PKGS[*]} from $APPS_SUITE ($mirror)"
+	log "$APPS_NAME: downloading ${APPS_PKGS[*]} from ${BIN_SUITES[$APPS_VERSION]} ($mirror)"
 	rm -rf "$root" "$a"
-	echo "deb [signed-by=$KEYRING] $mirror $APPS_SUITE main" | apt_setup "$a"
+	suite_sources "$APPS_VERSION" "$mirror" | apt_setup "$a"
 	apt_opts "$a"
 	apt-get "${APTO[@]}" -qq -o APT::Install-Recommends=false install -y --download-only \
 		"${APPS_PKGS[@]}" >&2
@@ -280,11 +287,11 @@ apps_one() {
 	mkdir -p "$root/dev"
 	mknod -m 666 "$root/dev/null" c 1 3
 	LANG=C.UTF-8 chroot "$root" /usr/bin/ruby -e "$APPS_SMOKE" ||
-		die "apps-$1: the application stack does not load in $root"
+		die "$APPS_NAME: the application stack does not load in $root"
 }
 
 do_apps() {
-	make_one apps-3.3 "$(apps_recipe)" apps_one 3.3
+	make_one "$APPS_NAME" "$(apps_recipe)" apps_one
 }
 
 # Install missing build dependencies with the system apt (packages only, config untouched).
@@ -530,7 +537,7 @@ do_list_variants() {
 
 # "apps VERSION ROOT": the application stack's root, when ready.
 do_list_apps() {
-	local d=$RBI_RUBIES/apps-3.3
+	local d=$RBI_RUBIES/$APPS_NAME
 	[[ -s $d/$STAMP ]] && echo "apps $(< "$d/$STAMP") $d"
 	return 0
 }
@@ -540,7 +547,7 @@ do_status() {
 	local names=() name n=0 f
 	for name in "${VERSIONS[@]}"; do names+=("deb-$name"); done
 	for name in "${VERSIONS[@]}"; do names+=("dwarf-$name"); done
-	names+=(var-3.4-static var-3.3-clang var-3.4-musl apps-3.3)
+	names+=(var-3.4-static var-3.3-clang var-3.4-musl "$APPS_NAME")
 	echo "1..${#names[@]}"
 	for name in "${names[@]}"; do
 		n=$((n + 1))
