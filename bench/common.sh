@@ -3,6 +3,7 @@
 export RBINSPECT=${RBINSPECT:-$here/build/repl/rbinspect}
 . "$here/tests/tap.sh"
 . "$here/tests/rubies.sh"
+. "$here/tests/folded.sh"
 # RUBIES="deb 3.4.11 ...": the benches that take it run only the Rubies whose "KIND
 # VERSION" starts so.
 RUBIES=${RUBIES:-}

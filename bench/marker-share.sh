@@ -18,11 +18,6 @@ runs=1
 busy_pids=()
 trap 'kill "${busy_pids[@]}" 2>/dev/null; rubies_cleanup' EXIT
 
-leaf_share() {
-	awk -v want="$2" '{ c = $NF; t += c; n = split($0, f, ";"); leaf = f[n]
-	     sub(/ [0-9]+$/, "", leaf); sub(/ \(.*$/, "", leaf); if (leaf == want) h += c }
-	     END { printf "%.1f", t ? 100 * h / t : 0 }' "$1"
-}
 run_delay() { awk '{ print $2 }' "/proc/$1/task/$1/schedstat"; }
 
 # one LOAD MODE-ARGS...: a recording of a fresh marker.rb; prints its row.

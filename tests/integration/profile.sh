@@ -28,6 +28,7 @@
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
+. "$(dirname "$0")/../folded.sh"
 cache=${RBI_CACHE:-$HOME/.cache/rbinspect}
 B=$RBINSPECT
 T=$RB_TMP
@@ -120,16 +121,6 @@ speedscope_valid() { NODE_PATH=$npm_dir/node_modules node "$T/validate.js" "$sch
 
 # ---- Reading profiles --------------------------------------------------------------------
 
-# leaf_share FOLDED 'LABEL|LABEL...': percentage of samples whose innermost frame is one of
-# the LABELs (folded made with --no-lines: frames are "label (path)").
-leaf_share() {
-	awk -v labels="$2" '
-		BEGIN { n = split(labels, l, "|"); for (i = 1; i <= n; i++) want[l[i]] = 1 }
-		{ c = $NF; total += c; line = $0; sub(/ [0-9]+$/, "", line)
-		  k = split(line, fr, ";"); leaf = fr[k]; sub(/ \(.*$/, "", leaf)
-		  if (leaf in want) hit += c }
-		END { if (total) printf "%.1f\n", 100 * hit / total; else print "0" }' "$1"
-}
 # ms FOLDED: the time its stacks stand for, in whole milliseconds (folded counts microseconds)
 ms() { awk '{ c += $NF } END { printf "%d\n", c / 1000 }' "$1"; }
 # window_ms FOLDED STATS: the time its stacks stand for and the time its late ticks missed
