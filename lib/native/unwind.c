@@ -76,12 +76,17 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* A word of a stopped thread's stack: a live one moved since anything
+/* LEN bytes of a stopped thread's stack: a live one moved since anything
    cached was read. */
+static bool stack_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len)
+{
+	return (rbi_target_is_live(t) ? rbi_read_fresh(t, addr, buf, len)
+			: rbi_read(t, addr, buf, len)) == RBI_OK;
+}
+
 static bool stack_word(struct rbi_target *t, uint64_t addr, uint64_t *v)
 {
-	return (rbi_target_is_live(t) ? rbi_read_fresh(t, addr, v, sizeof(*v))
-			: rbi_read(t, addr, v, sizeof(*v))) == RBI_OK;
+	return stack_read(t, addr, v, sizeof(*v));
 }
 
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
@@ -468,13 +473,12 @@ static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t ti
    and the VM. */
 static bool bad_call_regs(struct unwind_walk *w, struct unwind_state *st)
 {
-	uint64_t v;
+	uint64_t gregs[DWARF_X86_64_GREGS];
 
-	for (unsigned i = 0; i < DWARF_X86_64_GREGS; i++) {
-		if (!stack_word(w->t, w->trampoline_sp + SIGFRAME_UC_GREGS + 8 * i, &v))
-			return false;
-		st->scan_regs[greg_dwarf[i]] = v;
-	}
+	if (!stack_read(w->t, w->trampoline_sp + SIGFRAME_UC_GREGS, gregs, sizeof(gregs)))
+		return false;
+	for (unsigned i = 0; i < DWARF_X86_64_GREGS; i++)
+		st->scan_regs[greg_dwarf[i]] = gregs[i];
 	return true;
 }
 
