@@ -322,9 +322,12 @@ struct rbi_target {
 					   if this Ruby is the same build */
 	enum rbi_paused paused;         /* rbi_target_pause (mem/pause.c) */
 	struct rbi_pause *pause;        /* when RBI_PAUSED_BY_US: how */
-	bool gone;                      /* a read found the process gone: what
-					   failed to read since may have been
-					   read as absent (rbi_target_gone_seen) */
+	int gone;                       /* 0, or how a read found the target
+					   gone: RBI_GONE (the process exited)
+					   or RBI_TRUNCATED (the core was cut
+					   short).  What failed to read since
+					   may have been read as absent
+					   (rbi_target_gone_seen) */
 	enum {
 		RBI_CRASH_UNKNOWN,      /* not looked at yet */
 		RBI_CRASH_NONE,         /* no signal killed it */
@@ -393,12 +396,14 @@ void rbi_cache_free(struct rbi_cache *c);
 /* ops->read of T, noting a process found gone (T->gone). */
 int rbi_backend_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		     size_t *nread);
-/* Whether a read of T found the process gone.  Code that takes an
+/* Whether a read of T found the process gone (or its core cut short,
+   RBI_TRUNCATED).  Code that takes an
    unreadable item as absent (an anonymous class, a name not found) asks
    this before saying so: a target gone is RBI_GONE, not a fact about the
    item.  Safe from any thread. */
 bool rbi_target_gone_seen(const struct rbi_target *t);
-/* Fail with RBI_GONE for T, whose reads found it gone. */
+/* Fail with RBI_GONE for T, whose reads found it gone (RBI_TRUNCATED for
+   a core cut short). */
 int rbi_fail_gone(const struct rbi_target *t);
 
 /* Read through the cache; same returns as rbi_mem_ops.read. */

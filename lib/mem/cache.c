@@ -1,11 +1,11 @@
-/* cache.c: a direct-mapped page cache in front of live backends.
+/* cache.c: a direct-mapped page cache in front of every backend.
  *
  * Walking Ruby structures means many small reads (a frame, an iseq body, a
- * string header) that cluster on few pages; one 4 KiB process_vm_readv
- * costs about as much as an 8-byte one.  Backends whose bytes never change
- * (RBI_MEM_STATIC: cores) are cheap to read already and bypass it, as do
- * reads larger than a page (heap pages are read whole, once).  The cache
- * holds bytes of a moving target, so rbi_target_refresh() clears it. */
+ * string header) that cluster on few pages; one 4 KiB process_vm_readv or
+ * pread costs about as much as an 8-byte one.  Reads larger than a page
+ * bypass it (heap pages are read whole, once).  The cache holds bytes of a
+ * moving target, so rbi_target_refresh() clears it; a backend whose bytes
+ * never change (RBI_MEM_STATIC: cores) keeps its pages for good. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +69,7 @@ int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		return RBI_OK;
 	if (addr + len < addr)
 		return RBI_UNMAPPED;
-	if ((t->ops->flags & RBI_MEM_STATIC) || len > RBI_CACHE_PAGE)
+	if (len > RBI_CACHE_PAGE)
 		return rbi_backend_read(t, addr, buf, len, nread);
 
 	while (done < len) {

@@ -1,7 +1,11 @@
 /* core.c: the core-file memory backend.
  *
- * Bytes come from the core's PT_LOAD segments (mmapped through libelf,
- * indexed by address and binary-searched per read).  Bytes a core lacks
+ * Bytes come from the core's PT_LOAD segments (indexed by address and
+ * binary-searched per read), read with pread, never mapped: a core is cut
+ * short under a running session when the same program crashes again into
+ * the same name (the kernel truncates the old core before it writes), and a
+ * mapping of the lost pages would end the session in SIGBUS.  A short read
+ * says the core changed (RBI_TRUNCATED); the target then reads as gone.  Bytes a core lacks
  * inside a file mapping (NT_FILE) come from that file on disk, but only when
  * its build-id equals the one in the core's copy of the image's ELF header:
  *   - gdb's gcore writes no PT_LOAD at all for unmodified file mappings
@@ -89,9 +93,8 @@ struct core_file {
 
 struct core {
 	int fd;                 /* the core */
-	Elf *elf;
-	const unsigned char *image;     /* the whole core, borrowed from elf */
-	size_t image_size;
+	Elf *elf;               /* read, not mapped (see the top) */
+	uint64_t size;          /* the file's size at open */
 	const char *path;       /* for messages during open only */
 	uint16_t machine;
 	struct core_seg *segs;  /* sorted by vaddr, disjoint */
@@ -261,6 +264,33 @@ static size_t file_read(const struct core *c, uint64_t addr,
 	return done;
 }
 
+/* The N core bytes at file offset OFF into DST: false when the file has
+   fewer than it had at open. */
+static bool seg_read(const struct core *c, uint64_t off, unsigned char *dst, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t got = pread(c->fd, dst + done, n - done, (off_t)(off + done));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return false;
+		done += (size_t)got;
+	}
+	return true;
+}
+
+static int fail_cut(const struct core *c)
+{
+	struct stat st;
+	long long now = fstat(c->fd, &st) == 0 ? (long long)st.st_size : -1;
+
+	return rbi_fail(RBI_TRUNCATED, "the core file was cut short while being read "
+			"(%lld bytes now, %" PRIu64 " at open): open it again", now, c->size);
+}
+
 /* Read LEN bytes at ADDR: from the core's own bytes and, when FILES, from
    accepted files where the core has none. */
 static int core_read_from(const struct core *c, uint64_t addr, void *buf,
@@ -283,7 +313,10 @@ static int core_read_from(const struct core *c, uint64_t addr, void *buf,
 
 			if (off < s->filesz) {
 				n = (size_t)min_u64(want, s->filesz - off);
-				memcpy(out + done, c->image + s->offset + off, n);
+				if (!seg_read(c, s->offset + off, out + done, n)) {
+					*nread = done;
+					return fail_cut(c);
+				}
 				done += n;
 				continue;
 			}
@@ -647,12 +680,12 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 	if (phnum == PN_XNUM && elf_getphdrnum(c->elf, &phnum) != 0)
 		return rbi_fail(RBI_NOT_CORE, "%s: bad program header count: %s",
 				c->path, elf_errmsg(-1));
-	if (eh->e_phoff > c->image_size ||
-	    phnum > (c->image_size - eh->e_phoff) / sizeof(Elf64_Phdr))
+	if (eh->e_phoff > c->size ||
+	    phnum > (c->size - eh->e_phoff) / sizeof(Elf64_Phdr))
 		return fail_truncated(c->path, "program header table",
 				      eh->e_phoff,
 				      eh->e_phoff + (uint64_t)phnum * sizeof(Elf64_Phdr),
-				      c->image_size);
+				      c->size);
 	c->segs = calloc(phnum ? phnum : 1, sizeof(*c->segs));
 	if (!c->segs)
 		return rbi_fail(RBI_NOMEM, "out of memory");
@@ -662,13 +695,13 @@ static int load_segments(struct core *c, const GElf_Ehdr *eh)
 					c->path, i, elf_errmsg(-1));
 		if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE)
 			continue;
-		if (ph.p_offset > c->image_size ||
-		    ph.p_filesz > c->image_size - ph.p_offset)
+		if (ph.p_offset > c->size ||
+		    ph.p_filesz > c->size - ph.p_offset)
 			return fail_truncated(c->path, ph.p_type == PT_LOAD ?
 					      "segment" : "note segment",
 					      ph.p_type == PT_LOAD ? ph.p_vaddr :
 					      ph.p_offset, ph.p_offset + ph.p_filesz,
-					      c->image_size);
+					      c->size);
 		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
 			continue;
 		if (ph.p_filesz > ph.p_memsz ||
@@ -1222,7 +1255,6 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 	GElf_Ehdr eh;
 	struct stat st;
 	ssize_t n;
-	size_t raw_size = 0;
 	bool unpacked = false;
 	int rc;
 
@@ -1254,7 +1286,7 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 		goto fail;
 	}
 	elf_version(EV_CURRENT);
-	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	c->elf = elf_begin(c->fd, ELF_C_READ, NULL);
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh)) {
 		rc = (size_t)n < EI_NIDENT || (size_t)st.st_size < sizeof(Elf64_Ehdr) ?
 		     rbi_fail(RBI_TRUNCATED, "%s: core truncated: ELF header needs "
@@ -1281,13 +1313,7 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 		goto fail;
 	}
 	c->machine = eh.e_machine;
-	c->image = (const unsigned char *)elf_rawfile(c->elf, &raw_size);
-	if (!c->image) {
-		rc = rbi_fail(RBI_ELF, "%s: cannot map the core: %s", path,
-			      elf_errmsg(-1));
-		goto fail;
-	}
-	c->image_size = raw_size < (size_t)st.st_size ? raw_size : (size_t)st.st_size;
+	c->size = (uint64_t)st.st_size;
 	rc = load_segments(c, &eh);
 	if (rc)
 		goto fail;

@@ -10,10 +10,14 @@
 
 #include "internal.h"
 
+/* A process that exited and a core file cut short under the session (a
+   backend's read fails RBI_TRUNCATED only then) are the same to a walk:
+   what it reads from now on is not the target's. */
 static int note_gone(struct rbi_target *t, int rc)
 {
-	if (rc == RBI_GONE || rc == RBI_ZOMBIE)
-		__atomic_store_n(&t->gone, true, __ATOMIC_RELAXED);
+	if (rc == RBI_GONE || rc == RBI_ZOMBIE || rc == RBI_TRUNCATED)
+		__atomic_store_n(&t->gone, rc == RBI_TRUNCATED ? rc : RBI_GONE,
+				 __ATOMIC_RELAXED);
 	return rc;
 }
 
@@ -28,7 +32,7 @@ int rbi_backend_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 
 bool rbi_target_gone_seen(const struct rbi_target *t)
 {
-	return __atomic_load_n(&t->gone, __ATOMIC_RELAXED);
+	return __atomic_load_n(&t->gone, __ATOMIC_RELAXED) != 0;
 }
 
 RBI_EXPORT pid_t rbi_target_pid(const rbi_target *t)
@@ -99,6 +103,9 @@ int rbi_target_signal(struct rbi_target *t, struct rbi_signal *out)
 
 int rbi_fail_gone(const struct rbi_target *t)
 {
+	if (__atomic_load_n(&t->gone, __ATOMIC_RELAXED) == RBI_TRUNCATED)
+		return rbi_fail(RBI_TRUNCATED, "the core file was cut short while "
+				"being read: open it again");
 	return rbi_fail(RBI_GONE, "process %d has exited", (int)t->pid);
 }
 

@@ -192,7 +192,33 @@ expect "a core whose notes are zeros" 6 "bad core: no thread" "$RBINSPECT" "$cor
 corrupt long-note
 expect "a core whose first note runs past its segment" 6 "bad core: the note at offset" \
 	"$RBINSPECT" "$core.bad" info
-rm -f "$core" "$core.bad"
+
+# A core cut short while a session reads it: the same program crashing again into the
+# same name (the kernel truncates the old core before it writes).  Each later command
+# that needs bytes not read before (the heap: info reads none of it) says so, with the
+# bad-core status; no SIGBUS.
+cp --sparse=always "$core" "$core.cut"
+mkfifo "$RB_TMP/cmds"
+timeout 60 "$RBINSPECT" "$core.cut" <"$RB_TMP/cmds" >"$RB_TMP/out" 2>"$RB_TMP/err" & sess=$!
+exec 7>"$RB_TMP/cmds"
+echo info >&7
+for _ in $(seq 100); do
+	grep -q '^threads' "$RB_TMP/out" && break
+	sleep 0.1
+done
+truncate -s 0 "$core.cut"
+printf 'objects\nheap-dump -o %s\n' "$RB_TMP/cut.json" >&7
+exec 7>&-
+wait $sess
+rc=$?
+cut=$(grep -c 'the core file was cut short while being read' "$RB_TMP/err")
+if [ $rc -eq 6 ] && [ "$cut" -eq 2 ] && [ "$(grep -c . "$RB_TMP/err")" -eq 2 ]; then
+	ok "a core cut short under a session: objects and heap-dump say so, exit 6"
+else
+	not_ok "a core cut short under a session (exit $rc, $cut lines say so)"
+	diag "$(head -5 "$RB_TMP/err")"
+fi
+rm -f "$core" "$core.bad" "$core.cut" "$RB_TMP/cmds" "$RB_TMP/cut.json"
 
 # A core whose libruby on disk has another build-id: say so, and still
 # answer from what the core holds (a core carrying file-backed mappings).
