@@ -13,8 +13,12 @@
  *    with each object's class, class name and dump_all fields (objects,
  *    classes).  Most runs corrupt only what is read after the VM was found
  *    (so the walkers, not attach, meet the garbage); some from the start.
- *  - core: the core file with bytes of its ELF header, program headers and
- *    notes mutated, or cut short, opened and walked the same way.
+ *  - core: the core file made to lie (enum shape: bytes flipped in its
+ *    headers or notes; a segment's field, the program header count, a
+ *    note's sizes, NT_FILE's count, page size or entries set to values at
+ *    the edges where size arithmetic overflows, or to another segment's;
+ *    another machine), or cut short, or its .xz cut short, then opened and
+ *    walked the same way.
  *
  * Every run is a child process with an alarm (a hang fails) whose exit
  * status is checked (a crash, or a sanitizer's report: exit 99, fails);
@@ -22,10 +26,12 @@
  * RBI_FUZZ_RUNS (default 100 of each) and RBI_FUZZ_SEED (default: from the
  * time) make longer runs (bench/fuzz.sh).  TAP output; exit 1 on failure. */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +116,8 @@ static int liar_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nre
 /* What the runs reached, summed over the children (that the fuzzers get
    past attach into the walkers, and lie on the way). */
 static struct reach {
-	uint64_t runs, attached, threads, frames, locals, objects, lies, native, fibers, roots;
+	uint64_t runs, opened, attached, threads, frames, locals, objects, lies, native, fibers,
+		 roots;
 } reach;
 
 struct walk {
@@ -253,7 +260,7 @@ static bool run_child(const char *what, uint64_t seed, void (*fn)(uint64_t, void
 		reach.runs += r.runs, reach.attached += r.attached, reach.threads += r.threads;
 		reach.frames += r.frames, reach.locals += r.locals, reach.objects += r.objects;
 		reach.lies += r.lies, reach.native += r.native, reach.fibers += r.fibers;
-		reach.roots += r.roots;
+		reach.roots += r.roots, reach.opened += r.opened;
 	}
 	close(fds[0]);
 	if (waitpid(pid, &st, 0) != pid)
@@ -289,13 +296,212 @@ static void vm_run(uint64_t seed, void *arg)
 	reach.lies += l.lies;
 }
 
+/* The decompressed core, mutated in place by a run and put back after it:
+   its first 64 KiB (the ELF header and program headers) and its note
+   segment (gcore writes it last). */
 struct corefile {
-	const char *path;       /* the decompressed core; its first HEAD
-				   bytes are mutated in place and restored */
+	const char *path;
 	const char *work;       /* a copy cut short */
 	off_t size;
 	uint8_t head[65536];
+	uint8_t *notes;         /* the PT_NOTE segment's bytes */
+	uint64_t notes_off, notes_len;
 };
+
+/* How a run lies about the core: bytes cut or flipped at random, and the
+   structural lies of an audit's hand-made cores, each at the edges where
+   a size computation overflows. */
+enum shape {
+	SHAPE_CUT,              /* cut short within its first 16 MiB */
+	SHAPE_HEAD_BYTES,       /* 1-16 bytes of the first 64 KiB */
+	SHAPE_NOTE_BYTES,       /* 1-16 bytes of the notes */
+	SHAPE_SEGMENT,          /* a PT_LOAD's field: an edge, or another's
+				   (overlapping or aliased segments) */
+	SHAPE_PHNUM,            /* e_phnum an edge or PN_XNUM, e_shoff where
+				   section 0 then lies */
+	SHAPE_NOTE_SIZE,        /* a note's name or descriptor size an edge */
+	SHAPE_NT_FILE,          /* NT_FILE's count, page size or an entry */
+	SHAPE_MACHINE,          /* e_machine of another machine */
+	SHAPE_PACKED_CUT,       /* the .xz itself cut short */
+	SHAPE_COUNT
+};
+
+static const char *const shape_names[SHAPE_COUNT] = {
+	"cut", "header bytes", "note bytes", "segment", "phnum", "note size",
+	"NT_FILE", "machine", "packed and cut",
+};
+
+/* A value at an edge of the arithmetic done on it. */
+static uint64_t edge(uint64_t *s, uint64_t file_size)
+{
+	static const uint64_t edges[] = {
+		0, 1, 0x7fffffff, 0x80000000, 0xffffffff, 0x100000000,
+		0x7fffffffffffffff, 0x8000000000000000, 0xfffffffffffff000,
+		0xfffffffffffffff8, 0xffffffffffffffff,
+	};
+	uint64_t r = rnd(s) % (sizeof(edges) / sizeof(edges[0]) + 2);
+
+	if (r == sizeof(edges) / sizeof(edges[0]))
+		return file_size;
+	if (r > sizeof(edges) / sizeof(edges[0]))
+		return file_size + 1;
+	return edges[r];
+}
+
+static void put(int fd, uint64_t at, const void *v, size_t len)
+{
+	if (pwrite(fd, v, len, (off_t)at) != (ssize_t)len)
+		exit(3);
+}
+
+static void put_u64(int fd, uint64_t at, uint64_t v) { put(fd, at, &v, sizeof(v)); }
+static void put_u32(int fd, uint64_t at, uint32_t v) { put(fd, at, &v, sizeof(v)); }
+static void put_u16(int fd, uint64_t at, uint16_t v) { put(fd, at, &v, sizeof(v)); }
+
+/* N random bytes (zeros and 0xff often) within LEN bytes from AT. */
+static void flip_bytes(int fd, uint64_t *s, uint64_t at, uint64_t len)
+{
+	for (unsigned n = 1 + rnd(s) % 16; n && len; n--) {
+		uint64_t r = rnd(s);
+		uint8_t b = (uint8_t)(r >> 32);
+
+		if (r % 3 == 0)
+			b = (r >> 40) & 1 ? 0xff : 0;
+		put(fd, at + r % len, &b, 1);
+	}
+}
+
+static const Elf64_Ehdr *ehdr(const struct corefile *c)
+{
+	return (const Elf64_Ehdr *)c->head;
+}
+
+/* The file offset of program header I, whose bytes are in HEAD. */
+static uint64_t phdr_at(const struct corefile *c, size_t i)
+{
+	return ehdr(c)->e_phoff + i * sizeof(Elf64_Phdr);
+}
+
+static Elf64_Phdr phdr(const struct corefile *c, size_t i)
+{
+	Elf64_Phdr ph;
+
+	memcpy(&ph, c->head + phdr_at(c, i), sizeof(ph));
+	return ph;
+}
+
+/* A random PT_LOAD's index. */
+static size_t some_load(const struct corefile *c, uint64_t *s)
+{
+	size_t n = ehdr(c)->e_phnum, i = rnd(s) % n;
+
+	for (size_t k = 0; k < n; k++, i = (i + 1) % n)
+		if (phdr(c, i).p_type == PT_LOAD)
+			break;
+	return i;
+}
+
+static void lie_segment(int fd, const struct corefile *c, uint64_t *s)
+{
+	size_t i = some_load(c, s);
+	Elf64_Phdr ph = phdr(c, i), other = phdr(c, some_load(c, s));
+	uint64_t v = edge(s, (uint64_t)c->size);
+
+	switch (rnd(s) % 6) {
+	case 0:         /* over another segment, or at its very address */
+		ph.p_vaddr = other.p_vaddr + (rnd(s) % 2 ? rnd(s) % (other.p_memsz + 1) : 0);
+		break;
+	case 1:         /* the same file bytes as another */
+		ph.p_offset = other.p_offset;
+		break;
+	case 2:
+		ph.p_vaddr = v;
+		break;
+	case 3:
+		ph.p_offset = v;
+		break;
+	case 4:
+		ph.p_filesz = v;
+		break;
+	default:
+		ph.p_memsz = v;
+		break;
+	}
+	put(fd, phdr_at(c, i), &ph, sizeof(ph));
+}
+
+static void lie_phnum(int fd, const struct corefile *c, uint64_t *s)
+{
+	static const uint16_t counts[] = { 0, 1, PN_XNUM, PN_XNUM - 1 };
+	uint16_t phnum = rnd(s) % 5 ? counts[rnd(s) % 4] : ehdr(c)->e_phnum + 1;
+
+	put_u16(fd, offsetof(Elf64_Ehdr, e_phnum), phnum);
+	/* Section 0 holds the real count under PN_XNUM: put it at an edge,
+	   or inside the program headers, whose bytes then say what it is. */
+	if (phnum == PN_XNUM && rnd(s) % 2)
+		put_u64(fd, offsetof(Elf64_Ehdr, e_shoff),
+			rnd(s) % 2 ? edge(s, (uint64_t)c->size) : phdr_at(c, rnd(s) % 8));
+}
+
+/* The offset in C->notes of a random note's header, and of NT_FILE's
+   descriptor (0 if none) in *NT_FILE_DESC. */
+static uint64_t some_note(const struct corefile *c, uint64_t *s, uint64_t *nt_file_desc)
+{
+	uint64_t at = 0, pick = 0, n = 0, want = rnd(s) % 64;
+
+	*nt_file_desc = 0;
+	while (at + sizeof(Elf64_Nhdr) <= c->notes_len) {
+		Elf64_Nhdr nh;
+		uint64_t desc;
+
+		memcpy(&nh, c->notes + at, sizeof(nh));
+		desc = at + sizeof(nh) + ((nh.n_namesz + 3) & ~3u);
+		if (n++ <= want)
+			pick = at;
+		if (nh.n_type == NT_FILE && nh.n_namesz == 5)
+			*nt_file_desc = desc;
+		at = desc + ((nh.n_descsz + 3) & ~3u);
+	}
+	return pick;
+}
+
+static void lie_note_size(int fd, const struct corefile *c, uint64_t *s)
+{
+	static const uint32_t sizes[] = { 0, 3, 0x7ffffffc, 0x80000000, 0xfffffffc, 0xffffffff };
+	uint64_t file_desc, at = some_note(c, s, &file_desc);
+	uint32_t v = sizes[rnd(s) % 6];
+
+	put_u32(fd, c->notes_off + at + (rnd(s) % 2 ? offsetof(Elf64_Nhdr, n_namesz)
+						  : offsetof(Elf64_Nhdr, n_descsz)), v);
+}
+
+static void lie_nt_file(int fd, const struct corefile *c, uint64_t *s)
+{
+	uint64_t desc, v = edge(s, (uint64_t)c->size);
+
+	some_note(c, s, &desc);
+	if (!desc)
+		exit(3);        /* the bundled core has one */
+	desc += c->notes_off;
+	switch (rnd(s) % 4) {
+	case 0:         /* the count: an edge, or one more than fits */
+		put_u64(fd, desc, rnd(s) % 2 ? v : 0xffffffffffffffffULL / 24 + 1);
+		break;
+	case 1:         /* the page size */
+		put_u64(fd, desc + 8, rnd(s) % 2 ? v : 1ULL << (rnd(s) % 64));
+		break;
+	default:        /* an entry's start, end or offset */
+		put_u64(fd, desc + 16 + 8 * (rnd(s) % 30), v);
+		break;
+	}
+}
+
+static void lie_machine(int fd, uint64_t *s)
+{
+	static const uint16_t machines[] = { EM_AARCH64, EM_386, EM_RISCV, EM_NONE, 0xffff };
+
+	put_u16(fd, offsetof(Elf64_Ehdr, e_machine), machines[rnd(s) % 5]);
+}
 
 /* Copy LEN bytes of file IN to OUT (made anew). */
 static bool copy_prefix(const char *in, const char *out, off_t len)
@@ -318,54 +524,102 @@ static bool copy_prefix(const char *in, const char *out, off_t len)
 	return ok_;
 }
 
+/* A copy of IN cut at a random point within its first LIMIT bytes. */
+static void cut_copy(const char *in, const char *out, uint64_t *s, off_t limit)
+{
+	struct stat st;
+
+	if (stat(in, &st) != 0)
+		exit(3);
+	if (st.st_size < limit)
+		limit = st.st_size;
+	if (!copy_prefix(in, out, (off_t)(rnd(s) % (uint64_t)(limit ? limit : 1))))
+		exit(3);
+}
+
+static uint64_t shape_opened[SHAPE_COUNT], shape_runs[SHAPE_COUNT];
+
 static void core_run(uint64_t seed, void *arg)
 {
 	struct corefile *c = arg;
 	uint64_t s = seed | 1;
+	enum shape shape = (enum shape)(seed % SHAPE_COUNT);
+	const char *open_path = c->path;
 	rbi_target *t = NULL;
 	int fd;
 
-	/* Cut short within its first 16 MiB (one run in four: the headers,
-	   the notes, the first segments), else mutate 1-16 bytes of the first
-	   64 KiB (the ELF header, the program headers and the notes) in place:
-	   the parent puts them back (restore_head). */
-	const char *open_path = c->path;
-
-	if (seed % 4 == 0) {
-		off_t cut = (off_t)(rnd(&s) % (uint64_t)(c->size < (16 << 20) ? c->size : 16 << 20));
-		if (!copy_prefix(c->path, c->work, cut))
-			exit(3);
+	if (shape == SHAPE_CUT || shape == SHAPE_PACKED_CUT) {
+		cut_copy(shape == SHAPE_CUT ? c->path : CORE_XZ, c->work, &s, 16 << 20);
 		open_path = c->work;
 	} else {
 		fd = open(c->path, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			exit(3);
-		for (unsigned n = 1 + rnd(&s) % 16; n; n--) {
-			uint64_t r = rnd(&s);
-			off_t at = (off_t)(r % 65536);
-			uint8_t b = (uint8_t)(r >> 32);
-
-			if (r % 3 == 0)
-				b = (r >> 40) & 1 ? 0xff : 0;
-			if (pwrite(fd, &b, 1, at) != 1)
-				exit(3);
+		switch (shape) {
+		case SHAPE_HEAD_BYTES:
+			flip_bytes(fd, &s, 0, sizeof(c->head));
+			break;
+		case SHAPE_NOTE_BYTES:
+			flip_bytes(fd, &s, c->notes_off, c->notes_len);
+			break;
+		case SHAPE_SEGMENT:
+			lie_segment(fd, c, &s);
+			break;
+		case SHAPE_PHNUM:
+			lie_phnum(fd, c, &s);
+			break;
+		case SHAPE_NOTE_SIZE:
+			lie_note_size(fd, c, &s);
+			break;
+		case SHAPE_NT_FILE:
+			lie_nt_file(fd, c, &s);
+			break;
+		default:
+			lie_machine(fd, &s);
+			break;
 		}
 		close(fd);
 	}
-	if (rbi_target_open_core(open_path, NULL, &t) == RBI_OK)
+	if (rbi_target_open_core(open_path, NULL, &t) == RBI_OK) {
+		reach.opened++;
 		exercise(t, NULL);
+	}
 	rbi_target_free(t);
 }
 
-/* Undo core_run's mutations of C's first bytes. */
-static bool restore_head(const struct corefile *c)
+/* Undo core_run's mutations of C's header and notes. */
+static bool restore_core(const struct corefile *c)
 {
 	int fd = open(c->path, O_WRONLY | O_CLOEXEC);
-	bool ok_ = fd >= 0 && pwrite(fd, c->head, sizeof(c->head), 0) == (ssize_t)sizeof(c->head);
+	bool ok_ = fd >= 0 && pwrite(fd, c->head, sizeof(c->head), 0) == (ssize_t)sizeof(c->head) &&
+		   pwrite(fd, c->notes, c->notes_len, (off_t)c->notes_off) == (ssize_t)c->notes_len;
 
 	if (fd >= 0)
 		close(fd);
 	return ok_;
+}
+
+/* Keep C's header and notes, to put them back after each run. */
+static bool keep_core(struct corefile *c)
+{
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC);
+	bool ok_ = fd >= 0 && c->size >= (off_t)sizeof(c->head) &&
+		   pread(fd, c->head, sizeof(c->head), 0) == (ssize_t)sizeof(c->head);
+
+	for (size_t i = 0; ok_ && i < ehdr(c)->e_phnum && phdr_at(c, i + 1) <= sizeof(c->head); i++) {
+		Elf64_Phdr ph = phdr(c, i);
+
+		if (ph.p_type != PT_NOTE)
+			continue;
+		c->notes_off = ph.p_offset, c->notes_len = ph.p_filesz;
+		c->notes = malloc(ph.p_filesz);
+		ok_ = c->notes && pread(fd, c->notes, ph.p_filesz, (off_t)ph.p_offset) ==
+				  (ssize_t)ph.p_filesz;
+		break;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok_ && c->notes;
 }
 
 static unsigned env_uint(const char *name, unsigned dflt)
@@ -406,32 +660,36 @@ int main(void)
 	}
 
 	static struct corefile c;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	c.path = path, c.work = work, c.size = size;
-	if (!ok(fd >= 0 && size >= (off_t)sizeof(c.head) &&
-		pread(fd, c.head, sizeof(c.head), 0) == (ssize_t)sizeof(c.head),
-		"the core's first 64 KiB kept")) {
-		if (fd >= 0)
-			close(fd);
+	if (!ok(keep_core(&c), "the core's header and notes kept")) {
+		free(c.notes);
 		unlink(path);
 		rmdir(dir);
 		return tap_plan();
 	}
-	close(fd);
 	bad = 0;
 	memset(&reach, 0, sizeof(reach));
 	for (unsigned i = 0; i < runs; i++) {
-		bad += !run_child("core", seed0 + i, core_run, &c);
-		if (!restore_head(&c)) {
+		uint64_t opened = reach.opened, seed = seed0 + i;
+
+		bad += !run_child("core", seed, core_run, &c);
+		shape_runs[seed % SHAPE_COUNT]++;
+		shape_opened[seed % SHAPE_COUNT] += reach.opened - opened;
+		if (!restore_core(&c)) {
 			bad++;
 			break;
 		}
 	}
-	diag("core: %" PRIu64 " of %u runs opened and attached, %" PRIu64 " frames, %" PRIu64
+	for (unsigned k = 0; k < SHAPE_COUNT; k++)
+		diag("core: %s: %" PRIu64 " of %" PRIu64 " runs opened", shape_names[k],
+		     shape_opened[k], shape_runs[k]);
+	diag("core: %" PRIu64 " of %u runs attached, %" PRIu64 " frames, %" PRIu64
 	     " objects", reach.attached, runs, reach.frames, reach.objects);
-	ok(bad == 0, "core: %u runs on the core with mutated headers and notes, or cut short: "
+	ok(bad == 0, "core: %u runs on the core cut short, its bytes flipped, or its segments, "
+	   "program header count, note sizes, NT_FILE or machine made to lie, or its .xz cut: "
 	   "no crash, no hang, no sanitizer report (%u failed)", runs, bad);
+	free(c.notes);
 	unlink(work);
 	unlink(path);
 	rmdir(dir);
