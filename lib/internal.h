@@ -465,6 +465,12 @@ int rbi_task_registers(pid_t tid, struct rbi_registers *out);
 int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t head_len,
 		    int *out_fd);
 
+/* util/memroom.c: the bytes of memory this process may still fill: the
+   machine's MemAvailable and SwapFree, or less where its memory cgroup
+   (v1 or v2, at any level up) leaves less, then *BY_CGROUP.  UINT64_MAX
+   when nothing says. */
+uint64_t rbi_memory_room(bool *by_cgroup);
+
 /* mem/regs.c: registers as struct user_regs_struct of x86-64 lays them
    out (X86_64_USER_REGS words at USER) into DWARF's numbering. */
 #define RBI_X86_64_USER_REGS 27

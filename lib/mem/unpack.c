@@ -9,7 +9,8 @@
  * holds only the core's real bytes.  Each format is read by its own
  * library: zlib, liblzma, libzstd, liblz4.  Compressed input is untrusted:
  * what it may decompress to is bounded by the core's own ELF headers (the
- * first bytes of the stream) and by the machine's free memory. */
+ * first bytes of the stream) and by the memory free to this process (the
+ * machine's, and its memory cgroup's: rbi_memory_room). */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
@@ -201,8 +202,9 @@ struct sink {
 	uint64_t stored;        /* of them, in the memfd (non-zero pages) */
 	uint64_t end;           /* where the core ends, by its ELF headers;
 				   UINT64_MAX until they are in */
-	uint64_t room;          /* memory free for the memfd (MemAvailable
-				   and SwapFree); UINT64_MAX if unknown */
+	uint64_t room;          /* memory free for the memfd
+				   (rbi_memory_room); UINT64_MAX if unknown */
+	bool room_by_cgroup;    /* the memory cgroup's limit bounds it */
 };
 
 /* LEN bytes of the memfd at OFF into BUF (holes read as zeros). */
@@ -263,26 +265,6 @@ static int sink_end(struct sink *s)
 	return RBI_OK;
 }
 
-/* The memory free for a memfd: MemAvailable and SwapFree, in bytes. */
-static uint64_t memory_room(void)
-{
-	char line[128];
-	unsigned long long kb, room = 0;
-	int seen = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return UINT64_MAX;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1 ||
-		    sscanf(line, "SwapFree: %llu kB", &kb) == 1) {
-			room += kb * 1024;
-			seen++;
-		}
-	fclose(f);
-	return seen ? room : UINT64_MAX;
-}
-
 /* Write BUF's non-zero pages at their place in the memfd. */
 static int sink_write(struct sink *s, const unsigned char *buf, size_t len)
 {
@@ -321,10 +303,11 @@ static int sink_bounds(struct sink *s, const char *path)
 				"its ELF headers give the core: not one core", path, s->end);
 	if (s->stored > s->room / 10 * 9)
 		return rbi_fail(RBI_NOMEM, "%s: the decompressed core needs more memory than "
-				"this machine has free (%" PRIu64 " MiB of %" PRIu64 " MiB, "
-				"after %" PRIu64 " of %" PRIu64 " bytes); decompress it to a "
-				"file first", path, s->stored >> 20, s->room >> 20, s->size,
-				s->end);
+				"%s (%" PRIu64 " MiB of %" PRIu64 " MiB, after %" PRIu64
+				" of %" PRIu64 " bytes); decompress it to a file first", path,
+				s->room_by_cgroup ? "its memory cgroup's limit leaves free" :
+				"this machine has free", s->stored >> 20, s->room >> 20,
+				s->size, s->end);
 	return RBI_OK;
 }
 
@@ -398,7 +381,7 @@ int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t 
 		    int *out_fd)
 {
 	const struct codec *k = NULL;
-	struct sink s = { .fd = -1, .end = UINT64_MAX, .room = memory_room() };
+	struct sink s = { .fd = -1, .end = UINT64_MAX };
 	void *state = NULL;
 	int rc;
 
@@ -408,6 +391,7 @@ int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t 
 			k = &codecs[i];
 	if (!k)
 		return RBI_ITER_END;
+	s.room = rbi_memory_room(&s.room_by_cgroup);
 	if (lseek(fd, 0, SEEK_SET) != 0)
 		return rbi_fail(RBI_SYSTEM, "%s: %s", path, strerror(errno));
 	s.fd = memfd_create("rbinspect-core", MFD_CLOEXEC);

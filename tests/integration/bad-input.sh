@@ -109,6 +109,52 @@ for cmd in "help record" "record --help" "report --help" "$ex bt --help"; do
 	fi
 done
 
+# in_memory_cgroup BYTES CMD...: run CMD in a new memory cgroup of BYTES (v2 or v1), as a
+# container's limit; status 125 when no memory cgroup can be made here.
+in_memory_cgroup() {
+	local bytes=$1 cg rc
+	shift
+	if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		cg=/sys/fs/cgroup/rbi-test.$$
+		mkdir "$cg" 2>/dev/null && echo "$bytes" >"$cg/memory.max" 2>/dev/null &&
+			echo 0 >"$cg/memory.swap.max" 2>/dev/null
+	else
+		cg=/sys/fs/cgroup/memory/rbi-test.$$
+		mkdir "$cg" 2>/dev/null && echo "$bytes" >"$cg/memory.limit_in_bytes" 2>/dev/null
+	fi || { rmdir "$cg" 2>/dev/null; return 125; }
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+	rc=$?
+	rmdir "$cg"
+	return $rc
+}
+
+# A compressed core whose headers say 1 GiB of non-zero bytes (34 KB of zstd) opened under
+# a 192 MiB memory limit: the memfd's pages are charged there, so the limit, not only the
+# machine's free memory, bounds them; the OOM killer would end rbinspect without a word.
+python3 - $((1 << 30)) <<'PY' | zstd -q -c >"$RB_TMP/bomb.zst"
+import struct, sys
+size = int(sys.argv[1])
+eh = bytearray(64)
+eh[0:7] = b"\x7fELF\x02\x01\x01"
+struct.pack_into("<HHIQQQIHHHHHH", eh, 16, 4, 62, 1, 0, 64, 0, 0, 64, 56, 1, 0, 0, 0)
+ph = struct.pack("<IIQQQQQQ", 1, 4, 4096, 0x10000000, 0, size, size, 4096)
+out = sys.stdout.buffer
+out.write(eh + ph + bytes(4096 - 64 - 56))
+for _ in range(size >> 20):
+    out.write(b"\x5a" * (1 << 20))
+PY
+in_memory_cgroup $((192 << 20)) "$RBINSPECT" "$RB_TMP/bomb.zst" info >"$RB_TMP/out" 2>"$RB_TMP/err"
+rc=$?
+if [ $rc -eq 125 ]; then
+	skip "a bomb core under a memory limit: no memory cgroup can be made here"
+elif [ $rc -eq 1 ] && [ "$(grep -c . "$RB_TMP/err")" -eq 1 ] &&
+     grep -q "needs more memory than its memory cgroup's limit leaves free" "$RB_TMP/err"; then
+	ok "a bomb core under a memory limit: one line, exit 1, not the OOM killer"
+else
+	not_ok "a bomb core under a memory limit (exit $rc)"; diag "$(head -3 "$RB_TMP/err")"
+fi
+rm -f "$RB_TMP/bomb.zst"
+
 read -r kind ver root cmd < <(rubies_list | awk '$1 == "deb"' | tail -1)
 if [ -z "${root:-}" ]; then
 	skip "no test Ruby: run tools/test-rubies.sh"
