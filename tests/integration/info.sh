@@ -58,6 +58,24 @@ while read -r kind ver root cmd; do
 	core=$(core_of "$RB_PID")
 	"$RBINSPECT" --json "$core" info >"$RB_TMP/core.json"
 	check_info "$kind $ver core" "$RB_TMP/core.json" "$src" "$layout"
+	# A static Ruby's core carried off its machine: no libruby whose name gives the
+	# version, so the family comes from a .../ruby/X.Y.0/ path it mapped (an extension),
+	# and the patch release stays unknown, not a stray number (it was once read
+	# uninitialised: "3.4.793283117").
+	if [ "$kind" = static-stripped ]; then
+		family=${ver%.*}
+		mkdir -p "$RB_TMP/no-files"
+		"$RBINSPECT" --json --sysroot "$RB_TMP/no-files" "$core" info >"$RB_TMP/bare.json" \
+			2>/dev/null
+		if grep -q "/ruby/$family.0/" "/proc/$RB_PID/maps"; then
+			is "$(jq -r --arg f "$family" '[.version, (.version_via |
+				test("^path .*/ruby/" + $f + ".0 [(]patch release unknown[)]$"))] | @tsv' \
+				"$RB_TMP/bare.json")" "$(printf '%s\ttrue' "$family")" \
+				"$kind $ver core without its files: the family from a path, no patch release"
+		else
+			skip "$kind $ver: the process maps no file under /ruby/$family.0/"
+		fi
+	fi
 	rm -f "$core"
 	kill -9 "$RB_PID"
 done < <(rubies_list)
