@@ -224,6 +224,14 @@ struct rbi_open_opts {
 				   data, which cores leave out).  What the
 				   target shows of its version wins; a
 				   disagreement is a warning */
+	void (*progress)(uint64_t done, uint64_t total, void *arg);
+				/* optional: told about every quarter second
+				   while a compressed core is decompressed
+				   (DONE of TOTAL bytes; TOTAL 0 until the
+				   core's headers are in), for a progress
+				   line; never called for a core that opens
+				   at once */
+	void *progress_arg;
 };
 
 /* Open a live process.  Never stops it.  Errors: RBI_NO_PROCESS, RBI_ZOMBIE,

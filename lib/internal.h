@@ -461,9 +461,9 @@ int rbi_task_registers(pid_t tid, struct rbi_registers *out);
    FD) starts a gzip, xz, zstd or lz4 stream, decompress all of FD into an
    anonymous memory file, sparse, and return it in *OUT_FD.  RBI_ITER_END
    when HEAD is none of those; RBI_TRUNCATED for a stream that is cut or
-   corrupt. */
+   corrupt.  OPTS (or NULL) may ask for progress. */
 int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t head_len,
-		    int *out_fd);
+		    const struct rbi_open_opts *opts, int *out_fd);
 
 /* util/memroom.c: the bytes of memory this process may still fill: the
    machine's MemAvailable and SwapFree, or less where its memory cgroup

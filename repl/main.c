@@ -2,6 +2,7 @@
  * session of them, and map failures to documented exit codes. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,44 @@ static bool command_ok(int argc, char **argv, int i)
 	return false;
 }
 
+/* While a compressed core is decompressed (seconds for gigabytes), a
+   progress line on a terminal, wiped once the core is open. */
+struct unpack_line {
+	const char *core;
+	bool shown;
+};
+
+static void unpack_progress(uint64_t done, uint64_t total, void *arg)
+{
+	struct unpack_line *l = arg;
+
+	fprintf(stderr, "\rrbinspect: decompressing %s: %" PRIu64, l->core, done >> 20);
+	if (total)
+		fprintf(stderr, " of %" PRIu64 " MiB (%d%%)", total >> 20,
+			(int)(100 * done / total));
+	else
+		fputs(" MiB", stderr);
+	fflush(stderr);
+	l->shown = true;
+}
+
+static int open_core(struct cli *c, const char *core)
+{
+	struct unpack_line line = { .core = core };
+	int rc;
+
+	if (isatty(STDERR_FILENO)) {
+		c->opts.progress = unpack_progress;
+		c->opts.progress_arg = &line;
+	}
+	rc = rbi_target_open_core(core, &c->opts, &c->s.target);
+	c->opts.progress = NULL;
+	c->opts.progress_arg = NULL;
+	if (line.shown)
+		fputs("\r\033[K", stderr);
+	return rc;
+}
+
 /* Open the target the arguments name from ARGV[*I]: -p PID, or CORE
    [EXE], with options anywhere before the command, which must be one:
    nothing is opened for a mistyped command. */
@@ -250,7 +289,7 @@ static int open_target(struct cli *c, int argc, char **argv, int *i, char *what,
 		return EXIT_USAGE + 1;
 	}
 	snprintf(what, cap, "%s", core);
-	return rbi_target_open_core(core, &c->opts, &c->s.target);
+	return open_core(c, core);
 }
 
 /* Commands that need no target when none is given first. */

@@ -582,8 +582,8 @@ static int fail_not_elf(const char *path, const unsigned char *h, size_t n, bool
 
 /* Read the first bytes of C's file into HEAD (EI_NIDENT of them); when
    they start a compressed stream, C's file becomes the decompressed core. */
-static int read_head(struct core *c, const char *path, unsigned char *head,
-		     ssize_t *n, struct stat *st, bool *unpacked)
+static int read_head(struct core *c, const char *path, const struct rbi_open_opts *opts,
+		     unsigned char *head, ssize_t *n, struct stat *st, bool *unpacked)
 {
 	int fd;
 
@@ -595,7 +595,7 @@ static int read_head(struct core *c, const char *path, unsigned char *head,
 			return rbi_fail(RBI_SYSTEM, "reading %s: %s", path, strerror(errno));
 		if (pass == 1 || ((size_t)*n >= SELFMAG && memcmp(head, ELFMAG, SELFMAG) == 0))
 			break;
-		int rc = rbi_core_unpack(c->fd, path, head, (size_t)*n, &fd);
+		int rc = rbi_core_unpack(c->fd, path, head, (size_t)*n, opts, &fd);
 		if (rc == RBI_ITER_END)
 			break;
 		if (rc)
@@ -1278,7 +1278,7 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 		rc = rbi_fail(RBI_NOT_ELF, "%s is not a regular file", path);
 		goto fail;
 	}
-	rc = read_head(c, path, head, &n, &st, &unpacked);
+	rc = read_head(c, path, opts, head, &n, &st, &unpacked);
 	if (rc)
 		goto fail;
 	if ((size_t)n < SELFMAG || memcmp(head, ELFMAG, SELFMAG) != 0) {

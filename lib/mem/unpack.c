@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -205,7 +206,31 @@ struct sink {
 	uint64_t room;          /* memory free for the memfd
 				   (rbi_memory_room); UINT64_MAX if unknown */
 	bool room_by_cgroup;    /* the memory cgroup's limit bounds it */
+	void (*progress)(uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	uint64_t progress_due;  /* CLOCK_MONOTONIC ns of the next call */
 };
+
+#define PROGRESS_NS 250000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Tell S's progress callback, at most every PROGRESS_NS. */
+static void sink_progress(struct sink *s)
+{
+	uint64_t now;
+
+	if (!s->progress || (now = now_ns()) < s->progress_due)
+		return;
+	s->progress_due = now + PROGRESS_NS;
+	s->progress(s->size, s->end == UINT64_MAX ? 0 : s->end, s->progress_arg);
+}
 
 /* LEN bytes of the memfd at OFF into BUF (holes read as zeros). */
 static bool sink_read(const struct sink *s, uint64_t off, void *buf, size_t len)
@@ -359,6 +384,7 @@ static int unpack_stream(const struct codec *k, void *state, int in_fd,
 		}
 		if ((rc = sink_bounds(s, path)))
 			goto out;
+		sink_progress(s);
 		if (step == 1)
 			boundary = true;
 		else if (produced || avail != before)
@@ -378,7 +404,7 @@ out:
 }
 
 int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t head_len,
-		    int *out_fd)
+		    const struct rbi_open_opts *opts, int *out_fd)
 {
 	const struct codec *k = NULL;
 	struct sink s = { .fd = -1, .end = UINT64_MAX };
@@ -392,6 +418,11 @@ int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t 
 	if (!k)
 		return RBI_ITER_END;
 	s.room = rbi_memory_room(&s.room_by_cgroup);
+	if (opts && RBI_HAS_FIELD(opts, progress_arg) && opts->progress) {
+		s.progress = opts->progress;
+		s.progress_arg = opts->progress_arg;
+		s.progress_due = now_ns() + PROGRESS_NS;
+	}
 	if (lseek(fd, 0, SEEK_SET) != 0)
 		return rbi_fail(RBI_SYSTEM, "%s: %s", path, strerror(errno));
 	s.fd = memfd_create("rbinspect-core", MFD_CLOEXEC);

@@ -59,4 +59,18 @@ while IFS= read -r line; do
 	fi
 done < <(grep -E '^build/repl/rbinspect build/ruby-3\.1-threads\.core -ex' "$here/README.md")
 [ "$n" -gt 0 ] || not_ok "example core: the README has its examples on this core"
+
+# Opened as it is shipped (.xz, 535 MiB inside: a second or more to decompress): on a
+# terminal a progress line, wiped before the output; through a pipe, none.
+xz=$here/testdata/cores/ruby-3.1-threads.core.xz
+script -qec "'$RBINSPECT' '$xz' info" /dev/null >"$RB_TMP/tty.out" 2>&1
+if grep -qE $'\rrbinspect: decompressing .*: [0-9]+ of 535 MiB \([0-9]+%\)' "$RB_TMP/tty.out" &&
+   grep -q $'\r\033\\[K'"pid " "$RB_TMP/tty.out"; then
+	ok "example core .xz on a terminal: a progress line while it decompresses, wiped"
+else
+	not_ok "example core .xz on a terminal: a progress line, wiped"
+	diag "$(head -c 600 "$RB_TMP/tty.out" | cat -v)"
+fi
+"$RBINSPECT" "$xz" info 2>&1 >/dev/null | grep -q decompressing
+is "$?" 1 "example core .xz through a pipe: no progress line"
 tap_done
