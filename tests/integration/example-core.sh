@@ -73,4 +73,14 @@ else
 fi
 "$RBINSPECT" "$xz" info 2>&1 >/dev/null | grep -q decompressing
 is "$?" 1 "example core .xz through a pipe: no progress line"
+# Ctrl-C 0.3 s in, while it decompresses (a second or more): it stops there, nothing
+# printed (an interrupt held until the core was open would exit 0 with the output).
+timeout --preserve-status -s INT 0.3 "$RBINSPECT" "$xz" info >"$RB_TMP/int.out" 2>&1
+rc=$?
+if [ "$rc" = 130 ] && [ ! -s "$RB_TMP/int.out" ]; then
+	ok "example core .xz: Ctrl-C while it decompresses ends it (130), nothing printed"
+else
+	not_ok "example core .xz: Ctrl-C while it decompresses (exit $rc)"
+	diag "$(head -3 "$RB_TMP/int.out")"
+fi
 tap_done
