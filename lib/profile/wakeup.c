@@ -48,7 +48,7 @@ int rbi_wakeup_raise(struct rbi_wakeup *w)
 	/* A thread its program made real-time already keeps its own priority. */
 	if ((w->old_policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ||
 	    (w->old_policy & ~SCHED_RESET_ON_FORK) == SCHED_RR) {
-		w->already = true;
+		w->mode = RBI_WAKEUP_ALREADY;
 		return 0;
 	}
 	/* The soft limit only (SIGXCPU ends this process): a hard limit lowered
@@ -65,22 +65,22 @@ int rbi_wakeup_raise(struct rbi_wakeup *w)
 		setrlimit(RLIMIT_RTTIME, &w->old_rttime);
 		return -1;
 	}
-	w->raised = true;
+	w->mode = RBI_WAKEUP_RAISED;
 	return 0;
 }
 
 void rbi_wakeup_lower(struct rbi_wakeup *w)
 {
-	if (!w->raised)
+	if (w->mode != RBI_WAKEUP_RAISED)
 		return;
 	sched_setscheduler(0, w->old_policy, &w->old_param);
 	setrlimit(RLIMIT_RTTIME, &w->old_rttime);
-	w->raised = false;
+	w->mode = RBI_WAKEUP_NORMAL;
 }
 
 void rbi_wakeup_tick(struct rbi_wakeup *w, uint64_t start_ns, uint64_t end_ns)
 {
-	if (!w->raised)
+	if (w->mode != RBI_WAKEUP_RAISED)
 		return;
 	if (!w->window_ns)
 		w->window_ns = start_ns;
@@ -89,7 +89,7 @@ void rbi_wakeup_tick(struct rbi_wakeup *w, uint64_t start_ns, uint64_t end_ns)
 		return;
 	if (w->busy_ns * 100 > (end_ns - w->window_ns) * DUTY_MAX_PERCENT) {
 		rbi_wakeup_lower(w);
-		w->dropped = true;
+		w->mode = RBI_WAKEUP_DROPPED;
 	}
 	w->window_ns = end_ns;
 	w->busy_ns = 0;
@@ -97,12 +97,18 @@ void rbi_wakeup_tick(struct rbi_wakeup *w, uint64_t start_ns, uint64_t end_ns)
 
 const char *rbi_wakeup_state(const struct rbi_wakeup *w, char *buf, size_t cap)
 {
-	if (w->dropped)
+	switch (w->mode) {
+	case RBI_WAKEUP_DROPPED:
 		snprintf(buf, cap, "normal task after a second whose ticks took over "
 			 "%d %% of a CPU", DUTY_MAX_PERCENT);
-	else if (w->raised || w->already)
+		break;
+	case RBI_WAKEUP_RAISED:
+	case RBI_WAKEUP_ALREADY:
 		snprintf(buf, cap, "realtime");
-	else
+		break;
+	default:
 		snprintf(buf, cap, "normal task (SCHED_FIFO: %s)", strerror(w->why));
+		break;
+	}
 	return buf;
 }

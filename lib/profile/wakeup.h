@@ -3,15 +3,19 @@
 #define RBI_PROFILE_WAKEUP_H
 
 #include <sched.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
 
+enum rbi_wakeup_mode {
+	RBI_WAKEUP_NORMAL,      /* not allowed real-time: WHY says why */
+	RBI_WAKEUP_RAISED,      /* the calling thread is SCHED_FIFO now */
+	RBI_WAKEUP_DROPPED,     /* it was, until its ticks took too much */
+	RBI_WAKEUP_ALREADY,     /* it was real-time before: left as it is */
+};
+
 struct rbi_wakeup {
-	bool raised;            /* the calling thread is SCHED_FIFO now */
-	bool dropped;           /* it was, until its ticks took too much */
-	bool already;           /* it was real-time before: left as it is */
+	enum rbi_wakeup_mode mode;
 	int why;                /* errno of the attempt that failed */
 	int old_policy;
 	struct sched_param old_param;

@@ -36,7 +36,7 @@ int main(void)
 
 	getrlimit(RLIMIT_RTTIME, &before);
 	if (rbi_wakeup_raise(&w)) {
-		ok(!w.raised && w.why && !strncmp(rbi_wakeup_state(&w, buf, sizeof(buf)),
+		ok(w.mode == RBI_WAKEUP_NORMAL && w.why && !strncmp(rbi_wakeup_state(&w, buf, sizeof(buf)),
 			"normal task (SCHED_FIFO: ", 25), "not allowed: the state says why (%s)", buf);
 		ok(sched_getscheduler(0) == policy, "not allowed: the policy is as it was");
 		skip("no real-time policy here (CAP_SYS_NICE or RLIMIT_RTPRIO)", "raised, kept, dropped");
@@ -49,10 +49,10 @@ int main(void)
 	   "raised: RLIMIT_RTTIME bounds a run without sleeping (%llu us)",
 	   (unsigned long long)during.rlim_cur);
 	t = second_of_ticks(&w, 1000 * MS, 2 * MS);
-	ok(w.raised && !strcmp(rbi_wakeup_state(&w, buf, sizeof(buf)), "realtime"),
+	ok(w.mode == RBI_WAKEUP_RAISED && !strcmp(rbi_wakeup_state(&w, buf, sizeof(buf)), "realtime"),
 	   "ticks working 20 %% of a second: still real-time");
 	second_of_ticks(&w, t, 3 * MS);
-	ok(!w.raised && w.dropped && (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == policy,
+	ok(w.mode == RBI_WAKEUP_DROPPED && (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == policy,
 	   "ticks working 30 %% of a second: back to the policy it had, for good");
 	ok(!strcmp(rbi_wakeup_state(&w, buf, sizeof(buf)),
 		   "normal task after a second whose ticks took over 25 % of a CPU"), "and says so: %s", buf);
@@ -66,7 +66,8 @@ int main(void)
 	struct sched_param own = { .sched_priority = 2 }, now;
 	ok(!sched_setscheduler(0, SCHED_RR, &own) && !rbi_wakeup_raise(&w) &&
 	   sched_getscheduler(0) == SCHED_RR && !sched_getparam(0, &now) &&
-	   now.sched_priority == 2 && !strcmp(rbi_wakeup_state(&w, buf, sizeof(buf)), "realtime"),
+	   now.sched_priority == 2 && w.mode == RBI_WAKEUP_ALREADY &&
+	   !strcmp(rbi_wakeup_state(&w, buf, sizeof(buf)), "realtime"),
 	   "a thread real-time already: its policy and priority kept, the state realtime");
 	rbi_wakeup_lower(&w);
 	ok(sched_getscheduler(0) == SCHED_RR, "and kept after the loop");
