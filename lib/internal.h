@@ -299,42 +299,31 @@ struct rbi_image_list;          /* image/ */
 struct rbi_vm;                  /* vm/ */
 struct rbi_layout_seed;         /* vm/vm.h */
 
-enum rbi_paused {
-	RBI_NOT_PAUSED,
-	RBI_PAUSED_BY_US,       /* every thread stopped by rbi_target_pause */
-	RBI_PAUSED_ALREADY,     /* found stopped (a debugger holds it) */
-};
-
-struct rbi_target {
-	const struct rbi_mem_ops *ops;  /* &OPS_OWN */
-	struct rbi_mem_ops ops_own;     /* the caller's, by the ABI rule */
-	void *be;
-	pid_t pid;
-	bool live;
-	char *sysroot;
-	char *ruby_version;     /* rbi_open_opts.ruby_version, or NULL */
-	struct rbi_cache cache;
-	struct rbi_region_list regions;
-	struct rbi_diag diag;
-	struct rbi_image_list *images;  /* loaded on first use */
-	struct rbi_vm *vm;              /* located on first use */
-	struct rbi_layout_seed *seed;   /* another process's DWARF layout, used
-					   if this Ruby is the same build */
-	enum rbi_paused paused;         /* rbi_target_pause (mem/pause.c) */
-	struct rbi_pause *pause;        /* when RBI_PAUSED_BY_US: how */
-	int gone;                       /* 0, or how a read found the target
-					   gone: RBI_GONE (the process exited)
-					   or RBI_TRUNCATED (the core was cut
-					   short).  What failed to read since
-					   may have been read as absent
-					   (rbi_target_gone_seen) */
+/* native/crash.c's answer for a target, looked for once. */
+struct rbi_crash_memo {
 	enum {
 		RBI_CRASH_UNKNOWN,      /* not looked at yet */
 		RBI_CRASH_NONE,         /* no signal killed it */
 		RBI_CRASH_SIGNAL,       /* CRASH says how it died */
-	} crash_state;                  /* native/crash.c */
+	} state;
 	struct rbi_crash crash;
 };
+
+/* struct rbi_target is lib/mem's (mem/target.h).  What the layers above
+   keep with a target, and what it was opened with, they get here
+   (mem/target.c): the images (image/) and the VM (vm/) once found, the
+   layout another process's DWARF gave (vm/), the crash (native/), the
+   warnings list, --sysroot and --ruby-version. */
+struct rbi_image_list *rbi_target_images(const struct rbi_target *t);
+void rbi_target_set_images(struct rbi_target *t, struct rbi_image_list *images);
+struct rbi_vm *rbi_target_vm(const struct rbi_target *t);
+void rbi_target_set_vm(struct rbi_target *t, struct rbi_vm *vm);
+const struct rbi_layout_seed *rbi_target_seed(const struct rbi_target *t);
+struct rbi_crash_memo *rbi_target_crash_memo(struct rbi_target *t);
+struct rbi_diag *rbi_target_diag(struct rbi_target *t);
+const char *rbi_target_sysroot(const struct rbi_target *t);
+const char *rbi_target_ruby_version(const struct rbi_target *t);
+
 
 /* A process forked from one being read maps the same libruby, and reading
    its struct layout from DWARF again costs 0.1 s of CPU (more under load):

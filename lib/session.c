@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mem/target.h"
 #include "profile/profile.h"
 #include "vm/vm.h"
 

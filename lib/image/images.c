@@ -15,7 +15,7 @@
  * DEBUGINFOD_URLS is set) and DWARF.  Files and memory copies are opened
  * lazily by find_elf, the first time an image's symbols are asked for.
  *
- * The list belongs to the target (t->images) and reads target memory
+ * The list belongs to the target (rbi_target_images) and reads target memory
  * lazily, so it must not outlive it. */
 #include <fcntl.h>
 #include <gelf.h>
@@ -325,8 +325,9 @@ static char *file_path(struct rbi_target *t, int fd, const char *name)
 			len = snprintf(cand, sizeof(cand), "%s", path);
 		else if (i == 1 && rbi_target_is_live(t) && rbi_target_pid(t) > 0 && name[0] == '/')
 			len = snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)rbi_target_pid(t), name);
-		else if (i == 2 && t->sysroot && name[0] == '/')
-			len = snprintf(cand, sizeof(cand), "%s%s", t->sysroot, name);
+		else if (i == 2 && rbi_target_sysroot(t) && name[0] == '/')
+			len = snprintf(cand, sizeof(cand), "%s%s", rbi_target_sysroot(t),
+				       name);
 		else if (i == 3)
 			len = snprintf(cand, sizeof(cand), "%s", name);
 		if (len < 0 || (size_t)len >= sizeof(cand))
@@ -364,7 +365,7 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 		img->mismatch = fd >= 0;
 		free(img->file);
 		img->file = NULL;
-		rbi_diag_add(&p->t->diag, "%s %s since it was checked; using the "
+		rbi_diag_add(rbi_target_diag(p->t), "%s %s since it was checked; using the "
 			     "image in target memory", img->name,
 			     fd >= 0 ? "changed on disk" : "can no longer be opened");
 	}
@@ -372,10 +373,10 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 		return -1;
 	if (!image_dynsym_copied(p)) {
 		/* No symbols here (vm/offline.c copes for Ruby). */
-		struct image_list_priv *lp = (struct image_list_priv *)p->t->images;
+		struct image_list_priv *lp = (struct image_list_priv *)rbi_target_images(p->t);
 
 		if (lp && !lp->said_no_symtab)
-			rbi_diag_add(&p->t->diag, "%s and images like it: their symbol "
+			rbi_diag_add(rbi_target_diag(p->t), "%s and images like it: their symbol "
 				     "tables are not in the core (only their first page "
 				     "and the data they wrote are): no symbols or native "
 				     "frames from them (their files, under --sysroot, give "
@@ -590,7 +591,7 @@ static int images_check_files(struct rbi_target *t, struct image_list_priv *lp,
 		img->mismatch = true;
 		rbi_build_id_hex(&img->build_id, mhex);
 		rbi_build_id_hex(&fid, fhex);
-		rbi_diag_add(&t->diag, "%s on disk%s%s%s has build-id %s but the target "
+		rbi_diag_add(rbi_target_diag(t), "%s on disk%s%s%s has build-id %s but the target "
 			     "mapped build-id %s (replaced after it was loaded?); "
 			     "using the image in target memory", img->name,
 			     other && strcmp(other, img->name) ? " (read from " : "",
@@ -613,9 +614,9 @@ static int images_report(struct rbi_target *t, struct image_list_priv *lp)
 		char buf[PATH_MAX + 64];
 		int len;
 
-		if (t->sysroot)
+		if (rbi_target_sysroot(t))
 			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug:%s/usr/lib/debug",
-				       t->sysroot);
+				       rbi_target_sysroot(t));
 		else if (rbi_target_is_live(t) && rbi_target_pid(t) > 0)
 			len = snprintf(buf, sizeof(buf), ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
 				       (int)rbi_target_pid(t));
@@ -641,7 +642,7 @@ static int images_report(struct rbi_target *t, struct image_list_priv *lp)
 			p->low = img->start;
 		img->mod = dwfl_report_module(dwfl, img->name, p->low, img->end);
 		if (!img->mod) {
-			rbi_diag_add(&t->diag, "%s: libdwfl refused it: %s", img->name,
+			rbi_diag_add(rbi_target_diag(t), "%s: libdwfl refused it: %s", img->name,
 				     dwfl_errmsg(-1));
 			continue;
 		}
@@ -661,8 +662,8 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 	size_t missing = 0;
 	int rc;
 
-	if (t->images) {
-		*out = t->images;
+	if (rbi_target_images(t)) {
+		*out = rbi_target_images(t);
 		return RBI_OK;
 	}
 	elf_version(EV_CURRENT);
@@ -677,7 +678,7 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 	if (rc == RBI_OK) {
 		rc = images_check_files(t, lp, &missing, &first_missing);
 		if (rc == RBI_OK && missing)
-			rbi_diag_add(&t->diag, "%zu mapped file%s not found (%s%s); "
+			rbi_diag_add(rbi_target_diag(t), "%zu mapped file%s not found (%s%s); "
 				     "reading what target memory holds of %s", missing,
 				     missing > 1 ? "s" : "", first_missing,
 				     missing > 1 ? ", ..." : "",
@@ -689,8 +690,8 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 		rbi_images_free(&lp->pub);
 		return rbi_fail_context(rc, "loading the target's ELF images: ");
 	}
-	t->images = &lp->pub;
-	*out = t->images;
+	rbi_target_set_images(t, &lp->pub);
+	*out = &lp->pub;
 	return RBI_OK;
 }
 

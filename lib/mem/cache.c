@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mem/target.h"
 
 void rbi_cache_clear(struct rbi_cache *c)
 {

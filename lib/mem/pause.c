@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "mem/target.h"
 
 #define TASKS_MAX 100000
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mem/target.h"
 
 /* No real process has more mappings than this (vm.max_map_count defaults
    to 65530); a backend claiming more is broken. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mem/target.h"
 
 /* A process that exited and a core file cut short under the session (a
    backend's read fails RBI_TRUNCATED only then) are the same to a walk:
@@ -268,4 +269,49 @@ int rbi_target_open_file(struct rbi_target *t, const char *path)
 		return rbi_fail(fd == -EACCES ? RBI_PERM : fd == -ENOMEM ? RBI_NOMEM : RBI_SYSTEM,
 				"cannot open %s: %s", path, strerror(-fd));
 	return fd;
+}
+
+struct rbi_image_list *rbi_target_images(const struct rbi_target *t)
+{
+	return t->images;
+}
+
+void rbi_target_set_images(struct rbi_target *t, struct rbi_image_list *images)
+{
+	t->images = images;
+}
+
+struct rbi_vm *rbi_target_vm(const struct rbi_target *t)
+{
+	return t->vm;
+}
+
+void rbi_target_set_vm(struct rbi_target *t, struct rbi_vm *vm)
+{
+	t->vm = vm;
+}
+
+const struct rbi_layout_seed *rbi_target_seed(const struct rbi_target *t)
+{
+	return t->seed;
+}
+
+struct rbi_crash_memo *rbi_target_crash_memo(struct rbi_target *t)
+{
+	return &t->crash;
+}
+
+struct rbi_diag *rbi_target_diag(struct rbi_target *t)
+{
+	return &t->diag;
+}
+
+const char *rbi_target_sysroot(const struct rbi_target *t)
+{
+	return t->sysroot;
+}
+
+const char *rbi_target_ruby_version(const struct rbi_target *t)
+{
+	return t->ruby_version;
 }

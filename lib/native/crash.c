@@ -149,25 +149,27 @@ static bool handler_ended_it(const struct rbi_crash *c)
 
 RBI_EXPORT int rbi_target_crash(rbi_target *t, const struct rbi_crash **out)
 {
+	struct rbi_crash_memo *memo;
 	uint64_t sp;
 
 	if (!t || !out)
 		return rbi_fail(RBI_INVAL, "no target");
-	if (t->crash_state == RBI_CRASH_UNKNOWN) {
-		struct rbi_crash *c = &t->crash;
+	memo = rbi_target_crash_memo(t);
+	if (memo->state == RBI_CRASH_UNKNOWN) {
+		struct rbi_crash *c = &memo->crash;
 
 		*c = (struct rbi_crash){ .pid = rbi_target_pid(t) };
-		t->crash_state = RBI_CRASH_NONE;
+		memo->state = RBI_CRASH_NONE;
 		if (rbi_target_signal(t, &c->signal) == RBI_OK && c->signal.signo > 0) {
-			t->crash_state = RBI_CRASH_SIGNAL;
+			memo->state = RBI_CRASH_SIGNAL;
 			if (thread_sp(t, c->signal.tid, &sp))
 				find_signal_frame(t, c->signal.tid, sp, c);
 			c->handler_ended_it = handler_ended_it(c);
 		}
 	}
-	if (t->crash_state != RBI_CRASH_SIGNAL)
+	if (memo->state != RBI_CRASH_SIGNAL)
 		return RBI_ITER_END;
-	*out = &t->crash;
+	*out = &memo->crash;
 	return RBI_OK;
 }
 

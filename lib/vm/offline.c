@@ -220,6 +220,7 @@ int rbi_vm_find_offline(struct rbi_target *t, struct rbi_vm *vm,
 {
 	/* A family read from a path (/ruby/X.Y.0/) has no patch release. */
 	int major, minor, teeny = -1, gmajor, gminor, gteeny;
+	const char *ruby_version;
 	bool named, given = false, family = false;
 	int rc;
 
@@ -233,15 +234,15 @@ int rbi_vm_find_offline(struct rbi_target *t, struct rbi_vm *vm,
 	else
 		family = version_of_paths(t, &major, &minor, vm->version_via,
 					  sizeof(vm->version_via));
-	if (t->ruby_version) {
-		if (!parse_version(t->ruby_version, &gmajor, &gminor, &gteeny))
+	if ((ruby_version = rbi_target_ruby_version(t))) {
+		if (!parse_version(ruby_version, &gmajor, &gminor, &gteeny))
 			return rbi_fail(RBI_INVAL, "--ruby-version \"%s\" is not a version "
-					"(X.Y.Z)", t->ruby_version);
+					"(X.Y.Z)", ruby_version);
 		if ((named || family) && (gmajor != major || gminor != minor ||
 					  (named && gteeny >= 0 && gteeny != teeny)))
-			rbi_diag_add(&t->diag, "the core's %s says Ruby %d.%d%s, but "
+			rbi_diag_add(rbi_target_diag(t), "the core's %s says Ruby %d.%d%s, but "
 				     "--ruby-version %s was given: using it", vm->version_via,
-				     major, minor, named ? "" : ".x", t->ruby_version);
+				     major, minor, named ? "" : ".x", ruby_version);
 		major = gmajor, minor = gminor, teeny = gteeny;
 		given = true;
 		snprintf(vm->version_via, sizeof(vm->version_via), "--ruby-version");
@@ -251,7 +252,7 @@ int rbi_vm_find_offline(struct rbi_target *t, struct rbi_vm *vm,
 				"version is in read-only data the core does not hold, and no "
 				"file name says it; " OFFLINE_HINT, vm->image->name);
 	set_version(vm, major, minor, teeny);
-	rbi_diag_add(&t->diag, "%s: neither its symbols nor its version string are in the "
+	rbi_diag_add(rbi_target_diag(t), "%s: neither its symbols nor its version string are in the "
 		     "core or on this machine: Ruby %s%s from %s", vm->image->name,
 		     vm->info.version, teeny >= 0 ? "" : ".x", vm->version_via);
 	if (teeny >= 0) {

@@ -56,9 +56,11 @@ static int read_version(struct rbi_target *t, struct rbi_vm *vm)
 		return rbi_fail(RBI_CORRUPT, "ruby_version in %s reads \"%.31s\", not "
 				"a version", vm->image->name, info->version);
 	snprintf(vm->version_via, sizeof(vm->version_via), "ruby_version");
-	if (t->ruby_version && strcmp(t->ruby_version, info->version))
-		rbi_diag_add(&t->diag, "the target says it is Ruby %s: --ruby-version %s "
-			     "is not used", info->version, t->ruby_version);
+	const char *given = rbi_target_ruby_version(t);
+
+	if (given && strcmp(given, info->version))
+		rbi_diag_add(rbi_target_diag(t), "the target says it is Ruby %s: "
+			     "--ruby-version %s is not used", info->version, given);
 	/* The description is informative only; a core may lack its page. */
 	if (read_symbol_string(t, vm->image, "ruby_description", info->description,
 			       sizeof(info->description)))
@@ -131,12 +133,14 @@ static int choose_layout(struct rbi_target *t, struct rbi_vm *vm)
 	   it gave before for this build-id is reused: read for another
 	   process of this session (a fork's parent), or on disk
 	   (layout/cache.c). */
-	if (t->seed && vm->image->build_id.len &&
-	    rbi_build_id_equal(&t->seed->build_id, &vm->image->build_id)) {
-		vm->dwarf_layout = t->seed->layout;
+	const struct rbi_layout_seed *seed = rbi_target_seed(t);
+
+	if (seed && vm->image->build_id.len &&
+	    rbi_build_id_equal(&seed->build_id, &vm->image->build_id)) {
+		vm->dwarf_layout = seed->layout;
 		vm->layout = &vm->dwarf_layout;
 		snprintf(vm->layout_desc, sizeof(vm->layout_desc),
-			 "dwarf of %s (as read for process %d)", file, (int)t->seed->pid);
+			 "dwarf of %s (as read for process %d)", file, (int)seed->pid);
 		return RBI_OK;
 	}
 	if (rbi_layout_cache_load(&vm->image->build_id, &vm->dwarf_layout)) {
@@ -167,7 +171,7 @@ static int choose_layout(struct rbi_target *t, struct rbi_vm *vm)
 	vm->layout = table;
 	snprintf(vm->layout_desc, sizeof(vm->layout_desc), "%s", table->source);
 	if (!table->checked)
-		rbi_diag_add(&t->diag, "Ruby %s: the struct offsets this rbinspect has "
+		rbi_diag_add(rbi_target_diag(t), "Ruby %s: the struct offsets this rbinspect has "
 			     "for it come from Ruby's headers and were never checked "
 			     "against a real %s build; if frames or objects look wrong, "
 			     "give it the build's DWARF (its -dbgsym package, --debug-dir "
@@ -467,8 +471,8 @@ int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out)
 	struct rbi_vm *vm;
 	int rc;
 
-	if (t->vm) {
-		*out = t->vm;
+	if (rbi_target_vm(t)) {
+		*out = rbi_target_vm(t);
 		return RBI_OK;
 	}
 	vm = calloc(1, sizeof(*vm));
@@ -480,7 +484,7 @@ int rbi_vm_get(struct rbi_target *t, struct rbi_vm **out)
 		/* Not Ruby, or no VM, may only be what a dead process reads as. */
 		return rbi_target_gone_seen(t) ? rbi_fail_gone(t) : rc;
 	}
-	t->vm = vm;
+	rbi_target_set_vm(t, vm);
 	*out = vm;
 	return RBI_OK;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mem/target.h"
 #include "tap.h"
 
 #ifndef RBI_SRCDIR
@@ -51,6 +52,12 @@ struct wrapped {
 	const struct rbi_mem_ops *ops;  /* the wrapped backend's */
 	void *be;
 };
+
+/* The backend of target T (lib/mem's, reached into as only a test may). */
+static inline struct wrapped backend_of(const rbi_target *t)
+{
+	return (struct wrapped){ t->ops, t->be };
+}
 
 static int wrapped_region(void *be, size_t i, struct rbi_region *out)
 {

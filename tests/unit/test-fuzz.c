@@ -281,7 +281,7 @@ static rbi_target *core0;       /* the bundled core, opened once */
 
 static void vm_run(uint64_t seed, void *arg)
 {
-	struct liar l = { .w = { core0->ops, core0->be }, .seed = seed | 1,
+	struct liar l = { .w = backend_of(core0), .seed = seed | 1,
 			  .rate = 4 + (unsigned)(seed % 60) };
 	struct rbi_mem_ops ops = wrapped_ops(&l.w, liar_read, NULL);
 	struct rbi_open_opts o = { .size = sizeof(o) };

@@ -659,7 +659,7 @@ static void test_container(const char *dir, const char *name, const struct found
 		   "%s: %s opened as %s", tag, img ? img->name : "?",
 		   img && img->file ? img->file : "?");
 		bool all_file = true;
-		struct rbi_image_list *l = t->images;
+		struct rbi_image_list *l = rbi_target_images(t);
 		for (size_t i = 0; l && i < l->n; i++)
 			all_file &= l->v[i].origin == RBI_IMAGE_FILE && !l->v[i].mismatch;
 		ok(all_file && rbi_target_warning(t, 0) == NULL,

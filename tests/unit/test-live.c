@@ -208,13 +208,13 @@ static void test_refresh(rbi_target *t, const struct child *c)
 	rbi_target_read(t, c->base, &after, 1, NULL);
 	check(cached == before, "reads are cached until refresh");
 	check(after == (uint8_t)(before + 1), "refresh re-reads a moving target");
-	check(t->images == images, "refresh keeps the images while the same files are mapped");
+	check(rbi_target_images(t) == images, "refresh keeps the images while the same files are mapped");
 
 	b = 'm';
 	if (write(c->cmd, &b, 1) != 1 || read(c->ack, &b, 1) != 1)
 		return;
 	rbi_target_refresh(t);
-	check(!t->images, "refresh drops the images once another file is mapped");
+	check(!rbi_target_images(t), "refresh drops the images once another file is mapped");
 	check(rbi_images_load(t, &images) == RBI_OK && images, "and they load again");
 }
 

@@ -119,7 +119,7 @@ struct got {
    at WATCH (0: none) by FLIP. */
 static bool sample(rbi_target *core, uint64_t watch, uint64_t flip, struct got *g)
 {
-	struct mover m = { .w = { core->ops, core->be }, .watch = watch, .flip = flip };
+	struct mover m = { .w = backend_of(core), .watch = watch, .flip = flip };
 	struct rbi_mem_ops ops = wrapped_ops(&m.w, mover_read, mover_read_batch);
 	struct rbi_open_opts o = { .size = sizeof(o) };
 	struct rbi_vm_sampler *s = NULL;
