@@ -459,6 +459,10 @@ int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t 
    (v1 or v2, at any level up) leaves less, then *BY_CGROUP.  UINT64_MAX
    when nothing says. */
 uint64_t rbi_memory_room(bool *by_cgroup);
+/* The same from other files than /proc/meminfo, /proc/self/cgroup and the
+   hierarchies under /sys/fs/cgroup (a test's). */
+uint64_t rbi_memory_room_at(const char *meminfo, const char *cgroups, const char *sysfs,
+			    bool *by_cgroup);
 
 /* mem/regs.c: registers as struct user_regs_struct of x86-64 lays them
    out (X86_64_USER_REGS words at USER) into DWARF's numbering. */

@@ -15,13 +15,14 @@
 
 #include "internal.h"
 
-/* The machine's: MemAvailable and SwapFree; UINT64_MAX if unknown. */
-static uint64_t machine_room(void)
+/* The machine's, from MEMINFO (/proc/meminfo): MemAvailable and SwapFree;
+   UINT64_MAX if unknown. */
+static uint64_t machine_room(const char *meminfo)
 {
 	char line[128];
 	unsigned long long kb, room = 0;
 	int seen = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
+	FILE *f = fopen(meminfo, "re");
 
 	if (!f)
 		return UINT64_MAX;
@@ -74,36 +75,39 @@ static uint64_t cgroup_dir_room(char *dir, size_t root_len, const char *limit_na
 	}
 }
 
-/* The room under this process's memory cgroup; UINT64_MAX if none. */
-static uint64_t cgroup_room(void)
+/* The room under the memory cgroup file CGROUPS (/proc/self/cgroup) names,
+   the hierarchies mounted under SYSFS (/sys/fs/cgroup); UINT64_MAX if none. */
+static uint64_t cgroup_room(const char *cgroups, const char *sysfs)
 {
-	char line[PATH_MAX + 64], dir[PATH_MAX + 32];
+	char line[PATH_MAX + 64], dir[PATH_MAX + 32], mount[PATH_MAX];
 	uint64_t room = UINT64_MAX;
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	FILE *f = fopen(cgroups, "re");
 
 	if (!f)
 		return room;
 	while (fgets(line, sizeof(line), f)) {
 		char *controllers = strchr(line, ':'), *path;
-		const char *mount = NULL, *limit = NULL, *usage = NULL;
+		const char *hierarchy = NULL, *limit = NULL, *usage = NULL;
 
 		if (!controllers || !(path = strchr(controllers + 1, ':')))
 			continue;
 		*path++ = '\0';
 		path[strcspn(path, "\n")] = '\0';
 		if (!strcmp(controllers + 1, "")) {
-			mount = "/sys/fs/cgroup", limit = "memory.max", usage = "memory.current";
+			hierarchy = "", limit = "memory.max", usage = "memory.current";
 		} else {
 			char *save = NULL;
 
 			for (char *c = strtok_r(controllers + 1, ",", &save); c;
 			     c = strtok_r(NULL, ",", &save))
 				if (!strcmp(c, "memory"))
-					mount = "/sys/fs/cgroup/memory";
+					hierarchy = "/memory";
 			limit = "memory.limit_in_bytes", usage = "memory.usage_in_bytes";
 		}
-		if (!mount || (size_t)snprintf(dir, sizeof(dir), "%s%s", mount,
-					       strcmp(path, "/") ? path : "") >= sizeof(dir))
+		if (!hierarchy ||
+		    (size_t)snprintf(mount, sizeof(mount), "%s%s", sysfs, hierarchy) >= sizeof(mount) ||
+		    (size_t)snprintf(dir, sizeof(dir), "%s%s", mount,
+				     strcmp(path, "/") ? path : "") >= sizeof(dir))
 			continue;
 		uint64_t r = cgroup_dir_room(dir, strlen(mount), limit, usage);
 
@@ -114,10 +118,17 @@ static uint64_t cgroup_room(void)
 	return room;
 }
 
-uint64_t rbi_memory_room(bool *by_cgroup)
+uint64_t rbi_memory_room_at(const char *meminfo, const char *cgroups, const char *sysfs,
+			    bool *by_cgroup)
 {
-	uint64_t machine = machine_room(), cgroup = cgroup_room();
+	uint64_t machine = machine_room(meminfo), cgroup = cgroup_room(cgroups, sysfs);
 
 	*by_cgroup = cgroup < machine;
 	return cgroup < machine ? cgroup : machine;
+}
+
+uint64_t rbi_memory_room(bool *by_cgroup)
+{
+	return rbi_memory_room_at("/proc/meminfo", "/proc/self/cgroup", "/sys/fs/cgroup",
+				  by_cgroup);
 }
