@@ -49,7 +49,8 @@ static bool read_number(const char *dir, const char *name, uint64_t *out)
 		return false;
 	ok = fscanf(f, "%llu", &v) == 1;
 	fclose(f);
-	*out = v;
+	if (ok)
+		*out = v;
 	return ok;
 }
 
