@@ -10,9 +10,9 @@
 #   1 kHz     the same at 1000 Hz.
 # Prints per stack and mode the median requests per second and its ratio to none's median
 # (goal: >= 0.98 at 100 Hz), the spread (min-max), and rbinspect's own CPU time over the
-# round as a share of one CPU (median): a figure the machine's noise moves far less.  On a 2-CPU machine ab, the two
-# workers and rbinspect share the CPUs: the figure is what a busy small box pays.  Run by
-# hand on a quiet machine; not a test.
+# round as a share of one CPU (median): a figure the machine's noise moves far less.  On a
+# 2-CPU machine ab, the two workers and rbinspect share the CPUs: the figure is what a busy
+# small box pays.  Run by hand on a quiet machine; not a test.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-10}

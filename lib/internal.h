@@ -324,7 +324,6 @@ struct rbi_diag *rbi_target_diag(struct rbi_target *t);
 const char *rbi_target_sysroot(const struct rbi_target *t);
 const char *rbi_target_ruby_version(const struct rbi_target *t);
 
-
 /* A process forked from one being read maps the same libruby, and reading
    its struct layout from DWARF again costs 0.1 s of CPU (more under load):
    what one target read is handed to the next.  rbi_target_layout_seed: a

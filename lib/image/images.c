@@ -365,22 +365,23 @@ static int image_find_elf(Dwfl_Module *mod, void **userdata,
 		img->mismatch = fd >= 0;
 		free(img->file);
 		img->file = NULL;
-		rbi_diag_add(rbi_target_diag(p->t), "%s %s since it was checked; using the "
-			     "image in target memory", img->name,
+		rbi_diag_add(rbi_target_diag(p->t), "%s %s since it was checked; "
+			     "using the image in target memory", img->name,
 			     fd >= 0 ? "changed on disk" : "can no longer be opened");
 	}
 	if (!p->mem && image_copy_memory(p) != RBI_OK)
 		return -1;
 	if (!image_dynsym_copied(p)) {
 		/* No symbols here (vm/offline.c copes for Ruby). */
-		struct image_list_priv *lp = (struct image_list_priv *)rbi_target_images(p->t);
+		struct image_list_priv *lp =
+			(struct image_list_priv *)rbi_target_images(p->t);
 
 		if (lp && !lp->said_no_symtab)
-			rbi_diag_add(rbi_target_diag(p->t), "%s and images like it: their symbol "
-				     "tables are not in the core (only their first page "
-				     "and the data they wrote are): no symbols or native "
-				     "frames from them (their files, under --sysroot, give "
-				     "them)", img->name);
+			rbi_diag_add(rbi_target_diag(p->t), "%s and images like it: "
+				     "their symbol tables are not in the core (only "
+				     "their first page and the data they wrote are): "
+				     "no symbols or native frames from them (their "
+				     "files, under --sysroot, give them)", img->name);
 		if (lp)
 			lp->said_no_symtab = true;
 		return -1;
@@ -591,9 +592,9 @@ static int images_check_files(struct rbi_target *t, struct image_list_priv *lp,
 		img->mismatch = true;
 		rbi_build_id_hex(&img->build_id, mhex);
 		rbi_build_id_hex(&fid, fhex);
-		rbi_diag_add(rbi_target_diag(t), "%s on disk%s%s%s has build-id %s but the target "
-			     "mapped build-id %s (replaced after it was loaded?); "
-			     "using the image in target memory", img->name,
+		rbi_diag_add(rbi_target_diag(t), "%s on disk%s%s%s has build-id %s but "
+			     "the target mapped build-id %s (replaced after it was "
+			     "loaded?); using the image in target memory", img->name,
 			     other && strcmp(other, img->name) ? " (read from " : "",
 			     other && strcmp(other, img->name) ? other : "",
 			     other && strcmp(other, img->name) ? ")" : "",
@@ -642,8 +643,8 @@ static int images_report(struct rbi_target *t, struct image_list_priv *lp)
 			p->low = img->start;
 		img->mod = dwfl_report_module(dwfl, img->name, p->low, img->end);
 		if (!img->mod) {
-			rbi_diag_add(rbi_target_diag(t), "%s: libdwfl refused it: %s", img->name,
-				     dwfl_errmsg(-1));
+			rbi_diag_add(rbi_target_diag(t), "%s: libdwfl refused it: %s",
+				     img->name, dwfl_errmsg(-1));
 			continue;
 		}
 		dwfl_module_info(img->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -678,9 +679,9 @@ int rbi_images_load(struct rbi_target *t, struct rbi_image_list **out)
 	if (rc == RBI_OK) {
 		rc = images_check_files(t, lp, &missing, &first_missing);
 		if (rc == RBI_OK && missing)
-			rbi_diag_add(rbi_target_diag(t), "%zu mapped file%s not found (%s%s); "
-				     "reading what target memory holds of %s", missing,
-				     missing > 1 ? "s" : "", first_missing,
+			rbi_diag_add(rbi_target_diag(t), "%zu mapped file%s not found "
+				     "(%s%s); reading what target memory holds of %s",
+				     missing, missing > 1 ? "s" : "", first_missing,
 				     missing > 1 ? ", ..." : "",
 				     missing > 1 ? "them" : "it");
 	}

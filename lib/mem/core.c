@@ -5,9 +5,10 @@
  * short under a running session when the same program crashes again into
  * the same name (the kernel truncates the old core before it writes), and a
  * mapping of the lost pages would end the session in SIGBUS.  A short read
- * says the core changed (RBI_TRUNCATED); the target then reads as gone.  Bytes a core lacks
- * inside a file mapping (NT_FILE) come from that file on disk, but only when
- * its build-id equals the one in the core's copy of the image's ELF header:
+ * says the core changed (RBI_TRUNCATED); the target then reads as gone.
+ * Bytes a core lacks inside a file mapping (NT_FILE) come from that file on
+ * disk, but only when its build-id equals the one in the core's copy of the
+ * image's ELF header:
  *   - gdb's gcore writes no PT_LOAD at all for unmodified file mappings
  *     (text, .rodata), and writes NT_FILE offsets in bytes (page size 1);
  *   - the kernel writes a PT_LOAD for every mapping, with FileSiz 0 (or one
@@ -264,8 +265,8 @@ static size_t file_read(const struct core *c, uint64_t addr,
 	return done;
 }
 
-/* The N core bytes at file offset OFF into DST: false when the file has
-   fewer than it had at open. */
+/* The N core bytes at file offset OFF into DST: false when they cannot be
+   read (the file has fewer than it had at open, or an I/O error: errno). */
 static bool seg_read(const struct core *c, uint64_t off, unsigned char *dst, size_t n)
 {
 	size_t done = 0;
@@ -275,20 +276,30 @@ static bool seg_read(const struct core *c, uint64_t off, unsigned char *dst, siz
 
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0)
+		if (got <= 0) {
+			if (got == 0)
+				errno = 0;
 			return false;
+		}
 		done += (size_t)got;
 	}
 	return true;
 }
 
-static int fail_cut(const struct core *c)
+/* Why seg_read failed at file offset OFF: the core cut short since open,
+   or (the file as long as it was) an I/O error. */
+static int fail_seg_read(const struct core *c, uint64_t off)
 {
+	int err = errno;
 	struct stat st;
 	long long now = fstat(c->fd, &st) == 0 ? (long long)st.st_size : -1;
 
+	if (now >= 0 && (uint64_t)now >= c->size)
+		return rbi_fail(RBI_SYSTEM, "reading the core file at offset 0x%" PRIx64
+				": %s", off, strerror(err ? err : EIO));
 	return rbi_fail(RBI_TRUNCATED, "the core file was cut short while being read "
-			"(%lld bytes now, %" PRIu64 " at open): open it again", now, c->size);
+			"(%lld bytes now, %" PRIu64 " at open): open it again",
+			now, c->size);
 }
 
 /* Read LEN bytes at ADDR: from the core's own bytes and, when FILES, from
@@ -315,7 +326,7 @@ static int core_read_from(const struct core *c, uint64_t addr, void *buf,
 				n = (size_t)min_u64(want, s->filesz - off);
 				if (!seg_read(c, s->offset + off, out + done, n)) {
 					*nread = done;
-					return fail_cut(c);
+					return fail_seg_read(c, s->offset + off);
 				}
 				done += n;
 				continue;

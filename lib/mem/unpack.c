@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -213,20 +212,12 @@ struct sink {
 
 #define PROGRESS_NS 250000000ull
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Tell S's progress callback, at most every PROGRESS_NS. */
 static void sink_progress(struct sink *s)
 {
 	uint64_t now;
 
-	if (!s->progress || (now = now_ns()) < s->progress_due)
+	if (!s->progress || (now = rbi_now_ns()) < s->progress_due)
 		return;
 	s->progress_due = now + PROGRESS_NS;
 	s->progress(s->size, s->end == UINT64_MAX ? 0 : s->end, s->progress_arg);
@@ -421,7 +412,7 @@ int rbi_core_unpack(int fd, const char *path, const unsigned char *head, size_t 
 	if (opts && RBI_HAS_FIELD(opts, progress_arg) && opts->progress) {
 		s.progress = opts->progress;
 		s.progress_arg = opts->progress_arg;
-		s.progress_due = now_ns() + PROGRESS_NS;
+		s.progress_due = rbi_now_ns() + PROGRESS_NS;
 	}
 	if (lseek(fd, 0, SEEK_SET) != 0)
 		return rbi_fail(RBI_SYSTEM, "%s: %s", path, strerror(errno));
