@@ -431,6 +431,9 @@ static int ruby_frame(struct fwalk *w, const struct cfp *c, uint64_t flags,
 	bool hit;
 	int rc;
 
+	if (w->moves && rbi_vm_frame_half_pushed(c->iseq, frame_type(flags)))
+		return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " runs an iseq with "
+				"a C function's environment: half pushed", c->addr);
 	if ((rc = frame_method_entry(w, c->ep, flags, me_cref, cme)))
 		return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
 	/* A method's frame always has its method entry (it names the method's
@@ -873,6 +876,11 @@ rbi_vm_shown rbi_vm_frame_shown(uint64_t iseq, uint64_t pc, rbi_frame_type type)
 	if (iseq)
 		return pc ? RBI_VM_SHOWN_RUBY : RBI_VM_SHOWN_NONE;
 	return type == RBI_FRAME_TYPE_CFUNC ? RBI_VM_SHOWN_CFUNC : RBI_VM_SHOWN_NONE;
+}
+
+bool rbi_vm_frame_half_pushed(uint64_t iseq, rbi_frame_type type)
+{
+	return iseq && (type == RBI_FRAME_TYPE_CFUNC || type == RBI_FRAME_TYPE_IFUNC);
 }
 
 bool rbi_vm_frame_hides_caller(const struct rbi_vm *vm, const struct rbi_iseq *is)

@@ -269,6 +269,10 @@ int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, b
 			if (type == RBI_FRAME_TYPE_UNKNOWN)     /* being written */
 				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " has no "
 						"frame magic", th->cfps_at + i * l->cfp_size);
+			if (rbi_vm_frame_half_pushed(iseq, type))
+				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was "
+						"read half pushed",
+						th->cfps_at + i * l->cfp_size);
 			if (rbi_vm_frame_shown(iseq, pc, type) == RBI_VM_SHOWN_NONE)
 				continue;
 			if ((rc = frame_cme(s, th, ep, env, &cme)))

@@ -108,6 +108,12 @@ typedef enum {
    RBI_FRAME_TYPE_UNKNOWN (environment not read yet) when ISEQ && !PC is
    all that is asked; without an iseq only a C method's frame is. */
 rbi_vm_shown rbi_vm_frame_shown(uint64_t iseq, uint64_t pc, rbi_frame_type type);
+/* Was the frame with ISEQ, whose environment flags have TYPE, read half
+   pushed?  Ruby pushes a C function's frame without an iseq; one that
+   runs an iseq with a C frame's type has its new iseq and its slot's last
+   environment (2.7 writes the control frame first), its label a stack
+   never had. */
+bool rbi_vm_frame_half_pushed(uint64_t iseq, rbi_frame_type type);
 /* Whether the Ruby frame running IS hides the frame that called it
    (Ruby 3.4 on: a rescue or ensure clause's caller is left out). */
 bool rbi_vm_frame_hides_caller(const struct rbi_vm *vm, const struct rbi_iseq *is);

@@ -15,7 +15,11 @@
  *    "(moving)" leaf; the innermost frame changing keeps all the others;
  *  - a frame's environment changes while it is read (a C method's: never
  *    kept): the same, found by the decoding;
- *  - the outermost frame changes: nothing held still, RBI_TORN, no frames.
+ *  - the outermost frame changes: nothing held still, RBI_TORN, no frames;
+ *  - the innermost frame stays half pushed (a Ruby method's iseq, a C
+ *    method's environment: Ruby 2.7's order of writes, read with the
+ *    target off its CPU): the sampler keeps what is beneath, the walker
+ *    of a running process says the stack moved.
  * TAP output. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -71,6 +75,44 @@ static int mover_read_batch(void *be, struct rbi_iov *iov, size_t n)
 	return RBI_OK;
 }
 
+/* A backend whose every read sees the words at AT as VAL: a stack the
+   target left half written when it went off its CPU, read as often as one
+   likes. */
+struct frozen {
+	struct wrapped w;
+	uint64_t at[2], val[2];
+};
+
+static void frozen_overlay(const struct frozen *f, uint64_t addr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < RBI_ARRAY_SIZE(f->at); i++)
+		if (f->at[i] >= addr && f->at[i] + 8 <= addr + len)
+			memcpy((uint8_t *)buf + (f->at[i] - addr), &f->val[i], 8);
+}
+
+static int frozen_read(void *be, uint64_t addr, void *buf, size_t len, size_t *nread)
+{
+	struct frozen *f = be;
+	int rc = f->w.ops->read(f->w.be, addr, buf, len, nread);
+
+	if (rc == RBI_OK)
+		frozen_overlay(f, addr, buf, len);
+	return rc;
+}
+
+static int frozen_read_batch(void *be, struct rbi_iov *iov, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rbi_iov *v = &iov[i];
+
+		v->nread = 0;
+		v->status = frozen_read(be, v->addr, v->buf, v->len, &v->nread);
+		if (v->status != RBI_OK && v->status != RBI_PARTIAL && v->status != RBI_UNMAPPED)
+			return v->status;
+	}
+	return RBI_OK;
+}
+
 /* The sleeper's frames on the unmoved core, innermost first. */
 static struct truth {
 	rbi_target *t;
@@ -115,12 +157,9 @@ struct got {
 	char stack[1024];       /* labels outermost first, ";" between */
 };
 
-/* Sample the sleeper of a target read through a mover changing the word
-   at WATCH (0: none) by FLIP. */
-static bool sample(rbi_target *core, uint64_t watch, uint64_t flip, struct got *g)
+/* Sample the sleeper of a target read through OPS (backend BE). */
+static bool sample_through(const struct rbi_mem_ops *ops, void *be, struct got *g)
 {
-	struct mover m = { .w = backend_of(core), .watch = watch, .flip = flip };
-	struct rbi_mem_ops ops = wrapped_ops(&m.w, mover_read, mover_read_batch);
 	struct rbi_open_opts o = { .size = sizeof(o) };
 	struct rbi_vm_sampler *s = NULL;
 	struct rbi_vm_sthread *th = NULL, *me = NULL;
@@ -129,7 +168,7 @@ static bool sample(rbi_target *core, uint64_t watch, uint64_t flip, struct got *
 	bool done = false;
 
 	memset(g, 0, sizeof(*g));
-	if (rbi_target_open_ops(&ops, &m, &o, &t) || rbi_vm_sampler_new(t, &s) ||
+	if (rbi_target_open_ops(ops, be, &o, &t) || rbi_vm_sampler_new(t, &s) ||
 	    rbi_vm_sampler_poll(s, &th, &n))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -149,6 +188,16 @@ out:
 	rbi_vm_sampler_free(s);
 	rbi_target_free(t);
 	return done;
+}
+
+/* Sample the sleeper of a target read through a mover changing the word
+   at WATCH (0: none) by FLIP. */
+static bool sample(rbi_target *core, uint64_t watch, uint64_t flip, struct got *g)
+{
+	struct mover m = { .w = backend_of(core), .watch = watch, .flip = flip };
+	struct rbi_mem_ops ops = wrapped_ops(&m.w, mover_read, mover_read_batch);
+
+	return sample_through(&ops, &m, g);
 }
 
 /* The truth's frames from FROM out (outermost first), then LEAF if any. */
@@ -178,6 +227,74 @@ static void moving_case(rbi_target *core, const char *what, uint64_t watch, uint
 	ok(g.rc == RBI_OK && !strcmp(g.stack, want), "%s: kept what held still: %s (got %s, %s)",
 	   what, want, g.stack, rbi_strerror(g.rc));
 	ok(g.retries == RETRIES + 1, "%s: read %u times (got %u)", what, RETRIES + 1, g.retries);
+}
+
+/* Frames the walker delivered, and the first one's label. */
+struct walked {
+	bool found;
+	int rc;
+	size_t n;
+	char first[256];
+};
+
+static int count_frame(const struct rbi_frame *f, void *arg)
+{
+	struct walked *w = arg;
+
+	if (!w->n++)
+		snprintf(w->first, sizeof(w->first), "%s", f->label ? f->label : "(unknown)");
+	return 0;
+}
+
+static int walk_sleeper(const struct rbi_thread *th, void *arg)
+{
+	struct walked *w = arg;
+
+	if (th->number != truth.number)
+		return 0;
+	w->found = true;
+	w->rc = rbi_frame_foreach(truth.t, th, FRAMES_MAX, count_frame, w);
+	return 1;
+}
+
+/* The sleeper's innermost frame (Kernel#sleep, a C method's) read half
+   pushed, as Ruby 2.7 leaves it between writing a control frame and its
+   environment: the iseq and pc of the method beneath (Foo::Bar.nap), the
+   environment still the C method's.  The sampler keeps what is beneath
+   with a "(moving)" leaf; the walker, where the process runs, reads it
+   again and again and then says the stack moved: neither shows the frame
+   as the C method with the Ruby method's path, nor as a bare label. */
+static void half_pushed_case(rbi_target *core, const struct rbi_layout *l, size_t sleep_)
+{
+	struct frozen f = { .w = backend_of(core) };
+	struct rbi_mem_ops ops = wrapped_ops(&f.w, frozen_read, frozen_read_batch);
+	struct rbi_open_opts o = { .size = sizeof(o) };
+	uint64_t cfp = truth.cfp[sleep_], below = truth.cfp[sleep_ + 1];
+	struct walked w = { 0 };
+	rbi_target *t = NULL, *core_t = truth.t;
+	char want[1024];
+	struct got g;
+
+	f.at[0] = cfp + l->cfp_iseq;
+	f.at[1] = cfp + l->cfp_pc;
+	if (!check(rbi_read_u64(core, below + l->cfp_iseq, &f.val[0]) == RBI_OK &&
+		   rbi_read_u64(core, below + l->cfp_pc, &f.val[1]) == RBI_OK,
+		   "Foo::Bar.nap's iseq and pc"))
+		return;
+	expect(sleep_ + 1, "(moving)", want, sizeof(want));
+	if (check(sample_through(&ops, &f, &g), "half pushed: sampled"))
+		ok(g.rc == RBI_OK && !strcmp(g.stack, want), "half pushed: the sampler kept "
+		   "what is beneath: %s (got %s, %s)", want, g.stack, rbi_strerror(g.rc));
+	if (!check(rbi_target_open_ops(&ops, &f, &o, &t) == RBI_OK, "half pushed: a target"))
+		return;
+	t->live = true;         /* as a process that runs: it is read again */
+	truth.t = t;
+	rbi_thread_foreach(t, walk_sleeper, &w);
+	truth.t = core_t;
+	ok(w.found && w.rc == RBI_TORN && w.n == 0, "half pushed: the walker says the stack moved, no "
+	   "frame delivered (got %s, %zu frames, the first %s)",
+	   w.found ? rbi_strerror(w.rc) : "no sleeper", w.n, w.first);
+	rbi_target_free(t);
 }
 
 int main(void)
@@ -223,6 +340,7 @@ int main(void)
 		  "Integer#times' environment"))
 		moving_case(core, "Integer#times' environment rewritten", ep, 0x10000,
 			    (size_t)times + 1);
+	half_pushed_case(core, l, (size_t)sleep_);
 	if (check(sample(core, truth.cfp[main_] + l->cfp_self, 0x40, &g),
 		  "the outermost frame moving: sampled"))
 		ok(g.rc == RBI_TORN && !g.stack[0], "the outermost frame moving: torn, no frames "
