@@ -1,18 +1,18 @@
 /* cmd-heap.c: `heap dump ...` (cmd-heap-dump.c), `heap diff A B [C]`:
- * heap dumps compared by type and class (dump/heapdiff.c): with two, the
+ * heap dumps compared by type and class (heapfile/heapdiff.c): with two, the
  * objects that appeared and those that died between them; with three,
  * the classic leak view: what was made between the first two and is still
  * there in the third; of a running process, `heap diff --every SECONDS`
  * takes the dumps itself (heap-snapshots.c); `heap retainers DUMP ADDR`: the references that
- * keep an object alive (dump/retainers.c); and `heap top DUMP`: the bytes
- * each type and class keeps alive (dump/retained.c). */
+ * keep an object alive (heapfile/retainers.c); and `heap top DUMP`: the bytes
+ * each type and class keeps alive (heapfile/retained.c). */
 #include <limits.h>
 #include <inttypes.h>
 #include <string.h>
 
-#include "dump/heapdiff.h"
-#include "dump/retained.h"
-#include "dump/retainers.h"
+#include "heapfile/heapdiff.h"
+#include "heapfile/retained.h"
+#include "heapfile/retainers.h"
 #include "internal.h"
 #include "out/out.h"
 #include "rbinspect.h"

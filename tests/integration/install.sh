@@ -2,7 +2,8 @@
 # library as another program uses it: examples/bt.c built through
 # pkg-config against the staged header, library and .pc file only, and run
 # on a live Ruby (its frames against the target's own).  Also: the staged
-# rbinspect runs and both man pages are installed.
+# rbinspect runs, both man pages are installed, and the library needs no
+# json-c (only rbinspect reads heap-dump files).
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
@@ -45,6 +46,10 @@ if cc -std=c11 -Wall -Wextra -Werror "${extra[@]}" -o "$RB_TMP/bt" "$here/exampl
 else
 	not_ok "examples/bt.c builds with pkg-config --cflags --libs"; diag "$(cat "$RB_TMP/cc.log")"
 fi
+# The library is the VM reader: heap-dump files (json-c) are rbinspect's to read.
+so=$(find "$libdir" -maxdepth 1 -type f -name 'libruby-introspect.so*' | head -1)
+is "$(readelf -d "$so" | grep -c 'NEEDED.*json')" 0 \
+	"the installed library does not need json-c"
 export LD_LIBRARY_PATH=$libdir
 check "the example links the staged library" \
 	bash -c "ldd '$RB_TMP/bt' | grep -q '=> $libdir/libruby-introspect.so'"

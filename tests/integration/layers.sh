@@ -1,5 +1,5 @@
 # layers.sh: the library's folders (lib/mem, lib/image, lib/layout, lib/vm,
-# lib/native, lib/profile, lib/out, lib/dump, lib/util and lib/session.c)
+# lib/native, lib/profile, lib/out, lib/util and lib/session.c)
 # have no dependency cycle at symbol level: nm of the built objects, each
 # symbol mapped to the folder that defines it (tools/check-layers.py; its
 # --dot draws the graph).  Needs no Ruby.

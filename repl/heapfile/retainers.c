@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump/heapgraph.h"
-#include "dump/retainers.h"
+#include "heapfile/heapgraph.h"
+#include "heapfile/retainers.h"
 #include "internal.h"
 
 #define NONE HEAPGRAPH_NONE

@@ -1,8 +1,8 @@
 /* heapgraph.h: a heap dump as a graph (heapgraph.c): a node per object
  * line and per root, its references as edges, for the questions that need
  * the whole heap at once (heap retainers, heap top).  Not installed. */
-#ifndef RBI_DUMP_HEAPGRAPH_H
-#define RBI_DUMP_HEAPGRAPH_H
+#ifndef RBI_HEAPFILE_HEAPGRAPH_H
+#define RBI_HEAPFILE_HEAPGRAPH_H
 
 #include <stdbool.h>
 #include <stddef.h>

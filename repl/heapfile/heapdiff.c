@@ -1,6 +1,6 @@
 /* heapdiff.c: heap dumps compared (see heapdiff.h).
  *
- * A dump is read as it streams (dump/dumpfile.c).  Of a dump that is only looked up
+ * A dump is read as it streams (heapfile/dumpfile.c).  Of a dump that is only looked up
  * just its addresses are kept; the dump whose objects are counted is
  * tallied by type and class as it is read, and its classes' names are
  * taken from its own CLASS and MODULE lines.  Memory grows with the
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump/dumpfile.h"
-#include "dump/heapdiff.h"
+#include "heapfile/dumpfile.h"
+#include "heapfile/heapdiff.h"
 #include "internal.h"
 #include "util/table.h"
 

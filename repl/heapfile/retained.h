@@ -2,8 +2,8 @@
  * the bytes each object retains (its own and those of every object only
  * reachable through it: its subtree of the dominator tree), summed per
  * type and class.  Not installed. */
-#ifndef RBI_DUMP_RETAINED_H
-#define RBI_DUMP_RETAINED_H
+#ifndef RBI_HEAPFILE_RETAINED_H
+#define RBI_HEAPFILE_RETAINED_H
 
 #include <stdbool.h>
 #include <stddef.h>

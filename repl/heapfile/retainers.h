@@ -3,8 +3,8 @@
  * ObjectSpace.dump_all file (the target's own: references of every type and
  * the ROOT lines; rbinspect heap-dump's: the references of the types it
  * reads, and partial ROOT lines).  Not installed. */
-#ifndef RBI_DUMP_RETAINERS_H
-#define RBI_DUMP_RETAINERS_H
+#ifndef RBI_HEAPFILE_RETAINERS_H
+#define RBI_HEAPFILE_RETAINERS_H
 
 #include <stdbool.h>
 #include <stddef.h>

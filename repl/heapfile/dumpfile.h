@@ -1,8 +1,8 @@
 /* dumpfile.h: an ObjectSpace.dump_all file read as it streams (dumpfile.c):
  * rbinspect heap-dump's or the target's own, gzip or plain, one JSON object
  * per line.  Shared by heap diff and heap retainers.  Not installed. */
-#ifndef RBI_DUMP_DUMPFILE_H
-#define RBI_DUMP_DUMPFILE_H
+#ifndef RBI_HEAPFILE_DUMPFILE_H
+#define RBI_HEAPFILE_DUMPFILE_H
 
 #include <stdint.h>
 

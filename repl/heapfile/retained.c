@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump/heapgraph.h"
-#include "dump/retained.h"
+#include "heapfile/heapgraph.h"
+#include "heapfile/retained.h"
 #include "internal.h"
 #include "util/table.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "dump/dumpfile.h"
+#include "heapfile/dumpfile.h"
 #include "internal.h"
 
 /* A longer line is no heap dump's (a 10M-element Array's is ~200 MB). */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump/dumpfile.h"
-#include "dump/heapgraph.h"
+#include "heapfile/dumpfile.h"
+#include "heapfile/heapgraph.h"
 #include "internal.h"
 
 /* Node and edge numbers are 32-bit: a larger dump is refused. */

@@ -2,8 +2,8 @@
  * between two ObjectSpace.dump_all files (rbinspect heap-dump's or the
  * target's own), or what was made between the first two of three and is
  * still alive in the third.  Not installed. */
-#ifndef RBI_DUMP_HEAPDIFF_H
-#define RBI_DUMP_HEAPDIFF_H
+#ifndef RBI_HEAPFILE_HEAPDIFF_H
+#define RBI_HEAPFILE_HEAPDIFF_H
 
 #include <stddef.h>
 #include <stdint.h>
