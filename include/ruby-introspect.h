@@ -232,6 +232,15 @@ struct rbi_open_opts {
 				   line; never called for a core that opens
 				   at once */
 	void *progress_arg;
+	const char *layout_cache; /* optional: the directory where struct
+				   layouts read from DWARF are kept by
+				   build-id; "" keeps none.  NULL: the
+				   default, $XDG_CACHE_HOME/rbinspect/layouts
+				   or ~/.cache/rbinspect/layouts, none when
+				   RBI_NO_CACHE is set.  A file there is read
+				   only if it and its directory belong to the
+				   effective user and no one else may write
+				   them */
 };
 
 /* Open a live process.  Never stops it.  Errors: RBI_NO_PROCESS, RBI_ZOMBIE,

@@ -313,7 +313,7 @@ struct rbi_crash_memo {
    keep with a target, and what it was opened with, they get here
    (mem/target.c): the images (image/) and the VM (vm/) once found, the
    layout another process's DWARF gave (vm/), the crash (native/), the
-   warnings list, --sysroot and --ruby-version. */
+   warnings list, --sysroot, --ruby-version and where layouts are cached. */
 struct rbi_image_list *rbi_target_images(const struct rbi_target *t);
 void rbi_target_set_images(struct rbi_target *t, struct rbi_image_list *images);
 struct rbi_vm *rbi_target_vm(const struct rbi_target *t);
@@ -323,6 +323,7 @@ struct rbi_crash_memo *rbi_target_crash_memo(struct rbi_target *t);
 struct rbi_diag *rbi_target_diag(struct rbi_target *t);
 const char *rbi_target_sysroot(const struct rbi_target *t);
 const char *rbi_target_ruby_version(const struct rbi_target *t);
+const char *rbi_target_layout_cache(const struct rbi_target *t);
 
 /* A process forked from one being read maps the same libruby, and reading
    its struct layout from DWARF again costs 0.1 s of CPU (more under load):

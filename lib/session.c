@@ -28,6 +28,7 @@ static void target_free(struct rbi_target *t)
 	rbi_cache_free(&t->cache);
 	rbi_diag_free(&t->diag);
 	free(t->sysroot);
+	free(t->layout_cache);
 	free(t->ruby_version);
 	free(t);
 }
@@ -72,7 +73,9 @@ static int target_new(const struct rbi_mem_ops *ops, void *be,
 	if ((opts && RBI_HAS_FIELD(opts, sysroot) &&
 	     opts->sysroot && !(t->sysroot = strdup(opts->sysroot))) ||
 	    (opts && RBI_HAS_FIELD(opts, ruby_version) && opts->ruby_version &&
-	     !(t->ruby_version = strdup(opts->ruby_version)))) {
+	     !(t->ruby_version = strdup(opts->ruby_version))) ||
+	    (opts && RBI_HAS_FIELD(opts, layout_cache) && opts->layout_cache &&
+	     !(t->layout_cache = strdup(opts->layout_cache)))) {
 		target_free(t);
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	}

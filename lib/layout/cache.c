@@ -6,7 +6,14 @@
  * changes: the first run stores it in
  * $XDG_CACHE_HOME/rbinspect/layouts/BUILDID (or ~/.cache/...), later runs
  * read it back.  Only what DWARF gave is cached (never "no DWARF", so
- * installing debug info later still works).  RBI_NO_CACHE=1 turns it off.
+ * installing debug info later still works).  RBI_NO_CACHE=1 turns it off;
+ * rbi_open_opts.layout_cache names another directory, or none.
+ *
+ * A layout steers every read of the target, so an entry is trusted as the
+ * user's own configuration is (ssh's rule): the file and its directory
+ * belong to the effective user and no one else may write them.  Another
+ * user's entry, one in a shared directory, is not read (DWARF is, and
+ * the entry is not replaced there). 
  * The file format is the one tools/layout-dump prints, after a header
  * that names the field list, so a library with other fields ignores it. */
 #include <errno.h>
@@ -80,43 +87,73 @@ static bool layout_read(FILE *f, struct rbi_layout *l)
 	return true;
 }
 
+/* Does the file or directory ST belong to this user alone to write? */
+static bool owned(const struct stat *st)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 /* The cache directory (created when CREATE), or false when caching is
-   off.  Only a store creates it: a run that caches nothing leaves no
-   trace in the user's home. */
-static bool cache_dir(char *out, size_t cap, bool create)
+   off or the directory is not the user's own.  Only a store creates it:
+   a run that caches nothing leaves no trace in the user's home. */
+static bool cache_dir(const char *dir, char *out, size_t cap, bool create)
 {
 	const char *off = getenv("RBI_NO_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
+	struct stat st;
 	size_t n;
 
-	if (off && *off && strcmp(off, "0"))
+	if (dir)
+		n = (size_t)snprintf(out, cap, "%s", dir);
+	else if (off && *off && strcmp(off, "0"))
 		return false;
-	if (xdg && *xdg == '/')
+	else if (xdg && *xdg == '/')
 		n = (size_t)snprintf(out, cap, "%s/rbinspect/layouts", xdg);
 	else if (home && *home == '/')
 		n = (size_t)snprintf(out, cap, "%s/.cache/rbinspect/layouts", home);
 	else
 		return false;
-	return n < cap && (!create || rbi_make_dirs(out));
+	if (!*out || n >= cap || (create && !rbi_make_dirs(out)))
+		return false;
+	return stat(out, &st) == 0 && S_ISDIR(st.st_mode) && owned(&st);
 }
 
-static bool cache_path(const struct rbi_build_id *id, char *out, size_t cap, bool create)
+static bool cache_path(const char *dir_opt, const struct rbi_build_id *id, char *out,
+		       size_t cap, bool create)
 {
 	char dir[4200], hex[2 * RBI_BUILD_ID_MAX + 1];
 
-	if (id->len < 8 || !cache_dir(dir, sizeof(dir), create))
+	if (id->len < 8 || !cache_dir(dir_opt, dir, sizeof(dir), create))
 		return false;
 	rbi_build_id_hex(id, hex);
 	return (size_t)snprintf(out, cap, "%s/%s", dir, hex) < cap;
 }
 
-bool rbi_layout_cache_load(const struct rbi_build_id *id, struct rbi_layout *out)
+/* The entry at PATH, opened if it is a regular file of the user's own. */
+static FILE *open_owned(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !owned(&st) ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+bool rbi_layout_cache_load(const char *dir, const struct rbi_build_id *id,
+			   struct rbi_layout *out)
 {
 	char path[4400], header[64], want[64];
 	bool ok;
 	FILE *f;
 
-	if (!cache_path(id, path, sizeof(path), false) || !(f = fopen(path, "re")))
+	if (!cache_path(dir, id, path, sizeof(path), false) || !(f = open_owned(path)))
 		return false;
 	snprintf(want, sizeof(want), CACHE_MAGIC " %08x\n", fields_hash());
 	memset(out, 0, sizeof(*out));
@@ -126,13 +163,14 @@ bool rbi_layout_cache_load(const struct rbi_build_id *id, struct rbi_layout *out
 	return ok;
 }
 
-void rbi_layout_cache_store(const struct rbi_build_id *id, const struct rbi_layout *l)
+void rbi_layout_cache_store(const char *dir, const struct rbi_build_id *id,
+			    const struct rbi_layout *l)
 {
 	char path[4400], tmp[4500];
 	FILE *f;
 	int fd;
 
-	if (!cache_path(id, path, sizeof(path), true))
+	if (!cache_path(dir, id, path, sizeof(path), true))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if ((fd = mkstemp(tmp)) < 0)

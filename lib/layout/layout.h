@@ -513,11 +513,15 @@ int rbi_layout_validate(const struct rbi_layout *l);
    the cache's format). */
 void rbi_layout_write(FILE *f, const struct rbi_layout *l);
 
-/* The on-disk cache of DWARF layouts by build-id (cache.c).  Load returns
-   false when there is no valid entry; store fails silently (a cache). */
+/* The on-disk cache of DWARF layouts by build-id (cache.c), in DIR as
+   rbi_open_opts.layout_cache says (NULL: the default; "": none).  Load
+   returns false when there is no valid entry it may trust; store fails
+   silently (a cache). */
 struct rbi_build_id;
-bool rbi_layout_cache_load(const struct rbi_build_id *id, struct rbi_layout *out);
-void rbi_layout_cache_store(const struct rbi_build_id *id, const struct rbi_layout *l);
+bool rbi_layout_cache_load(const char *dir, const struct rbi_build_id *id,
+			   struct rbi_layout *out);
+void rbi_layout_cache_store(const char *dir, const struct rbi_build_id *id,
+			    const struct rbi_layout *l);
 
 /* All built-in tables, NULL-terminated (layout.c's choice of one, and
    offline.c's search when the version is unknown). */

@@ -315,3 +315,8 @@ const char *rbi_target_ruby_version(const struct rbi_target *t)
 {
 	return t->ruby_version;
 }
+
+const char *rbi_target_layout_cache(const struct rbi_target *t)
+{
+	return t->layout_cache;
+}

@@ -21,6 +21,7 @@ struct rbi_target {
 	bool live;
 	char *sysroot;
 	char *ruby_version;     /* rbi_open_opts.ruby_version, or NULL */
+	char *layout_cache;     /* rbi_open_opts.layout_cache, or NULL */
 	struct rbi_cache cache;
 	struct rbi_region_list regions;
 	struct rbi_diag diag;

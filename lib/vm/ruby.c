@@ -143,7 +143,8 @@ static int choose_layout(struct rbi_target *t, struct rbi_vm *vm)
 			 "dwarf of %s (as read for process %d)", file, (int)seed->pid);
 		return RBI_OK;
 	}
-	if (rbi_layout_cache_load(&vm->image->build_id, &vm->dwarf_layout)) {
+	if (rbi_layout_cache_load(rbi_target_layout_cache(t), &vm->image->build_id,
+				  &vm->dwarf_layout)) {
 		vm->layout = &vm->dwarf_layout;
 		snprintf(vm->layout_desc, sizeof(vm->layout_desc),
 			 "dwarf of %s (cached)", file);
@@ -154,7 +155,8 @@ static int choose_layout(struct rbi_target *t, struct rbi_vm *vm)
 	    rbi_layout_validate(&vm->dwarf_layout) == RBI_OK) {
 		vm->layout = &vm->dwarf_layout;
 		snprintf(vm->layout_desc, sizeof(vm->layout_desc), "dwarf of %s", file);
-		rbi_layout_cache_store(&vm->image->build_id, &vm->dwarf_layout);
+		rbi_layout_cache_store(rbi_target_layout_cache(t), &vm->image->build_id,
+				       &vm->dwarf_layout);
 		return RBI_OK;
 	}
 	if (!table) {

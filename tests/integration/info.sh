@@ -45,11 +45,16 @@ while read -r kind ver root cmd; do
 		RBI_NO_CACHE=0 "$RBINSPECT" -p "$RB_PID" bt >"$RB_TMP/fresh.txt"
 		RBI_NO_CACHE=0 "$RBINSPECT" --json -p "$RB_PID" info >"$RB_TMP/cached.json"
 		RBI_NO_CACHE=0 "$RBINSPECT" -p "$RB_PID" bt >"$RB_TMP/cached.txt"
+		# An entry its group may write could be anyone's: DWARF is read again.
+		chmod g+w "$XDG_CACHE_HOME"/rbinspect/layouts/*
+		RBI_NO_CACHE=0 "$RBINSPECT" --json -p "$RB_PID" info >"$RB_TMP/untrusted.json"
 		unset XDG_CACHE_HOME
 		check "$kind $ver: the second run uses the cached DWARF layout" \
 			grep -q '(cached)$' <(jq -r .layout "$RB_TMP/cached.json")
 		check "$kind $ver: bt is the same with the cached layout" \
 			cmp -s "$RB_TMP/fresh.txt" "$RB_TMP/cached.txt"
+		is "$(jq -r .layout "$RB_TMP/untrusted.json")" "$(jq -r .layout "$RB_TMP/live.json")" \
+			"$kind $ver: a cached layout others may write is not used (DWARF read again)"
 	else
 		XDG_CACHE_HOME=$RB_TMP/xdg-none RBI_NO_CACHE=0 "$RBINSPECT" -p "$RB_PID" bt >/dev/null
 		check "$kind $ver: nothing to cache, no cache directory made" \
