@@ -17,137 +17,6 @@
 #include "profile-cli.h"
 #include "rbinspect.h"
 
-static int parse_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || end == s || !(v >= min && v <= max))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int profile_option(struct profile_opts *o, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i], *val = NULL, *eq = strchr(a, '=');
-	size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
-	static const char *const with_value[] = {
-		"--rate", "-r", "--duration", "-d", "--output", "-o", "--format", "-f",
-		"--max-frames", "--raw", "--pid", "-p", "--interval", "--top", "--mode", "--sort",
-		NULL,
-	};
-
-	for (size_t k = 0; with_value[k]; k++) {
-		if (strlen(with_value[k]) != name_len || strncmp(a, with_value[k], name_len))
-			continue;
-		if (eq)
-			val = eq + 1;
-		else if (*i + 1 < argc)
-			val = argv[++*i];
-		if (!val) {
-			fprintf(stderr, "rbinspect: %s needs a value\n", with_value[k]);
-			return -1;
-		}
-		break;
-	}
-	if (!strcmp(a, "--subprocesses") || !strcmp(a, "-s")) {
-		o->record_flags |= RBI_RECORD_SUBPROCESSES;
-	} else if (!strcmp(a, "--threads") || !strcmp(a, "-t")) {
-		o->view_flags |= RBI_VIEW_THREADS;
-	} else if (!strcmp(a, "--fibers")) {
-		o->view_flags |= RBI_VIEW_FIBERS;
-	} else if (!strcmp(a, "--idle") || !strcmp(a, "-i")) {
-		o->view_flags |= RBI_VIEW_IDLE;
-		o->record_flags |= RBI_SAMPLER_IDLE;
-	} else if (!strcmp(a, "--gvl") || !strcmp(a, "-g")) {
-		o->view_flags |= RBI_VIEW_GVL;
-	} else if (!strcmp(a, "--pause")) {
-		o->record_flags |= RBI_SAMPLER_PAUSE;
-	} else if (!strcmp(a, "--native")) {
-		o->record_flags |= RBI_SAMPLER_NATIVE;
-	} else if (!strcmp(a, "--no-lines")) {
-		o->view_flags |= RBI_VIEW_NO_LINES;
-	} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-		o->quiet = true;
-	} else if (!val) {
-		return 0;
-	} else if (!strncmp(a, "--rate", 6) || !strncmp(a, "-r", 2)) {
-		if (parse_double(val, 0.1, 1e5, &o->rate)) {
-			fprintf(stderr, "rbinspect: --rate takes samples per second, "
-				"0.1 to 100000\n");
-			return -1;
-		}
-	} else if (!strncmp(a, "--duration", 10) || !strncmp(a, "-d", 2)) {
-		if (parse_double(val, 0.001, 1e7, &o->duration)) {
-			fprintf(stderr, "rbinspect: --duration takes seconds\n");
-			return -1;
-		}
-	} else if (!strncmp(a, "--interval", 10)) {
-		if (parse_double(val, 0.05, 3600, &o->interval)) {
-			fprintf(stderr, "rbinspect: --interval takes seconds (0.05 or more)\n");
-			return -1;
-		}
-	} else if (!strncmp(a, "--top", 5)) {
-		double n;
-
-		if (parse_double(val, 1, 10000, &n)) {
-			fprintf(stderr, "rbinspect: --top takes a number of lines\n");
-			return -1;
-		}
-		o->top = (size_t)n;
-	} else if (!strncmp(a, "--max-frames", 12)) {
-		double n;
-
-		if (parse_double(val, 1, 1e7, &n)) {
-			fprintf(stderr, "rbinspect: --max-frames takes a number\n");
-			return -1;
-		}
-		o->max_frames = (size_t)n;
-	} else if (!strncmp(a, "--mode", 6)) {
-		if (strcmp(val, "cpu") && strcmp(val, "wall")) {
-			fprintf(stderr, "rbinspect: unknown mode \"%s\" (wall or cpu)\n", val);
-			return -1;
-		}
-		o->record_flags &= ~RBI_SAMPLER_CPU;
-		if (!strcmp(val, "cpu"))
-			o->record_flags |= RBI_SAMPLER_CPU;
-		o->mode_given = true;
-	} else if (!strncmp(a, "--sort", 6)) {
-		if (strcmp(val, "own") && strcmp(val, "total")) {
-			fprintf(stderr, "rbinspect: unknown sort \"%s\" (own or total)\n", val);
-			return -1;
-		}
-		o->sort_total = !strcmp(val, "total");
-	} else if (!strncmp(a, "--output", 8) || !strncmp(a, "-o", 2)) {
-		o->output = val;
-	} else if (!strncmp(a, "--raw", 5)) {
-		o->raw = val;
-	} else if (!strncmp(a, "--format", 8) || !strncmp(a, "-f", 2)) {
-		if (rbi_profile_format_from_name(val, &o->format)) {
-			fprintf(stderr, "rbinspect: %s\n", rbi_errmsg());
-			return -1;
-		}
-		o->format_given = true;
-	} else if (!strncmp(a, "--pid", 5) || !strncmp(a, "-p", 2)) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(val, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX) {
-			fprintf(stderr, "rbinspect: invalid process id \"%s\"\n", val);
-			return -1;
-		}
-		o->pid = (pid_t)v;
-	} else {
-		return 0;
-	}
-	return 1;
-}
-
 /* "NAME-PID-YYYYmmdd-HHMMSS.EXT", NAME from /proc/PID/comm, sanitized. */
 static void default_output(pid_t pid, rbi_profile_format format, char *buf, size_t cap)
 {
@@ -356,12 +225,8 @@ static bool outputs_writable(const struct profile_opts *o)
 
 static int record_usage(void)
 {
-	fputs("usage: rbinspect record (-p PID | -- COMMAND [ARGS...]) [--rate HZ]\n"
-	      "         [--duration S] [-o FILE] [--format flamegraph|folded|speedscope|\n"
-	      "         pprof|callgrind|raw] [--raw FILE] [--subprocesses] [--threads]\n"
-	      "         [--fibers] [--idle] [--gvl] [--no-lines] [--pause | --native]\n"
-	      "         [--mode wall|cpu] [--max-frames N]\n"
-	      "         [--quiet]\n"
+	profile_usage(stderr, PROFILE_RECORD, "(-p PID | -- COMMAND [ARGS...])");
+	fputs("--pause and --native do not go together\n"
 	      "memory: flamegraph, folded, pprof and callgrind sum samples by distinct stack\n"
 	      "(flat over time); speedscope, raw and --raw keep 32 bytes a sample\n",
 	      stderr);
@@ -385,10 +250,10 @@ int cmd_record(struct session *s, int argc, char **argv)
 				return record_usage();
 			break;
 		}
-		rc = profile_option(&o, argc, argv, &i);
+		rc = profile_option(&o, PROFILE_RECORD, argc, argv, &i);
 		if (rc < 0)
 			return EXIT_USAGE;
-		if (rc == 0 || !strncmp(argv[i], "--interval", 10) || !strncmp(argv[i], "--top", 5)) {
+		if (rc == 0) {
 			fprintf(stderr, "rbinspect: record: unknown argument \"%s\"\n", argv[i]);
 			return record_usage();
 		}
@@ -500,26 +365,13 @@ int cmd_report(struct session *s, int argc, char **argv)
 
 	(void)s;
 	for (int i = 1; i < argc; i++) {
-		int at = i;
-
-		rc = profile_option(&o, argc, argv, &i);
+		rc = profile_option(&o, PROFILE_REPORT, argc, argv, &i);
 		if (rc < 0)
 			return EXIT_USAGE;
-		if (rc == 0 && argv[i][0] != '-' && !in) {
+		if (rc == 0 && (argv[i][0] != '-' || !strcmp(argv[i], "-")) && !in) {
 			in = argv[i];
-			continue;
-		}
-		if (o.mode_given) {
-			/* The weights were taken in one mode: no other can be had. */
-			fprintf(stderr, "rbinspect: report: %s%s%s: a profile is rendered in the "
-				"mode it was recorded in (record --mode wall|cpu)\n", argv[at],
-				i > at ? " " : "", i > at ? argv[i] : "");
-			return EXIT_USAGE;
-		}
-		if (rc == 0 || o.pid || o.rate > 0 || o.duration > 0 ||
-		    o.record_flags & ~RBI_SAMPLER_IDLE) {
-			fprintf(stderr, "rbinspect: report: unexpected argument \"%s%s%s\"\n",
-				argv[at], i > at ? " " : "", i > at ? argv[i] : "");
+		} else if (rc == 0) {
+			fprintf(stderr, "rbinspect: report: unexpected argument \"%s\"\n", argv[i]);
 			goto usage;
 		}
 	}
@@ -570,9 +422,6 @@ int cmd_report(struct session *s, int argc, char **argv)
 	rbi_profile_free(p);
 	return rc;
 usage:
-	fputs("usage: rbinspect report FILE [--format flamegraph|folded|speedscope|pprof|\n"
-	      "         callgrind|raw] [-o FILE|-] [--threads] [--fibers] [--idle] [--gvl]\n"
-	      "         [--no-lines]\n",
-	      stderr);
+	profile_usage(stderr, PROFILE_REPORT, "FILE|-");
 	return EXIT_USAGE;
 }

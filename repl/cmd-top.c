@@ -379,19 +379,12 @@ int cmd_top(struct session *s, int argc, char **argv)
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
-		int at = i;
-
-		rc = profile_option(&t.o, argc, argv, &i);
+		rc = profile_option(&t.o, PROFILE_TOP, argc, argv, &i);
 		if (rc < 0)
 			return EXIT_USAGE;
-		/* --no-lines is what top does anyway (rows are methods). */
-		if (rc == 0 || t.o.output || t.o.raw || t.o.format_given) {
-			fprintf(stderr, "rbinspect: top: unexpected argument \"%s%s%s\"\n",
-				argv[at], i > at ? " " : "", i > at ? argv[i] : "");
-			fputs("usage: rbinspect top -p PID [--rate HZ] [--interval S] "
-			      "[--duration S] [--top N]\n         [--subprocesses] [--threads] "
-			      "[--fibers] [--idle] [--gvl] [--no-lines] [--pause | --native]\n"
-			      "         [--mode wall|cpu] [--sort own|total]\n", stderr);
+		if (rc == 0) {
+			fprintf(stderr, "rbinspect: top: unexpected argument \"%s\"\n", argv[i]);
+			profile_usage(stderr, PROFILE_TOP, "-p PID");
 			return EXIT_USAGE;
 		}
 	}

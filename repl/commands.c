@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "out/out.h"
+#include "profile-cli.h"
 #include "rbinspect.h"
 
 int parse_count(const char *s, unsigned long max, unsigned long *out)
@@ -39,16 +40,8 @@ static const char *const c_heap_dump[] = { "--output=", "--pause", "--strings", 
 static const char *const c_heap[] = { "dump", "diff", "retainers", "top", "--top=",
 				       "--max-paths=", "--by=", "--every=", "--snapshots=2|3",
 				       "--pause", "--keep=", "--json", NULL };
-static const char *const c_record[] = { "--rate=", "--duration=", "--output=",
-	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--raw=", "--subprocesses",
-	"--threads", "--fibers", "--idle", "--gvl", "--no-lines", "--pause", "--native",
-	"--mode=wall|cpu", "--max-frames=", "--quiet", NULL };
-static const char *const c_top[] = { "--rate=", "--interval=", "--duration=", "--top=",
-	"--subprocesses", "--threads", "--fibers", "--idle", "--gvl", "--no-lines", "--pause",
-	"--native", "--mode=wall|cpu", "--sort=own|total", NULL };
-static const char *const c_report[] = {
-	"--format=flamegraph|folded|speedscope|pprof|callgrind|raw", "--output=", "--threads",
-	"--fibers", "--idle", "--gvl", "--no-lines", NULL };
+
+static const char *const c_profile[] = { "%profile", NULL };
 
 const struct command commands[] = {
 	{ "info", "[locals|args|frame|threads]", "Ruby version, libruby, VM address and where "
@@ -95,11 +88,11 @@ const struct command commands[] = {
 	{ "help", "[COMMAND]", "list commands, or describe one", cmd_help, c_help },
 	{ "record", "[--rate HZ] [--duration S] [-o FILE] [--format F] ...",
 	  "sample the process into a profile (flamegraph, folded, pprof, callgrind: memory "
-	  "by distinct stack; speedscope, raw: 32 bytes a sample)", cmd_record, c_record },
+	  "by distinct stack; speedscope, raw: 32 bytes a sample)", cmd_record, c_profile },
 	{ "top", "[--rate HZ] [--interval S] [--idle] [--gvl] ...",
-	  "live view of the hottest methods, refreshed every second", cmd_top, c_top },
+	  "live view of the hottest methods, refreshed every second", cmd_top, c_profile },
 	{ "report", "FILE [--format F] [-o FILE]", "render a raw profile (record --format raw)",
-	  cmd_report, c_report },
+	  cmd_report, c_profile },
 	{ "ps", "", "the Ruby processes this user may inspect: pid, version, uptime, RSS, "
 	  "threads, command line", cmd_ps, c_json },
 	{ "quit", "", "leave the session (so does end of input, Ctrl-D)", cmd_quit, NULL },
@@ -147,15 +140,23 @@ const struct command *command_find(const char *name)
 	return found;
 }
 
+const char *const *command_words(const struct command *c)
+{
+	return c->complete == c_profile ? profile_completions(profile_cmd_of(c->name)) :
+	       c->complete;
+}
+
 void command_help(FILE *f, const struct command *c)
 {
+	const char *const *words = command_words(c);
+
 	fprintf(f, "%s %s\n    %s\n", c->name, c->args, c->help);
 	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
 		if (!strcmp(aliases[i].name, c->name))
 			fprintf(f, "    also: %s\n", aliases[i].alias);
-	if (c->complete && c->complete[0]) {
+	if (words && words[0]) {
 		fputs("    arguments:", f);
-		for (const char *const *a = c->complete; *a; a++)
+		for (const char *const *a = words; *a; a++)
 			if (**a != '%')
 				fprintf(f, " %s", *a);
 		fputc('\n', f);

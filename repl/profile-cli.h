@@ -14,14 +14,24 @@ struct profile_opts {
 	uint32_t record_flags;          /* RBI_RECORD_*, RBI_SAMPLER_* */
 	uint32_t view_flags;            /* RBI_VIEW_* */
 	rbi_profile_format format;
-	bool format_given, mode_given, quiet;
+	bool quiet;
 	bool sort_total;                /* top --sort total */
 	const char *output, *raw;
 };
 
-/* Parse the option at ARGV[*I] (and its value, advancing *I): 1 if it was
-   one, 0 if not, -1 after printing why it is wrong. */
-int profile_option(struct profile_opts *o, int argc, char **argv, int *i);
+/* The commands profile-options.c's table serves. */
+enum profile_cmd { PROFILE_RECORD = 1, PROFILE_TOP = 2, PROFILE_REPORT = 4 };
+
+/* Parse the option of command CMD at ARGV[*I] (and its value, advancing
+   *I): 1 if it was one, 0 if it is no option of these commands, -1 after
+   printing why it is wrong (an option of another of them included). */
+int profile_option(struct profile_opts *o, unsigned cmd, int argc, char **argv, int *i);
+/* The PROFILE_* command named NAME ("record", "top", "report"). */
+unsigned profile_cmd_of(const char *name);
+/* CMD's options for tab completion and help (struct command's words). */
+const char *const *profile_completions(unsigned cmd);
+/* "usage: rbinspect CMD HEAD" and CMD's options, wrapped. */
+void profile_usage(FILE *f, unsigned cmd, const char *head);
 /* Write P in FORMAT through O's view to PATH ("-": stdout); an exit code. */
 int profile_write_file(rbi_profile *p, const struct profile_opts *o,
 		       rbi_profile_format format, const char *path);

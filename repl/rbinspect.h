@@ -66,9 +66,14 @@ struct command {
 	   or NULL): literal options, "%thread" (thread numbers), "%frame"
 	   (frame numbers of the selected thread), "%local" (self and the
 	   local variables of its selected frame), "%command" (command
-	   names); "KEY=a|b" offers a or b after the word KEY. */
+	   names), "%profile" alone (the options of record, top or report, the
+   command's, from profile-options.c's table); "KEY=a|b" offers a or b
+   after the word KEY. */
 	const char *const *complete;
 };
+
+/* The words tab completion offers after C's name (see struct command). */
+const char *const *command_words(const struct command *c);
 
 /* Set by SIGINT during an interactive session; long commands stop when
    they see it (interrupted()) and the REPL clears it. */

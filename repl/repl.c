@@ -396,12 +396,12 @@ static int comp_pick_thread(const struct rbi_thread *th, void *arg)
 static void comp_collect(const struct command *c, const char *prev)
 {
 	struct session *s = comp_session;
-	const char *const *e;
+	const char *const *words = command_words(c), *const *e;
 
-	if (!c->complete)
+	if (!words)
 		return;
 	/* After a KEY of "KEY=a|b": only its values. */
-	for (e = c->complete; prev && *e; e++) {
+	for (e = words; prev && *e; e++) {
 		const char *eq = strchr(*e, '=');
 
 		if (!eq || strlen(prev) != (size_t)(eq - *e) || strncmp(*e, prev, eq - *e))
@@ -416,7 +416,7 @@ static void comp_collect(const struct command *c, const char *prev)
 		}
 		return;
 	}
-	for (e = c->complete; *e; e++) {
+	for (e = words; *e; e++) {
 		const char *eq = strchr(*e, '=');
 
 		if (!strcmp(*e, "%command")) {

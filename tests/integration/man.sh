@@ -46,6 +46,18 @@ for c in $cmds; do
 	fi
 done
 
+# The profiling commands' options (one table, repl/profile-options.c): each that `help`
+# offers is one of PROFILES' entries.
+# The tags (the line after each .TP) of the section's source.
+awk '/^\.SH/ { on = ($2 == "PROFILES") } on && tag { print; tag = 0 } on && /^\.TP/ { tag = 1 }' \
+	"$here/man/rbinspect.1" | sed 's/\\-/-/g' >"$tmp/profile-tags"
+missing=
+for o in $(for c in record top report; do "$RBINSPECT" help "$c"; done |
+	   sed -n 's/^ *arguments: //p' | tr ' ' '\n' | sed 's/=.*//' | sort -u); do
+	grep -qE -- "(^|[ ,\"])$o([ ,\"]|$)" "$tmp/profile-tags" || missing+=" $o"
+done
+is "${missing# }" "" "every option of record, top and report is an entry of rbinspect(1) PROFILES"
+
 # Exit statuses: every "N word" of --help's Exit status text.
 codes=$(sed -n '/^Exit status:/,$p' "$tmp/help.txt" | tr '\n' ' ' | grep -oE '(:|,) [0-9]+ ' | tr -dc '0-9 \n' | tr ' ' '\n' | sort -un)
 check "--help lists exit statuses" test -n "$codes"

@@ -204,9 +204,30 @@ is "$?:$(cat "$T/err")" '2:rbinspect: unknown sort "bogus" (own or total)' \
 "$B" report "$T/garbage.rbiprof" --mode cpu >/dev/null 2>"$T/err"
 is "$?:$(cat "$T/err")" "2:rbinspect: report: --mode cpu: a profile is rendered in the mode it was recorded in (record --mode wall|cpu)" \
 	"report --mode cpu: usage error naming it, and why"
-"$B" report "$T/garbage.rbiprof" --mode bogus >/dev/null 2>"$T/err"
-is "$?:$(cat "$T/err")" '2:rbinspect: unknown mode "bogus" (wall or cpu)' \
-	"report --mode bogus: usage error naming the value and the modes"
+# One table (repl/profile-options.c) says which command takes which option: what `help`
+# offers is what each parses, and an option of another command is refused, named.
+all_opts=$(for c in record top report; do "$B" help "$c" | sed -n 's/^ *arguments: //p'; done |
+	tr ' ' '\n' | sed 's/=.*//' | sort -u)
+for c in record top report; do
+	own=$("$B" help "$c" | sed -n 's/^ *arguments: //p' | tr ' ' '\n' | sed 's/=.*//')
+	wrong=
+	for o in $all_opts; do
+		"$B" "$c" "$o" 1 >/dev/null 2>"$T/err"
+		refused=$(grep -cE -- "^rbinspect: $c: $o( 1)?: " "$T/err")
+		if grep -qx -- "$o" <<<"$own"; then
+			[ "$refused" = 0 ] || wrong+=" $o(refused)"
+		elif [ "$refused" != 1 ]; then
+			wrong+=" $o(taken)"
+		fi
+	done
+	is "${wrong# }" "" "$c: takes the options its help offers, refuses the others, named"
+done
+"$B" record -p "$nonruby" --sort total >/dev/null 2>"$T/err"
+is "$?:$(cat "$T/err")" "2:rbinspect: record: --sort total: not one of its options" \
+	"record --sort: top's option refused, not ignored"
+"$B" top -p "$nonruby" -o "$T/x.svg" >/dev/null 2>"$T/err"
+is "$?:$(head -1 "$T/err")" "2:rbinspect: top: -o $T/x.svg: not one of its options" \
+	"top -o: record's option refused"
 
 first=1
 while read -r kind ver root cmd; do
