@@ -121,7 +121,11 @@ struct rbi_region {
 struct rbi_thread_regs {
 	int32_t tid;            /* kernel thread id as the target's kernel sees it */
 	uint64_t pc, sp;
-	uint64_t fs_base;       /* x86_64 thread pointer; 0 if unknown */
+	union {
+		uint64_t tp;    /* the thread pointer (x86-64's fs_base, glibc's
+				   pthread_t there); 0 if unknown */
+		uint64_t fs_base;       /* its name before 0.10 */
+	};
 };
 
 /* A native thread's registers, numbered as DWARF numbers them for the

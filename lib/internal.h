@@ -420,8 +420,8 @@ int rbi_target_task(struct rbi_target *t, int32_t tid, int32_t *host);
 /* The thread id the live target's main thread (its thread-group leader)
    has in the target's own pid namespace, or 0. */
 int32_t rbi_target_leader_tid(struct rbi_target *t);
-/* The tid of the core thread whose thread pointer is PTHREAD (on x86-64
-   glibc a thread's fs_base is its pthread_t), 0 if none: a core's own
+/* The tid of the core thread whose thread pointer is PTHREAD (glibc's
+   pthread_t: x86-64's fs_base), 0 if none: a core's own
    answer where libc's record cannot be read (its file absent). */
 int32_t rbi_target_tid_by_pointer(struct rbi_target *t, uint64_t pthread);
 
@@ -464,11 +464,6 @@ uint64_t rbi_memory_room(bool *by_cgroup);
 uint64_t rbi_memory_room_at(const char *meminfo, const char *cgroups, const char *sysfs,
 			    bool *by_cgroup);
 
-/* mem/regs.c: registers as struct user_regs_struct of x86-64 lays them
-   out (X86_64_USER_REGS words at USER) into DWARF's numbering. */
-#define RBI_X86_64_USER_REGS 27
-#define RBI_X86_64_DWARF_REGS 17
-void rbi_regs_from_user_x86_64(const unsigned char *user, struct rbi_registers *out);
 
 /* Backends.  On success *OPS and *BE are set and the caller owns BE. */
 int rbi_mem_live_open(pid_t pid, const struct rbi_mem_ops **ops, void **be);

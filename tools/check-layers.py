@@ -10,7 +10,9 @@ object uses but does not define draws an edge from its folder to the folder
 that defines it.  A strongly connected set of more than one folder is a cycle:
 each is printed with the symbols that close it.  And the session is above
 the layers: a folder calling into lib/session.c fails unless listed, with
-its reason, in UP_INTO_SESSION.
+its reason, in UP_INTO_SESSION.  Two rules are read from the sources: only
+lib/mem and the session include struct rbi_target's header, and only
+lib/arch names a machine (MACHINE).
 
 Output is TAP (tests/run and `meson test -C build layers` count it); exit 1
 on a cycle.  --dot prints the folder graph instead (graphviz); --root=DIR
@@ -32,6 +34,13 @@ UP_INTO_SESSION = {}
 # they ask its accessors (lib/internal.h).  lib/session.c, which opens and
 # ends targets, may.
 TARGET_HEADER = re.compile(r'^\s*#\s*include\s+"mem/target\.h"')
+
+# A machine is named in lib/arch alone (ARCHITECTURE: "nothing else names a
+# machine"): its kernel's register structs and requests, its e_machine, the
+# compiler's macro for it.  Reading code (lib/image/code.c, Zydis: x86 only)
+# is not among what this finds (issue #35).
+MACHINE = re.compile(r'user_regs_struct|user_pt_regs|PTRACE_GETREGS\b|\bEM_(X86_64|AARCH64)\b|'
+                     r'__(x86_64|aarch64|i386)__|DWARF_X86|X86_64_')
 
 # Sources generated into the build tree, and the folder they belong to.
 GENERATED = {"flamegraph-js.c": "out"}
@@ -84,23 +93,35 @@ def nm(path):
     return defined, undefined
 
 
-def reaching_into_target(root):
-    """file:line of each source above lib/mem (lib/session.c, which makes
-    targets, aside) that includes struct rbi_target's header."""
+def lines_matching(root, pattern, but):
+    """file:line of each line of the library's sources, in folders other
+    than BUT, that PATTERN matches."""
     found = []
     lib = os.path.join(root, "lib")
     for folder in sorted(os.listdir(lib)) if os.path.isdir(lib) else []:
         path = os.path.join(lib, folder)
-        if folder == "mem" or not os.path.isdir(path):
+        if folder == but or not os.path.isdir(path):
             continue
         for name in sorted(os.listdir(path)):
             if not name.endswith((".c", ".h")):
                 continue
             with open(os.path.join(path, name), encoding="utf-8") as f:
                 for i, line in enumerate(f, 1):
-                    if TARGET_HEADER.search(line):
+                    if pattern.search(line):
                         found.append("lib/%s/%s:%d" % (folder, name, i))
     return found
+
+
+def reaching_into_target(root):
+    """Sources above lib/mem (lib/session.c, which makes targets, aside)
+    that include struct rbi_target's header."""
+    return lines_matching(root, TARGET_HEADER, "mem")
+
+
+def naming_machines(root):
+    """Sources outside lib/arch that name a machine's registers, its
+    kernel's structs or the machine it is built for."""
+    return lines_matching(root, MACHINE, "arch")
 
 
 def sccs(nodes, edges):
@@ -197,6 +218,11 @@ def main():
         "(lib/mem/target.h): the folders above ask its accessors")
     for r in reach:
         print("#   " + r)
+    machines = naming_machines(root)
+    tap(not machines, "only lib/arch names a machine (registers, kernel structs, "
+        "e_machine)")
+    for m in machines:
+        print("#   " + m)
     cycles = [c for c in sccs(folders, edges) if len(c) > 1]
     tap(not cycles, "no dependency cycle between the library's folders at symbol level")
     for c in cycles:
@@ -208,7 +234,7 @@ def main():
                     print("#   %s -> %s: %s%s" % (a, b, ", ".join(syms[:6]),
                                                 " (+%d)" % (len(syms) - 6) if len(syms) > 6 else ""))
     print("1..%d" % n)
-    return 1 if cycles or new_up or unknown or reach or not objs else 0
+    return 1 if cycles or new_up or unknown or reach or machines or not objs else 0
 
 
 if __name__ == "__main__":

@@ -467,11 +467,14 @@ int be_thread(void *be, size_t index, struct rbi_thread_regs *out)
 		return RBI_ITER_END;
 	lldb::SBThread th = b->process.GetThreadAtIndex(index);
 	lldb::SBFrame f = th.GetFrameAtIndex(0);
-	lldb::SBValue fs = f.FindRegister("fs_base");
+	// The thread pointer: x86-64's fs_base, AArch64's tpidr.
+	lldb::SBValue tp = f.FindRegister("fs_base");
+	if (!tp.IsValid())
+		tp = f.FindRegister("tpidr");
 	out->tid = (int32_t)th.GetThreadID();
 	out->pc = f.GetPC();
 	out->sp = f.GetSP();
-	out->fs_base = fs.IsValid() ? fs.GetValueAsUnsigned(0) : 0;
+	out->tp = tp.IsValid() ? tp.GetValueAsUnsigned(0) : 0;
 	return RBI_OK;
 }
 

@@ -47,6 +47,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "internal.h"
 
 #ifndef NT_FILE
@@ -63,15 +64,6 @@
 #define PRSTATUS_PID_OFF    32
 #define PRSTATUS_REG_OFF    112
 #define PRPSINFO_PID_OFF    24
-/* Indices into pr_reg. */
-#define X86_64_NREGS        RBI_X86_64_USER_REGS
-#define X86_64_RIP          16
-#define X86_64_RSP          19
-#define X86_64_FS_BASE      21
-#define AARCH64_NREGS       34  /* struct user_pt_regs: x0-x30, sp, pc, pstate */
-#define AARCH64_SP          31
-#define AARCH64_PC          32
-
 /* A PT_LOAD: [vaddr, vaddr + memsz) of which the first filesz bytes are at
    offset in the core. */
 struct core_seg {
@@ -97,7 +89,7 @@ struct core {
 	Elf *elf;               /* read, not mapped (see the top) */
 	uint64_t size;          /* the file's size at open */
 	const char *path;       /* for messages during open only */
-	uint16_t machine;
+	const struct rbi_arch *arch;    /* the machine that wrote it: this one's */
 	struct core_seg *segs;  /* sorted by vaddr, disjoint */
 	size_t nsegs;
 	struct core_map *maps;  /* sorted by start, disjoint */
@@ -548,33 +540,6 @@ static const struct rbi_mem_ops core_ops = {
 
 /* ---- opening: validation ------------------------------------------------- */
 
-/* The machine this rbinspect runs on, whose cores it reads: the registers,
-   the struct layouts and the unwinder are this machine's. */
-#if defined(__x86_64__)
-#define HOST_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define HOST_MACHINE EM_AARCH64
-#else
-#error "rbinspect reads cores of x86-64 and AArch64 machines"
-#endif
-
-static const char *machine_name(unsigned machine)
-{
-	static char other[32];
-
-	switch (machine) {
-	case EM_X86_64: return "an x86-64 machine";
-	case EM_AARCH64: return "an AArch64 machine";
-	case EM_386: return "an i386 machine";
-	case EM_ARM: return "a 32-bit ARM machine";
-	case EM_RISCV: return "a RISC-V machine";
-	case EM_PPC64: return "a POWER machine";
-	case EM_S390: return "an s390 machine";
-	default:
-		snprintf(other, sizeof(other), "machine %u (e_machine)", machine);
-		return other;
-	}
-}
 
 /* H (N bytes) is not an ELF header; UNPACKED: it came out of a compressed
    file (mem/unpack.c reads gzip, xz, zstd and lz4). */
@@ -764,16 +729,11 @@ static int add_thread(struct core *c, const unsigned char *d, size_t size)
 				.code = get_i32(d + PRSTATUS_CODE_OFF),
 			};
 	}
-	if (c->machine == EM_X86_64 &&
-	    size >= PRSTATUS_REG_OFF + X86_64_NREGS * 8) {
-		t.pc = get_u64(regs + X86_64_RIP * 8);
-		t.sp = get_u64(regs + X86_64_RSP * 8);
-		t.fs_base = get_u64(regs + X86_64_FS_BASE * 8);
-		rbi_regs_from_user_x86_64(regs, &full);
-	} else if (c->machine == EM_AARCH64 &&
-		   size >= PRSTATUS_REG_OFF + AARCH64_NREGS * 8) {
-		t.pc = get_u64(regs + AARCH64_PC * 8);
-		t.sp = get_u64(regs + AARCH64_SP * 8);
+	if (size >= PRSTATUS_REG_OFF + c->arch->user_words * 8) {
+		t.pc = rbi_arch_user_word(regs, c->arch->user_pc);
+		t.sp = rbi_arch_user_word(regs, c->arch->user_sp);
+		t.tp = rbi_arch_user_word(regs, c->arch->user_tp);
+		rbi_arch_regs_from_user(c->arch, regs, &full);
 	}
 	/* Grow by doubling; the count is bounded by the note segment's size. */
 	if ((c->nthreads & (c->nthreads - 1)) == 0) {
@@ -1317,13 +1277,18 @@ int rbi_mem_core_open(const char *path, const struct rbi_open_opts *opts,
 			      "machine's byte order are supported", path);
 		goto fail;
 	}
-	if (eh.e_machine != HOST_MACHINE) {
+	/* The registers, the struct layouts and the unwinder are this
+	   machine's. */
+	if (eh.e_machine != rbi_arch_host()->machine) {
+		char a[32], b[32];
+
 		rc = rbi_fail(RBI_UNSUPPORTED, "%s: a core of %s, and this rbinspect reads "
 			      "those of %s: read it on such a machine", path,
-			      machine_name(eh.e_machine), machine_name(HOST_MACHINE));
+			      rbi_arch_machine_name(eh.e_machine, a, sizeof(a)),
+			      rbi_arch_machine_name(rbi_arch_host()->machine, b, sizeof(b)));
 		goto fail;
 	}
-	c->machine = eh.e_machine;
+	c->arch = rbi_arch_host();
 	c->size = (uint64_t)st.st_size;
 	rc = load_segments(c, &eh);
 	if (rc)

@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "internal.h"
 
 #define TASKS_MAX 100000
@@ -310,14 +312,19 @@ void rbi_task_release(pid_t tid)
 
 int rbi_task_registers(pid_t tid, struct rbi_registers *out)
 {
-	struct user_regs_struct regs;
+	const struct rbi_arch *a = rbi_arch_host();
+	uint64_t user[RBI_ARCH_USER_WORDS_MAX];
+	struct iovec iov = { .iov_base = user, .iov_len = sizeof(user) };
 
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) != 0)
+	/* The regset a core's NT_PRSTATUS holds, in the same layout. */
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &iov) != 0)
 		return rbi_fail(errno == ESRCH ? RBI_UNSUPPORTED : RBI_SYSTEM,
 				"cannot read the registers of thread %d: %s", (int)tid,
 				errno == ESRCH ? "it is not stopped by us (a debugger "
 				"holds it? read a core of it: gcore)" : strerror(errno));
-	_Static_assert(sizeof(regs) == RBI_X86_64_USER_REGS * 8, "user_regs_struct");
-	rbi_regs_from_user_x86_64((const unsigned char *)&regs, out);
+	if (iov.iov_len < a->user_words * 8)
+		return rbi_fail(RBI_SYSTEM, "the registers of thread %d: %zu bytes, not the "
+				"%u of %s", (int)tid, iov.iov_len, a->user_words * 8, a->name);
+	rbi_arch_regs_from_user(a, (const unsigned char *)user, out);
 	return RBI_OK;
 }

@@ -240,7 +240,7 @@ int32_t rbi_target_tid_by_pointer(struct rbi_target *t, uint64_t pthread)
 		return 0;
 	for (size_t i = 0; i < RBI_THREADS_REGS_MAX && rbi_target_thread_at(t, i, &r) == RBI_OK;
 	     i++)
-		if (r.fs_base == pthread)
+		if (r.tp == pthread)
 			return r.tid;
 	return 0;
 }

@@ -19,19 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "arch/arch.h"
 #include "internal.h"
 
-/* struct rt_sigframe of x86_64 Linux: { pretcode; ucontext uc; siginfo info; }
-   with ucontext { uc_flags; uc_link; stack_t uc_stack; sigcontext
-   uc_mcontext; sigset_t uc_sigmask; } (8 + 8 + 24 + 256 + 8 bytes). */
-#define FRAME_UC_FLAGS   8
-#define FRAME_UC_LINK    16
-#define FRAME_RSP        (48 + 120)     /* uc_mcontext.rsp */
-#define FRAME_FPSTATE    (48 + 184)     /* uc_mcontext.fpstate */
-#define FRAME_INFO       (8 + 304)
-#define FRAME_SIZE       (FRAME_INFO + RBI_SIGINFO_SIZE)
-/* UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS: all it sets. */
-#define UC_FLAGS_KERNEL  0x7u
+/* The size of the kernel's signal frame F (lib/arch) up to its siginfo's end. */
+static size_t frame_size(const struct rbi_arch_sigframe *f)
+{
+	return f->info + RBI_SIGINFO_SIZE;
+}
 /* The FPU state goes right above the frame: XSAVE areas are a few KiB. */
 #define FPSTATE_MAX_GAP  (64u << 10)
 /* How far above the stack pointer to look: a handler's own frames. */
@@ -64,21 +59,22 @@ static bool stack_pointer_plausible(const struct rbi_region_list *rl, uint64_t s
 static bool signal_frame_at(const struct rbi_region_list *rl, const uint8_t *buf,
 			    size_t off, uint64_t addr, int32_t tid, struct rbi_signal *out)
 {
+	const struct rbi_arch_sigframe *fr = rbi_arch_host()->sigframe;
 	const uint8_t *f = buf + off;
-	uint64_t fpstate = rbi_get_u64(f, FRAME_FPSTATE);
+	uint64_t fpstate = rbi_get_u64(f, fr->fpstate);
 	struct rbi_signal sig;
 
-	if ((rbi_get_u64(f, FRAME_UC_FLAGS) & ~(uint64_t)UC_FLAGS_KERNEL) ||
-	    rbi_get_u64(f, FRAME_UC_LINK) != 0)
+	if ((rbi_get_u64(f, fr->uc_flags) & ~fr->uc_flags_kernel) ||
+	    rbi_get_u64(f, fr->uc_link) != 0)
 		return false;
-	rbi_signal_from_siginfo(f + FRAME_INFO, tid, &sig);
+	rbi_signal_from_siginfo(f + fr->info, tid, &sig);
 	if (sig.signo <= 0 || sig.signo > 64)
 		return false;
-	if (fpstate != 0 && (fpstate < addr + FRAME_SIZE ||
+	if (fpstate != 0 && (fpstate < addr + frame_size(fr) ||
 			     fpstate - addr > FPSTATE_MAX_GAP))
 		return false;
 	if (!mapped_with(rl, rbi_get_u64(f, 0), RBI_PROT_EXEC) ||
-	    !stack_pointer_plausible(rl, rbi_get_u64(f, FRAME_RSP)))
+	    !stack_pointer_plausible(rl, rbi_get_u64(f, fr->sp)))
 		return false;
 	*out = sig;
 	return true;
@@ -88,20 +84,21 @@ static bool signal_frame_at(const struct rbi_region_list *rl, const uint8_t *buf
 static void find_signal_frame(struct rbi_target *t, int32_t tid, uint64_t sp,
 			      struct rbi_crash *c)
 {
+	const struct rbi_arch_sigframe *fr = rbi_arch_host()->sigframe;
 	const struct rbi_region_list *rl;
 	const struct rbi_region *r;
 	uint8_t *buf;
 	size_t len, n = 0;
 
-	if (rbi_regions(t, &rl) || !(r = rbi_region_find(rl, sp)))
+	if (!fr || rbi_regions(t, &rl) || !(r = rbi_region_find(rl, sp)))
 		return;
 	sp &= ~(uint64_t)7;
 	len = r->end - sp < SCAN_BYTES ? (size_t)(r->end - sp) : SCAN_BYTES;
-	if (len < FRAME_SIZE || !(buf = malloc(len)))
+	if (len < frame_size(fr) || !(buf = malloc(len)))
 		return;
 	int rc = rbi_target_read_fn(t, sp, buf, len, &n);
 	if (rc == RBI_OK || rc == RBI_PARTIAL) {
-		for (size_t off = 0; off + FRAME_SIZE <= n; off += 8) {
+		for (size_t off = 0; off + frame_size(fr) <= n; off += 8) {
 			if (signal_frame_at(rl, buf, off, sp + off, tid, &c->handled)) {
 				c->handled_frame = sp + off;
 				break;

@@ -71,8 +71,8 @@ static int ruby_copy_fn(const struct rbi_frame *f, void *arg)
    ours only once checked to be one of its tasks (never another process's:
    a forked child's Ruby may name its parent's), and a core of a process
    in a container names the host's (gdb's gcore, the kernel), so a tid the
-   core does not list is looked up by the thread pointer instead: on
-   x86-64 a thread's fs_base is its pthread_t. */
+   core does not list is looked up by the thread pointer instead (glibc's
+   pthread_t: x86-64's fs_base). */
 static int32_t backend_tid(struct rbi_target *t, const struct rbi_thread *th)
 {
 	struct rbi_thread_regs r;

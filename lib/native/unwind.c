@@ -5,7 +5,7 @@
  *
  * libdwfl asks us for what it cannot know itself (dwfl_attach_state): the
  * registers a thread starts from (the backend's registers op: a core's
- * NT_PRSTATUS, a stopped live thread's PTRACE_GETREGS, a debugger's) and
+ * NT_PRSTATUS, a stopped live thread's the same regset, a debugger's) and
  * the stack's bytes (the target's reads), so cores, live processes and
  * debugger plugins unwind alike.  A frame is named only by a symbol that
  * covers its address, or by DWARF: an address no symbol covers (a static
@@ -13,6 +13,7 @@
  * exported name before it. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include "arch/arch.h"
 #include "native/native.h"
 
 /* Native frames of one thread, inlined ones included: deeper is a loop. */
@@ -23,20 +24,6 @@
 /* Stack words searched for a return address above a frame that has no
    call frame information (see scan_resume). */
 #define SCAN_WORDS 2048u
-#define DWARF_X86_64_RSP 7
-/* Where the interrupted rsp and rip are in the kernel's rt_sigframe, from
-   the stack pointer at the signal trampoline (the handler's return popped
-   pretcode: it points at the ucontext, whose uc_mcontext is 40 bytes in). */
-#define SIGFRAME_UC_GREGS 40
-#define SIGFRAME_UC_RSP (SIGFRAME_UC_GREGS + 15 * 8)
-#define SIGFRAME_UC_RIP (SIGFRAME_UC_GREGS + 16 * 8)
-#define DWARF_X86_64_GREGS 16   /* rax ... r15, as DWARF numbers them */
-/* The DWARF number of each of uc_mcontext's first 16 gregs (<sys/ucontext.h>:
-   REG_R8 ... REG_R15, REG_RDI, REG_RSI, REG_RBP, REG_RBX, REG_RDX, REG_RAX,
-   REG_RCX, REG_RSP). */
-static const unsigned char greg_dwarf[DWARF_X86_64_GREGS] = {
-	8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7,
-};
 
 /* The Dwfl's state (dwfl_attach_state's argument): the target, and the
    registers of the thread being unwound.  After a stack scan only the
@@ -44,15 +31,17 @@ static const unsigned char greg_dwarf[DWARF_X86_64_GREGS] = {
    SCAN_REGS where the frame resumed is a call's as it was made (FULL). */
 struct unwind_state {
 	struct rbi_target *t;
+	const struct rbi_arch *arch;    /* the machine of REGS */
 	struct rbi_registers regs;
 	bool scanned, full;
 	Dwarf_Word scan_sp, scan_pc;
-	Dwarf_Word scan_regs[DWARF_X86_64_GREGS];
+	Dwarf_Word scan_regs[RBI_REGS_MAX];   /* the arch's dwarf_gregs */
 };
 
 /* One walk: where frames go. */
 struct unwind_walk {
 	struct rbi_target *t;
+	const struct rbi_arch *arch;
 	struct rbi_image_list *images;
 	struct rbi_native_stack *out;
 	bool next_scanned;      /* the next frame was found by a stack scan */
@@ -110,11 +99,12 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	   value.  A call through a bad pointer resumes with all of them
 	   (bad_call_regs). */
 	if (st->scanned && st->full)
-		return dwfl_thread_state_registers(thread, 0, DWARF_X86_64_GREGS,
+		return dwfl_thread_state_registers(thread, 0, st->arch->dwarf_gregs,
 						   st->scan_regs) &&
 		       (dwfl_thread_state_register_pc(thread, st->scan_pc), true);
 	if (st->scanned)
-		return dwfl_thread_state_registers(thread, DWARF_X86_64_RSP, 1, &st->scan_sp) &&
+		return dwfl_thread_state_registers(thread, st->arch->dwarf_sp, 1,
+						   &st->scan_sp) &&
 		       (dwfl_thread_state_register_pc(thread, st->scan_pc), true);
 	return dwfl_thread_state_registers(thread, 0, st->regs.count, st->regs.reg);
 }
@@ -414,7 +404,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	if (s->raw[s->nraw - 1].trampoline) {
 		Dwarf_Word sp;
 
-		w->trampoline_sp = dwfl_frame_reg(state, DWARF_X86_64_RSP, &sp) == 0 ? sp : 0;
+		w->trampoline_sp = dwfl_frame_reg(state, w->arch->dwarf_sp, &sp) == 0 ? sp : 0;
 	}
 	return DWARF_CB_OK;
 }
@@ -445,9 +435,9 @@ static void resume_at(struct unwind_walk *w, struct unwind_state *st, pid_t tid,
 static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t tid)
 {
 	Dwfl *dwfl = w->images->dwfl;
-	uint64_t sp = st->regs.reg[DWARF_X86_64_RSP], v;
+	uint64_t sp = st->regs.reg[st->arch->dwarf_sp], v;
 
-	if (w->out->nraw != 1 || w->out->cut || st->regs.count <= DWARF_X86_64_RSP ||
+	if (w->out->nraw != 1 || w->out->cut || st->regs.count <= st->arch->dwarf_sp ||
 	    has_cfi(dwfl, w->out->raw[0].pc))
 		return;
 	for (unsigned i = 0; i < SCAN_WORDS; i++, sp += 8) {
@@ -471,14 +461,21 @@ static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t ti
    caller's, as the signal saved them: the caller's frame unwinds by them
    (libffi's ffi_call_unix64 finds its frame by rbp), into the C extension
    and the VM. */
+static uint64_t sigframe_at(const struct unwind_walk *w, const struct rbi_arch_sigframe *f)
+{
+	return w->trampoline_sp - f->at_trampoline;
+}
+
 static bool bad_call_regs(struct unwind_walk *w, struct unwind_state *st)
 {
-	uint64_t gregs[DWARF_X86_64_GREGS];
+	const struct rbi_arch_sigframe *f = st->arch->sigframe;
+	uint64_t gregs[RBI_REGS_MAX];
 
-	if (!stack_read(w->t, w->trampoline_sp + SIGFRAME_UC_GREGS, gregs, sizeof(gregs)))
+	if (f->ngregs > RBI_REGS_MAX ||
+	    !stack_read(w->t, sigframe_at(w, f) + f->gregs, gregs, f->ngregs * 8))
 		return false;
-	for (unsigned i = 0; i < DWARF_X86_64_GREGS; i++)
-		st->scan_regs[greg_dwarf[i]] = gregs[i];
+	for (unsigned i = 0; i < f->ngregs; i++)
+		st->scan_regs[f->greg_dwarf[i]] = gregs[i];
 	return true;
 }
 
@@ -488,15 +485,15 @@ static void bad_call_resume(struct unwind_walk *w, struct unwind_state *st, pid_
 	uint64_t sp, pc, ret;
 
 	if (!s->nraw || s->cut || !s->raw[s->nraw - 1].trampoline || !w->trampoline_sp ||
-	    !stack_word(w->t, w->trampoline_sp + SIGFRAME_UC_RSP, &sp) ||
-	    !stack_word(w->t, w->trampoline_sp + SIGFRAME_UC_RIP, &pc) ||
+	    !stack_word(w->t, sigframe_at(w, st->arch->sigframe) + st->arch->sigframe->sp, &sp) ||
+	    !stack_word(w->t, sigframe_at(w, st->arch->sigframe) + st->arch->sigframe->pc, &pc) ||
 	    (pc && dwfl_addrmodule(w->images->dwfl, pc)) ||
 	    !stack_word(w->t, sp, &ret) || ret < 2 || !has_cfi(w->images->dwfl, ret - 1) ||
 	    !rbi_code_call_ends_at(w->t, ret) || !RBI_GROW(s->raw, s->capraw, s->nraw + 1, 32))
 		return;
 	s->raw[s->nraw++] = (struct native_raw){ .pc = pc, .exact = true };
 	st->full = bad_call_regs(w, st);
-	st->scan_regs[DWARF_X86_64_RSP] = sp + 8;
+	st->scan_regs[st->arch->dwarf_sp] = sp + 8;
 	resume_at(w, st, tid, sp + 8, ret);
 }
 
@@ -535,8 +532,10 @@ int rbi_native_unwind(struct rbi_target *t, int32_t tid, struct rbi_native_stack
 		return rbi_fail(RBI_UNSUPPORTED, "no registers of thread %d", (int)tid);
 	if (rc)
 		return rc;
-	if (st->regs.machine != 62)
+	st->arch = rbi_arch_of(st->regs.machine);
+	if (!st->arch || !st->arch->dwarf_regs || !st->arch->sigframe)
 		return rbi_fail(RBI_UNSUPPORTED, "native frames are read on x86-64 only");
+	w.arch = st->arch;
 	/* Errors past the first frame end the stack (libdwfl says "no matching
 	   address range" past the outermost frame); frames so far stand. */
 	if (dwfl_getthread_frames(w.images->dwfl, tid, frame_cb, &w) != 0 && out->nraw == 0)

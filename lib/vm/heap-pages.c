@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "vm/heap-pages.h"
 
 /* Batches out at once (claimed, not yet released): those the walker
@@ -363,15 +364,6 @@ static bool ready(struct heap_reader *r, uint64_t k)
 	return __atomic_load_n(&r->state[k % RING], __ATOMIC_ACQUIRE) == SLOT_READY;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
 /* Wait for batch K without sleeping, for at most SPIN_NS. */
 static void spin_until_ready(struct heap_reader *r, uint64_t k)
 {
@@ -380,7 +372,7 @@ static void spin_until_ready(struct heap_reader *r, uint64_t k)
 	for (unsigned i = 1; !ready(r, k); i++) {
 		if (i % 256 == 0 && rbi_now_ns() > until)
 			return;
-		cpu_relax();
+		rbi_arch_cpu_relax();
 	}
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "vm/heap-pages.h"
 #include "vm/heap-stack.h"
 
@@ -403,7 +404,7 @@ static int thread_stack(const struct rbi_thread *th, void *arg)
 	struct stacks *st = arg;
 	struct roots *r = st->r;
 	struct rbi_registers regs = { 0 };
-	uint64_t start, sp = 0;
+	uint64_t start, sp = 0, reg_sp = 0;
 	bool have_regs;
 
 	if (th->error || !th->ec)
@@ -415,9 +416,10 @@ static int thread_stack(const struct rbi_thread *th, void *arg)
 	}
 	have_regs = th->tid && rbi_target_regs_ready(r->t) &&
 		    rbi_target_registers(r->t, th->tid, &regs) == RBI_OK &&
-		    regs.count > 7 && regs.reg[7] < start && start - regs.reg[7] <= STACK_MAX;
+		    rbi_arch_stack_pointer(&regs, &reg_sp) && reg_sp < start &&
+		    start - reg_sp <= STACK_MAX;
 	if (have_regs)
-		sp = regs.reg[7];       /* rsp */
+		sp = reg_sp;
 	else if (rbi_read_u64(r->t, th->ec + r->l->ec_machine_stack_end, &sp))
 		sp = 0;
 	else

@@ -3,8 +3,11 @@
  * header passes a smaller size and the members past it take their
  * defaults; a newer caller's larger size is accepted.  The helpers
  * themselves, then the public entry points that take such structs and need
- * no target (a profile view, the recording options).  TAP output. */
+ * no target (a profile view, the recording options); and a member renamed
+ * (rbi_thread_regs' fs_base, now tp) still there by its old name.  TAP
+ * output. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,10 +143,24 @@ static void test_record(void)
 	rbi_profile_free(p);
 }
 
+/* A backend built against 0.9 fills struct rbi_thread_regs' fs_base: the
+   thread pointer is the same word, and the struct did not grow. */
+static void test_thread_regs(void)
+{
+	struct rbi_thread_regs r = { .fs_base = 0x7f0012345640 };
+
+	ok(offsetof(struct rbi_thread_regs, tp) == 24 &&
+	   offsetof(struct rbi_thread_regs, fs_base) == 24 &&
+	   sizeof(struct rbi_thread_regs) == 32, "rbi_thread_regs: tp is fs_base's word, "
+	   "at 24 of 32 bytes as in 0.9");
+	ok(r.tp == 0x7f0012345640, "a thread pointer set as fs_base reads as tp");
+}
+
 int main(void)
 {
 	test_helpers();
 	test_view();
 	test_record();
+	test_thread_regs();
 	return tap_plan();
 }
