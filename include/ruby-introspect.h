@@ -124,7 +124,7 @@ struct rbi_thread_regs {
 	union {
 		uint64_t tp;    /* the thread pointer (x86-64's fs_base, glibc's
 				   pthread_t there); 0 if unknown */
-		uint64_t fs_base;       /* its name before 0.10 */
+		uint64_t fs_base;       /* its first name (x86-64's), kept */
 	};
 };
 

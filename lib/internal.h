@@ -539,7 +539,8 @@ int rbi_debuginfo_find(Dwfl_Module *mod, const char *path, void **userdata,
 		       const char *debuglink_file, GElf_Word debuglink_crc,
 		       char **debuginfo_file_name);
 
-/* image/code.c: RIP-relative memory references in machine code. */
+/* image/code.c: pc-relative memory references in machine code (lib/arch
+   reads the machine's instructions). */
 struct rbi_rip_ref {
 	uint64_t insn;          /* address of the instruction */
 	uint64_t target;        /* address it refers to */
@@ -548,7 +549,7 @@ struct rbi_rip_ref {
 				   writes it); false: lea takes its address */
 };
 /* Decode at most MAX_INSNS instructions of the function at FUNC (stopping
-   at its first ret or jmp) and list its RIP-relative references. */
+   at its first ret or jmp) and list its pc-relative references. */
 int rbi_code_rip_refs(struct rbi_target *t, uint64_t func, size_t max_insns,
 		      struct rbi_rip_ref *out, size_t max, size_t *n);
 

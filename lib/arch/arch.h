@@ -32,6 +32,38 @@ struct rbi_arch_sigframe {
 	uint64_t uc_flags_kernel;       /* every flag the kernel may set */
 };
 
+/* One instruction, as far as rbinspect reads code: to find what a small
+   function of a stripped Ruby loads (its pc-relative operands) and whom it
+   calls, and whether a stack word is a return address. */
+#define RBI_INSN_REFS_MAX 2
+struct rbi_insn {
+	uint64_t address;
+	unsigned length;
+	bool ends;                      /* control does not fall through */
+	bool call, jump;
+	bool pad;                       /* does nothing (nop, endbr64) */
+	uint64_t branch;                /* a direct call's or jump's target */
+	uint64_t branch_slot;           /* a jump through a pc-relative slot
+					   (a PLT entry's): the slot */
+	unsigned nrefs;
+	struct {
+		uint64_t target;        /* the pc-relative address */
+		bool load;              /* accessed there (false: its address
+					   taken) */
+	} refs[RBI_INSN_REFS_MAX];
+};
+
+/* Reading a machine's code. */
+struct rbi_arch_code {
+	unsigned insn_max;              /* bytes of the longest instruction */
+	/* The instruction at BYTES (LEN of them, read from ADDRESS) into
+	   *OUT; false if they are none. */
+	bool (*decode)(const uint8_t *bytes, size_t len, uint64_t address,
+		       struct rbi_insn *out);
+	/* Does a call instruction end at BYTES + LEN (LEN = insn_max)? */
+	bool (*call_ends_at)(const uint8_t *bytes, size_t len);
+};
+
 struct rbi_arch {
 	uint16_t machine;               /* ELF e_machine */
 	const char *name;               /* "x86-64" */
@@ -46,6 +78,7 @@ struct rbi_arch {
 	unsigned dwarf_regs, dwarf_sp, dwarf_gregs;
 	const uint8_t *dwarf_from_user; /* the user word of each DWARF register */
 	const struct rbi_arch_sigframe *sigframe;       /* NULL: not read */
+	const struct rbi_arch_code *code;               /* NULL: not read */
 };
 
 /* A spinning thread's hint to this CPU that it waits (pause, yield). */

@@ -4,6 +4,8 @@
 
 #include "arch/arch.h"
 
+extern const struct rbi_arch_code rbi_arch_x86_64_code;
+
 /* user_regs_struct's word of each DWARF register 0-16: rax rdx rcx rbx
    rsi rdi rbp rsp r8-r15 rip. */
 static const uint8_t dwarf_from_user[] = {
@@ -48,4 +50,5 @@ const struct rbi_arch rbi_arch_x86_64 = {
 	.dwarf_gregs = 16,
 	.dwarf_from_user = dwarf_from_user,
 	.sigframe = &sigframe,
+	.code = &rbi_arch_x86_64_code,
 };

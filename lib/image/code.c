@@ -2,69 +2,30 @@
  *
  * Stripped Rubies (3.3+) hide ruby_current_vm_ptr and friends, but tiny
  * exported functions such as rb_sym_immortal_count or rb_gc_count load
- * them with RIP-relative instructions.  We decode those functions from
- * target memory with Zydis (a real x86-64 decoder: prefixes, REX, VEX,
- * operand sizes are its business, not ours; unlike capstone it has no
- * relocated tables, which cost every command 0.65 ms of loading) and
- * report each RIP-relative operand and each direct call.  The bytes are
+ * them with pc-relative instructions.  We decode those functions from
+ * target memory with this machine's reader (lib/arch)
+ * and report each pc-relative operand and each direct call.  The bytes are
  * untrusted: we read at most CODE_BYTES_MAX of them and decode at most
  * CODE_INSNS_MAX instructions. */
-#include <Zydis/Zydis.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "internal.h"
 
 #define CODE_INSNS_MAX 1024u
 #define CODE_BYTES_MAX 8192u
-#define X86_INSN_MAX   15u      /* longest x86 instruction */
 
-/* One decoded instruction, at ADDRESS, with its visible operands. */
-struct insn {
-	uint64_t address;
-	ZydisDecodedInstruction d;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-};
+typedef int (*code_visit_fn)(struct rbi_target *t, const struct rbi_insn *insn, void *arg);
 
-typedef int (*code_visit_fn)(struct rbi_target *t, const struct insn *insn, void *arg);
-
-/* Instructions after which the function does not fall through (far
-   returns and jumps included: Zydis names them as the near ones). */
-static bool code_ends(const struct insn *insn)
+/* This machine's code reader, or NULL after saying there is none. */
+static const struct rbi_arch_code *reader(void)
 {
-	switch (insn->d.mnemonic) {
-	case ZYDIS_MNEMONIC_RET: case ZYDIS_MNEMONIC_JMP:
-	case ZYDIS_MNEMONIC_UD1: case ZYDIS_MNEMONIC_UD2:
-	case ZYDIS_MNEMONIC_HLT: case ZYDIS_MNEMONIC_INT3:
-		return true;
-	default:
-		return false;
-	}
-}
+	const struct rbi_arch *a = rbi_arch_host();
 
-/* The one visible operand of INSN if it has exactly one of type TYPE. */
-static const ZydisDecodedOperand *sole_operand(const struct insn *insn, ZydisOperandType type)
-{
-	return insn->d.operand_count_visible == 1 && insn->ops[0].type == type
-	       ? &insn->ops[0] : NULL;
-}
-
-/* Is OP a memory operand [rip + disp] (no index register)? */
-static bool rip_relative(const ZydisDecodedOperand *op)
-{
-	return op && op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
-	       op->mem.base == ZYDIS_REGISTER_RIP && op->mem.index == ZYDIS_REGISTER_NONE;
-}
-
-/* The address OP of INSN refers to (a RIP-relative operand, a relative
-   branch target). */
-static uint64_t operand_address(const struct insn *insn, const ZydisDecodedOperand *op)
-{
-	ZyanU64 addr = 0;
-
-	if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn->d, op, insn->address, &addr)))
-		return 0;
-	return addr;
+	if (!a->code)
+		rbi_fail(RBI_UNSUPPORTED, "machine code of %s is not read", a->name);
+	return a->code;
 }
 
 /* Decode from FUNC until MAX_INSNS instructions, the end of the readable
@@ -73,17 +34,19 @@ static uint64_t operand_address(const struct insn *insn, const ZydisDecodedOpera
 static int code_walk(struct rbi_target *t, uint64_t func, size_t max_insns,
 		     code_visit_fn visit, void *arg)
 {
+	const struct rbi_arch_code *code = reader();
 	uint8_t bytes[CODE_BYTES_MAX];
 	size_t len, got = 0, off = 0;
-	ZydisDecoder dec;
-	struct insn insn;
+	struct rbi_insn insn;
 	int rc;
 
+	if (!code)
+		return RBI_UNSUPPORTED;
 	if (max_insns > CODE_INSNS_MAX)
 		max_insns = CODE_INSNS_MAX;
 	if (max_insns == 0)
 		return RBI_OK;
-	len = max_insns * X86_INSN_MAX;
+	len = max_insns * code->insn_max;
 	if (len > sizeof(bytes))
 		len = sizeof(bytes);
 	/* A short function may end just before an unmapped page: a prefix
@@ -93,46 +56,36 @@ static int code_walk(struct rbi_target *t, uint64_t func, size_t max_insns,
 		return rc;      /* the backend said why: the process exited... */
 	if (rc == RBI_UNMAPPED || got == 0)
 		return rbi_fail(RBI_UNMAPPED, "cannot read code at 0x%" PRIx64, func);
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-					   ZYDIS_STACK_WIDTH_64)))
-		return rbi_fail(RBI_UNSUPPORTED, "Zydis: cannot make an x86-64 decoder");
 	rc = RBI_OK;
 	for (size_t n = 0; n < max_insns && off < got; n++) {
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, bytes + off, got - off,
-							 &insn.d, insn.ops)))
+		if (!code->decode(bytes + off, got - off, func + off, &insn) || !insn.length)
 			break;
-		insn.address = func + off;
-		off += insn.d.length;
-		if ((rc = visit(t, &insn, arg)) != RBI_OK || code_ends(&insn))
+		off += insn.length;
+		if ((rc = visit(t, &insn, arg)) != RBI_OK || insn.ends)
 			break;
 	}
 	return rc;
 }
 
-/* ---- RIP-relative operands ---------------------------------------------- */
+/* ---- pc-relative operands ------------------------------------------------ */
 
 struct rip_refs_arg {
 	struct rbi_rip_ref *out;
 	size_t max, n;
 };
 
-static int rip_refs_visit(struct rbi_target *t, const struct insn *insn, void *arg)
+static int rip_refs_visit(struct rbi_target *t, const struct rbi_insn *insn, void *arg)
 {
 	struct rip_refs_arg *a = arg;
 
 	(void)t;
-	for (uint8_t i = 0; i < insn->d.operand_count_visible; i++) {
-		const ZydisDecodedOperand *op = &insn->ops[i];
-
-		if (!rip_relative(op))
-			continue;
+	for (unsigned i = 0; i < insn->nrefs; i++)
 		if (a->n < a->max)
 			a->out[a->n++] = (struct rbi_rip_ref){
 				.insn = insn->address,
-				.target = operand_address(insn, op),
-				.load = insn->d.mnemonic != ZYDIS_MNEMONIC_LEA,
+				.target = insn->refs[i].target,
+				.load = insn->refs[i].load,
 			};
-	}
 	return RBI_OK;
 }
 
@@ -150,21 +103,19 @@ int rbi_code_rip_refs(struct rbi_target *t, uint64_t func, size_t max_insns,
 
 /* ---- Direct calls ------------------------------------------------------- */
 
-/* If the visited code is a PLT entry (optionally endbr64, then
-   `jmp *GOT(%rip)`, bnd-prefixed or not), where its GOT slot points. */
-static int plt_resolve_visit(struct rbi_target *t, const struct insn *insn, void *arg)
+/* If the visited code is a PLT entry (padding, then a jump through a
+   pc-relative GOT slot), where its GOT slot points. */
+static int plt_resolve_visit(struct rbi_target *t, const struct rbi_insn *insn, void *arg)
 {
 	uint64_t *dest = arg;
-	const ZydisDecodedOperand *op = sole_operand(insn, ZYDIS_OPERAND_TYPE_MEMORY);
 
-	if (insn->d.mnemonic == ZYDIS_MNEMONIC_ENDBR64 || insn->d.mnemonic == ZYDIS_MNEMONIC_NOP)
+	if (insn->pad)
 		return RBI_OK;
-	if (insn->d.mnemonic == ZYDIS_MNEMONIC_JMP && rip_relative(op)) {
-		uint64_t slot = operand_address(insn, op);
+	if (insn->jump && insn->branch_slot) {
 		uint64_t v = 0;
 		size_t got = 0;
 
-		if (rbi_target_read_fn(t, slot, &v, sizeof(v), &got) == RBI_OK && v)
+		if (rbi_target_read_fn(t, insn->branch_slot, &v, sizeof(v), &got) == RBI_OK && v)
 			*dest = v;
 	}
 	return RBI_ITER_END;    /* anything else: not a PLT entry we know */
@@ -175,25 +126,21 @@ struct calls_arg {
 	size_t max, n;
 };
 
-static int calls_visit(struct rbi_target *t, const struct insn *insn, void *arg)
+static int calls_visit(struct rbi_target *t, const struct rbi_insn *insn, void *arg)
 {
 	struct calls_arg *a = arg;
-	const ZydisDecodedOperand *op = sole_operand(insn, ZYDIS_OPERAND_TYPE_IMMEDIATE);
-	bool tail = insn->d.mnemonic == ZYDIS_MNEMONIC_JMP;
+	uint64_t resolved = insn->branch;
 
-	if ((insn->d.mnemonic != ZYDIS_MNEMONIC_CALL && !tail) || !op || !op->imm.is_relative)
+	if (!(insn->call || insn->jump) || !insn->branch)
 		return RBI_OK;
-	uint64_t target = operand_address(insn, op);
-	uint64_t resolved = target;
-
 	/* Up to 3 instructions: [endbr64] [nop] jmp *slot(%rip). */
-	code_walk(t, target, 3, plt_resolve_visit, &resolved);
+	code_walk(t, insn->branch, 3, plt_resolve_visit, &resolved);
 	if (a->n < a->max)
 		a->out[a->n++] = (struct rbi_call_ref){
 			.insn = insn->address,
-			.target = target,
+			.target = insn->branch,
 			.resolved = resolved,
-			.tail = tail,
+			.tail = insn->jump,
 		};
 	return RBI_OK;
 }
@@ -214,28 +161,14 @@ int rbi_code_calls(struct rbi_target *t, uint64_t func, size_t max_insns,
 
 bool rbi_code_call_ends_at(struct rbi_target *t, uint64_t ret)
 {
-	uint8_t bytes[X86_INSN_MAX];
-	ZydisDecoder dec;
-	ZydisDecodedInstruction d;
+	const struct rbi_arch_code *code = rbi_arch_host()->code;
+	uint8_t bytes[64];
 	size_t got = 0;
 	int rc;
 
-	if (ret < sizeof(bytes))
+	if (!code || code->insn_max > sizeof(bytes) || ret < code->insn_max)
 		return false;
-	rc = rbi_target_read_fn(t, ret - sizeof(bytes), bytes, sizeof(bytes), &got);
-	if ((rc != RBI_OK && rc != RBI_PARTIAL) || got != sizeof(bytes) ||
-	    !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-					   ZYDIS_STACK_WIDTH_64)))
-		return false;
-	/* x86 does not decode backwards: try each length a call can have
-	   (2: call *%rax; 5: call rel32; up to 7 with a SIB byte and disp32,
-	   more with prefixes) and ask for exactly one call of that length. */
-	for (size_t len = 2; len <= sizeof(bytes); len++) {
-		const uint8_t *at = bytes + sizeof(bytes) - len;
-
-		if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, at, len, &d)) &&
-		    d.length == len && d.mnemonic == ZYDIS_MNEMONIC_CALL)
-			return true;
-	}
-	return false;
+	rc = rbi_target_read_fn(t, ret - code->insn_max, bytes, code->insn_max, &got);
+	return (rc == RBI_OK || rc == RBI_PARTIAL) && got == code->insn_max &&
+	       code->call_ends_at(bytes, code->insn_max);
 }
