@@ -450,6 +450,13 @@ static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t ti
 	}
 }
 
+/* Where the kernel's signal frame F starts, for the last signal trampoline
+   the walk went through. */
+static uint64_t sigframe_at(const struct unwind_walk *w, const struct rbi_arch_sigframe *f)
+{
+	return w->trampoline_sp - f->at_trampoline;
+}
+
 /* The stack ended at a signal trampoline because the code the signal
    interrupted is none (a call through a NULL or stale function pointer: a
    C extension's callback never set): libdwfl takes pc 0 for the end of the
@@ -461,11 +468,6 @@ static void scan_resume(struct unwind_walk *w, struct unwind_state *st, pid_t ti
    caller's, as the signal saved them: the caller's frame unwinds by them
    (libffi's ffi_call_unix64 finds its frame by rbp), into the C extension
    and the VM. */
-static uint64_t sigframe_at(const struct unwind_walk *w, const struct rbi_arch_sigframe *f)
-{
-	return w->trampoline_sp - f->at_trampoline;
-}
-
 static bool bad_call_regs(struct unwind_walk *w, struct unwind_state *st)
 {
 	const struct rbi_arch_sigframe *f = st->arch->sigframe;
