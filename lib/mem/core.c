@@ -64,6 +64,7 @@
 #define PRSTATUS_PID_OFF    32
 #define PRSTATUS_REG_OFF    112
 #define PRPSINFO_PID_OFF    24
+
 /* A PT_LOAD: [vaddr, vaddr + memsz) of which the first filesz bytes are at
    offset in the core. */
 struct core_seg {
@@ -539,7 +540,6 @@ static const struct rbi_mem_ops core_ops = {
 };
 
 /* ---- opening: validation ------------------------------------------------- */
-
 
 /* H (N bytes) is not an ELF header; UNPACKED: it came out of a compressed
    file (mem/unpack.c reads gzip, xz, zstd and lz4). */
