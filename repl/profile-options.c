@@ -44,43 +44,39 @@ static int parse_double(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-static int count_in(const char *s, double max, size_t *out, const char *what)
+/* S as a number from MIN to MAX into *OUT, or -1 after printing WHY. */
+static int number_in(const char *s, double min, double max, double *out, const char *why)
+{
+	if (parse_double(s, min, max, out)) {
+		fprintf(stderr, "rbinspect: %s\n", why);
+		return -1;
+	}
+	return 0;
+}
+
+static int count_in(const char *s, double max, size_t *out, const char *why)
 {
 	double n;
 
-	if (parse_double(s, 1, max, &n)) {
-		fprintf(stderr, "rbinspect: %s\n", what);
+	if (number_in(s, 1, max, &n, why))
 		return -1;
-	}
 	*out = (size_t)n;
 	return 0;
 }
 
 static int set_rate(struct profile_opts *o, const char *v)
 {
-	if (parse_double(v, 0.1, 1e5, &o->rate)) {
-		fputs("rbinspect: --rate takes samples per second, 0.1 to 100000\n", stderr);
-		return -1;
-	}
-	return 0;
+	return number_in(v, 0.1, 1e5, &o->rate, "--rate takes samples per second, 0.1 to 100000");
 }
 
 static int set_duration(struct profile_opts *o, const char *v)
 {
-	if (parse_double(v, 0.001, 1e7, &o->duration)) {
-		fputs("rbinspect: --duration takes seconds\n", stderr);
-		return -1;
-	}
-	return 0;
+	return number_in(v, 0.001, 1e7, &o->duration, "--duration takes seconds");
 }
 
 static int set_interval(struct profile_opts *o, const char *v)
 {
-	if (parse_double(v, 0.05, 3600, &o->interval)) {
-		fputs("rbinspect: --interval takes seconds (0.05 or more)\n", stderr);
-		return -1;
-	}
-	return 0;
+	return number_in(v, 0.05, 3600, &o->interval, "--interval takes seconds (0.05 or more)");
 }
 
 static int set_top(struct profile_opts *o, const char *v)

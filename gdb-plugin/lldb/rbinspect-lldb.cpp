@@ -536,7 +536,7 @@ bool dumps_core(int signo)
 // needs besides the number, si_code (a fault, SEGV_MAPERR; or sent, SI_USER,
 // SI_TKILL) and the fault's address or the sender's pid, is only in that
 // siginfo_t, which LLDB gives for a core from LLDB 21 on (SBThread::
-// GetSiginfo; LLDB 14 to 20 answer "Not implemented", and their stop
+// GetSiginfo; LLDB 14 to 20 fail the call, and their stop
 // description says only "signal SIGSEGV").  Without it no signal is
 // reported: a made-up si_code would name a sender (0 is SI_USER), and the
 // library judges from it whether Ruby's [BUG] handler ended the process.

@@ -13,7 +13,7 @@
  * user's own configuration is (ssh's rule): the file and its directory
  * belong to the effective user and no one else may write them.  Another
  * user's entry, one in a shared directory, is not read (DWARF is, and
- * the entry is not replaced there). 
+ * the entry is not replaced there).
  * The file format is the one tools/layout-dump prints, after a header
  * that names the field list, so a library with other fields ignores it. */
 #include <errno.h>
