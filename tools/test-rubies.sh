@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test-rubies.sh — fetch and build the real CRuby interpreters the tests run against.
 #
-# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--variants] [--apps] [--list]
-#                             [--list-variants] [--list-apps] [--status]
+# usage: tools/test-rubies.sh [--binaries] [--dwarf] [--variants] [--apps] [--bench] [--list]
+#                             [--list-variants] [--list-apps] [--list-bench] [--status]
 #   --binaries  Debian's own (stripped) Rubies, each unpacked into a root dir used with chroot
 #               or tools/run-in-ns.sh:  deb-2.7 (bullseye ruby2.7), deb-3.1 (bookworm ruby3.1),
 #               deb-3.3 (trixie ruby3.3), deb-3.4 (sid + experimental ruby3.4).
@@ -13,9 +13,12 @@
 #               compilers and libraries (see VARIANTS below). About 10 minutes on 2 cores.
 #   --apps      apps-3.3: trixie's Rails, puma, Sinatra, Sidekiq and redis-server on its Ruby 3.3,
 #               unpacked into a root dir like deb-3.3 (tests/integration/apps.sh). ~35 MB.
+#   --bench     bench-3.3: trixie's rubocop and ActiveRecord on the same Ruby (bench/rubocop.sh
+#               only; never made unless asked).
 #   --list      Print the Rubies that are ready (see format below). Never downloads or builds.
 #   --list-variants  The same for the variants.
 #   --list-apps "apps VERSION ROOT" when apps-3.3 is ready.
+#   --list-bench "bench VERSION ROOT" when bench-3.3 is ready.
 #   --status    TAP: one line per Ruby this script makes, ok if ready, not ok with the reason its
 #               last attempt failed. Never downloads or builds.
 #   (none)      --binaries, --dwarf, --variants, then --apps.
@@ -268,30 +271,47 @@ APPS_PKGS=(ruby-rails puma ruby-sinatra ruby-sidekiq ruby-sqlite3 redis-server l
 APPS_SMOKE='require "rails"; require "active_record"; require "sqlite3"; require "puma"
 require "sinatra/base"; require "sidekiq"; print RUBY_VERSION'
 
-apps_recipe() {
-	echo "suite ${BIN_SUITES[$APPS_VERSION]}; packages ${APPS_PKGS[*]} and their dependencies; /dev/null"
+# The bench's stack, made only by --bench (no test needs it): trixie's rubocop on the same Ruby,
+# with ActiveRecord's sources (ruby-activerecord) as its input: deep, busy stacks of many
+# small methods (bench/rubocop.sh).
+BENCH_NAME=bench-$APPS_VERSION
+BENCH_PKGS=(rubocop ruby-activerecord libc-bin)
+BENCH_SMOKE='require "rubocop"; require "active_record"; print RUBY_VERSION'
+
+# stack_recipe PKGS...: the recipe of a stack of PKGS from the suite of Ruby $APPS_VERSION.
+stack_recipe() {
+	echo "suite ${BIN_SUITES[$APPS_VERSION]}; packages $* and their dependencies; /dev/null"
 }
 
-# Unpack the application stack into $APPS_NAME and check that it loads; print its RUBY_VERSION.
-apps_one() {
-	local root=$RBI_RUBIES/$APPS_NAME a=$RBI_RUBIES/.apt/$APPS_NAME mirror
+# stack_one NAME SMOKE PKGS...: unpack PKGS and their dependencies from the suite of Ruby
+# $APPS_VERSION into the root dir NAME and check that SMOKE (Ruby code printing RUBY_VERSION)
+# runs there; print its RUBY_VERSION.
+stack_one() {
+	local name=$1 smoke=$2 root=$RBI_RUBIES/$1 a=$RBI_RUBIES/.apt/$1 mirror
+	shift 2
 	mirror=$(find_mirror)
-	log "$APPS_NAME: downloading ${APPS_PKGS[*]} from ${BIN_SUITES[$APPS_VERSION]} ($mirror)"
+	log "$name: downloading $* from ${BIN_SUITES[$APPS_VERSION]} ($mirror)"
 	rm -rf "$root" "$a"
 	suite_sources "$APPS_VERSION" "$mirror" | apt_setup "$a"
 	apt_opts "$a"
 	apt-get "${APTO[@]}" -qq -o APT::Install-Recommends=false install -y --download-only \
-		"${APPS_PKGS[@]}" >&2
+		"$@" >&2
 	unpack_root "$root" "$a"/cache/archives/*.deb
 	rm -rf "$a"
 	mkdir -p "$root/dev"
 	mknod -m 666 "$root/dev/null" c 1 3
-	LANG=C.UTF-8 chroot "$root" /usr/bin/ruby -e "$APPS_SMOKE" ||
-		die "$APPS_NAME: the application stack does not load in $root"
+	LANG=C.UTF-8 chroot "$root" /usr/bin/ruby -e "$smoke" ||
+		die "$name: the stack does not load in $root"
 }
 
 do_apps() {
-	make_one "$APPS_NAME" "$(apps_recipe)" apps_one
+	make_one "$APPS_NAME" "$(stack_recipe "${APPS_PKGS[@]}")" \
+		stack_one "$APPS_NAME" "$APPS_SMOKE" "${APPS_PKGS[@]}"
+}
+
+do_bench() {
+	make_one "$BENCH_NAME" "$(stack_recipe "${BENCH_PKGS[@]}")" \
+		stack_one "$BENCH_NAME" "$BENCH_SMOKE" "${BENCH_PKGS[@]}"
 }
 
 # Install missing build dependencies with the system apt (packages only, config untouched).
@@ -535,10 +555,10 @@ do_list_variants() {
 	return 0
 }
 
-# "apps VERSION ROOT": the application stack's root, when ready.
-do_list_apps() {
-	local d=$RBI_RUBIES/$APPS_NAME
-	[[ -s $d/$STAMP ]] && echo "apps $(< "$d/$STAMP") $d"
+# "apps VERSION ROOT" (or "bench ..." with --list-bench): a stack's root, when ready.
+do_list_stack() {
+	local d=$RBI_RUBIES/$2
+	[[ -s $d/$STAMP ]] && echo "$1 $(< "$d/$STAMP") $d"
 	return 0
 }
 
@@ -577,20 +597,23 @@ do_list() {
 }
 
 usage() {
-	sed -n '3,21s/^# \{0,1\}//p' "$0" >&2
+	sed -n '3,24s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
 main() {
-	local bin=0 dwarf=0 variants=0 apps=0 list=0 list_variants=0 list_apps=0 status=0 arg
+	local bin=0 dwarf=0 variants=0 apps=0 bench=0 list=0 list_variants=0 list_apps=0
+	local list_bench=0 status=0 arg
 	for arg in "$@"; do
 		case $arg in
 		--binaries) bin=1 ;;
 		--dwarf) dwarf=1 ;;
 		--variants) variants=1 ;;
 		--apps) apps=1 ;;
+		--bench) bench=1 ;;
 		--list) list=1 ;;
 		--list-apps) list_apps=1 ;;
+		--list-bench) list_bench=1 ;;
 		--list-variants) list_variants=1 ;;
 		--status) status=1 ;;
 		*) usage ;;
@@ -601,7 +624,7 @@ main() {
 	RBI_RUBIES=$(cd "$RBI_RUBIES" && pwd -P)
 	# Concurrent runs (several test suites at once) wait for each other instead of unpacking
 	# or building into the same dirs; --list alone never waits.
-	if [[ $bin -eq 1 || $dwarf -eq 1 || $variants -eq 1 || $apps -eq 1 ]]; then
+	if [[ $bin -eq 1 || $dwarf -eq 1 || $variants -eq 1 || $apps -eq 1 || $bench -eq 1 ]]; then
 		exec 9> "$RBI_RUBIES/.lock"
 		flock 9
 	fi
@@ -609,9 +632,11 @@ main() {
 	[[ $dwarf -eq 1 ]] && do_dwarf
 	[[ $variants -eq 1 ]] && do_variants
 	[[ $apps -eq 1 ]] && do_apps
+	[[ $bench -eq 1 ]] && do_bench
 	[[ $list -eq 1 ]] && do_list
 	[[ $list_variants -eq 1 ]] && do_list_variants
-	[[ $list_apps -eq 1 ]] && do_list_apps
+	[[ $list_apps -eq 1 ]] && do_list_stack apps "$APPS_NAME"
+	[[ $list_bench -eq 1 ]] && do_list_stack bench "$BENCH_NAME"
 	[[ $status -eq 1 ]] && do_status
 	[[ ${#FAILED[@]} -eq 0 ]] || { log "not made: ${FAILED[*]} (tools/test-rubies.sh --status)"; return 1; }
 	return 0
