@@ -7,15 +7,18 @@
  *             ractor's GVL owner and thread count; the GC flag and count;
  *   B         each wanted thread's control frames, ec->cfp to the end of
  *             its VM stack, in one piece;
- *   C         the VM stack values from the lowest to the highest
- *             environment those frames point at (where the method entries
- *             and frame flags are), escaped environments one by one, then
- *             again th->ec, the execution context, the frames and the
- *             values.
+ *   C         the frames again, the VM stack values from the lowest to
+ *             the highest environment B's frames point at (where the
+ *             method entries and frame flags are), escaped environments
+ *             one by one, then again th->ec, the execution context, the
+ *             frames and the values.
+ * B only finds what C reads: the two readings of the frames that are
+ * compared are both C's, as close together as one batch puts them.
  * The stack is then taken as C's second look saw it, from its ec->cfp
  * down, if that top is no deeper than A's (a deeper one has frames nobody
  * read), with the environments as read after those frames.  Every one of
- * those frames must run the same iseq for the same self as B read there: a
+ * those frames must run the same iseq for the same self as C's first
+ * reading saw there: a
  * frame popped in between, or one C's copy caught half way through a
  * change of the stack, would otherwise be a frame that never was.  Its ep
  * and pc may differ: code that calls all the time (a recursion) pops the
