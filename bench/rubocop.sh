@@ -23,6 +23,7 @@ tmp=$(mktemp -d /tmp/rbi-rubocop.XXXXXX)
 pid=
 cleanup() { [ -z "$pid" ] || kill -9 "$pid" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
+. "$here/tests/folded.sh"
 
 bash "$here/tools/test-rubies.sh" --bench >&2
 read -r _ ver root < <(bash "$here/tools/test-rubies.sh" --list-bench)
@@ -56,8 +57,7 @@ record() {
 # figures NAME: "moving% re-read/kept us/sample" of a recording.
 figures() {
 	local moving
-	moving=$(awk '{ w = $NF; t += w; if ($0 ~ /;\(moving\) [0-9]+$/) m += w }
-		END { printf "%.1f", t ? 100 * m / t : 0 }' "$tmp/$1.folded")
+	moving=$(leaf_share "$tmp/$1.folded" "(moving)")
 	sed -nE 's/.*stacks re-read: ([0-9]+), kept in part: ([0-9]+)\).*/\1 \2/p' "$tmp/$1.err" |
 		{ read -r reread kept; printf '%s%% %s/%s ' "$moving" "$reread" "$kept"; }
 	sed -nE 's/^time per sample: mean ([0-9.]+) us.*/\1/p' "$tmp/$1.err"

@@ -74,6 +74,7 @@ static int plan_values(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 {
 	const struct rbi_layout *l = s->l;
 	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t first = s->niov;
 	int rc;
 
 	th->nheap = 0;
@@ -119,6 +120,7 @@ static int plan_values(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th)
 	if (hi > lo && ((rc = grow(&th->vals2, &th->vals2_cap, hi - lo)) ||
 			(rc = iov_add(s, lo, th->vals2, hi - lo))))
 		return rc;
+	th->niov_c = s->niov - first;
 	return RBI_OK;
 }
 
@@ -342,15 +344,14 @@ int rbi_vm_sampler_read(struct rbi_vm_sampler *s, size_t max_frames, unsigned re
 			return rc ? rc : rest_torn(s);
 		for (size_t i = 0, k = 0; i < s->nth; i++) {
 			struct rbi_vm_sthread *th = &s->th[i];
-			size_t nio, torn_at = 0;
+			size_t torn_at = 0;
 			bool bad = false, taken;
 
 			if (!th->want)
 				continue;
-			nio = 2 * (th->vals_hi > th->vals_lo) + th->nheap + 4;
-			for (size_t j = 0; j < nio; j++)
+			for (size_t j = 0; j < th->niov_c; j++)
 				bad |= s->iov[k + j].status != RBI_OK;
-			k += nio;
+			k += th->niov_c;
 			taken = false;
 			if (bad) {
 				th->kept_from = th->ncfps;      /* nothing to keep */

@@ -18,22 +18,21 @@
  * down, if that top is no deeper than A's (a deeper one has frames nobody
  * read), with the environments as read after those frames.  Every one of
  * those frames must run the same iseq for the same self as C's first
- * reading saw there: a
- * frame popped in between, or one C's copy caught half way through a
- * change of the stack, would otherwise be a frame that never was.  Its ep
- * and pc may differ: code that calls all the time (a recursion) pops the
- * frames under its top and pushes them again from another call site
- * between B and C, so requiring them equal would leave such code out of a
- * profile; but a caller whose callee is the same invocation in both
- * readings gets B's pc back if C's moved: the callee returned while C
- * read, and C's copy of the caller ran on (rbi_vm_cfp_caller_settle).  An
- * environment that changed while C read it (between its two
- * reads of the values) is kept only for a method frame, and only the
- * reading of it (after the frames, else before) that names a method
- * running that frame's own iseq: the same method pushed again, whose
- * names are right either way; any other frame with a moving
- * environment (being written, or its slot reused by another call) makes
- * the stack torn.  A torn stack is read again from C's look.  After
+ * reading saw there: a frame popped in between, or one C's copy caught
+ * half way through a change of the stack, would otherwise be a frame that
+ * never was.  Its ep and pc may differ: code that calls all the time (a
+ * recursion) pops the frames under its top and pushes them again from
+ * another call site between the two readings, so requiring them equal
+ * would leave such code out of a profile; but a caller whose callee is
+ * the same invocation in both readings gets the first reading's pc back
+ * if the second's moved: the callee returned while C read, and C's second
+ * copy of the caller ran on (rbi_vm_cfp_caller_settle).  An environment
+ * that changed while C read it (between its two reads of the values) is
+ * kept only for a method frame, and only the reading of it (after the
+ * frames, else before) that names a method running that frame's own
+ * iseq: the same method pushed again, whose names are right either way;
+ * any other frame with a moving environment (being written, or its slot
+ * reused by another call) makes the stack torn.  A torn stack is read again from C's look.  After
  * RETRIES attempts, what held still is kept: the frames beneath the
  * innermost change that both of the last attempt's readings agree on (the
  * same tests, from the outermost frame in), under a made-up leaf,

@@ -61,6 +61,7 @@ struct rbi_vm_sthread {
 	uint64_t *heap_eps;             /* environments off the VM stack */
 	uint64_t *heap_envs;            /* (escaped: on the heap), 3 words each */
 	size_t nheap, heap_cap;
+	size_t niov_c;                  /* the reads stage C planned */
 	uint8_t *cfps2;                 /* the frames again, after */
 	size_t cfps2_cap;
 	bool *env_moved;                /* per frame kept: its environment
