@@ -14,6 +14,9 @@
 set -u
 . "$(dirname "$0")/../tap.sh"
 . "$(dirname "$0")/../rubies.sh"
+# A stripped copy keeps its build's build-id: a cached layout would hide whether its DWARF
+# was found.
+export RBI_NO_CACHE=1
 LAYOUT_DUMP=${LAYOUT_DUMP:-$(dirname "$RBINSPECT")/../tools/layout-dump}
 DEBUGINFOD_PID=""
 
