@@ -277,6 +277,7 @@ void rbi_build_id_hex(const struct rbi_build_id *id, char *out);
 /* A small direct-mapped page cache in front of the backend (mem/cache.c). */
 #define RBI_CACHE_PAGE 4096u
 #define RBI_CACHE_SLOTS 512u
+#define RBI_CACHE_WANT_MAX 128u     /* pages one collecting round fetches */
 struct rbi_cache_tag {
 	uint64_t page;          /* page address + 1; 0 = empty */
 	uint32_t valid;         /* bytes valid from the page start */
@@ -287,6 +288,12 @@ struct rbi_cache_tag {
 struct rbi_cache {
 	struct rbi_cache_tag *tags;     /* RBI_CACHE_SLOTS of them, lazily */
 	uint8_t *data;                  /* RBI_CACHE_SLOTS pages, lazily */
+	/* While collecting (rbi_target_collect_begin): the pages reads
+	   missed, to be read in one batch. */
+	bool collecting;
+	uint64_t want[RBI_CACHE_WANT_MAX];
+	size_t nwant;
+	size_t missed;                  /* misses since collecting began */
 };
 
 /* mem/regions.c: a sorted snapshot of the backend's regions. */
@@ -353,6 +360,18 @@ bool rbi_target_concurrent(const struct rbi_target *t);
 /* Forget cached bytes: what is read next comes from the target (a
    snapshot, whose bytes never change, keeps them). */
 void rbi_target_forget(struct rbi_target *t);
+/* Collecting: between begin and end, a read that needs a page the cache
+   does not hold fails (RBI_UNMAPPED) and notes the page instead of
+   reading it; end reads every page noted in one batch into the cache.
+   Readers whose reads depend on each other (an iseq, then its body, then
+   its label) run once per level with all their misses fetched together:
+   a system call a level, not one a page.  What a reader concluded from a
+   read that failed so is not to be kept: rbi_target_missed counts those
+   reads since begin.  A snapshot's reads (a core) are not collected. */
+void rbi_target_collect_begin(struct rbi_target *t);
+size_t rbi_target_missed(const struct rbi_target *t);
+/* Stop collecting and fetch the pages noted; how many could be read. */
+size_t rbi_target_collect_end(struct rbi_target *t);
 /* The backend's optional threads, registers and signal (struct
    rbi_mem_ops: thread, registers, signal); RBI_UNSUPPORTED when it has
    none. */

@@ -5,7 +5,9 @@
  * pread costs about as much as an 8-byte one.  Reads larger than a page
  * bypass it (heap pages are read whole, once).  The cache holds bytes of a
  * moving target, so rbi_target_refresh() clears it; a backend whose bytes
- * never change (RBI_MEM_STATIC: cores) keeps its pages for good. */
+ * never change (RBI_MEM_STATIC: cores) keeps its pages for good.
+ * Collecting (internal.h: rbi_target_collect_begin) turns the misses of
+ * several readers into one batched read. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,17 @@ void rbi_cache_free(struct rbi_cache *c)
 	free(c->data);
 	c->tags = NULL;
 	c->data = NULL;
+}
+
+/* Note PAGE as wanted by a collecting round (once; beyond
+   RBI_CACHE_WANT_MAX, the next round asks again). */
+static void want(struct rbi_cache *c, uint64_t page)
+{
+	for (size_t i = 0; i < c->nwant; i++)
+		if (c->want[i] == page)
+			return;
+	if (c->nwant < RBI_CACHE_WANT_MAX)
+		c->want[c->nwant++] = page;
 }
 
 /* The slot holding PAGE, filled from the backend if needed: its tag, and
@@ -50,6 +63,10 @@ static struct rbi_cache_tag *cache_page(struct rbi_target *t, uint64_t page,
 	*data = d;
 	if (s->page == page + 1)
 		return s;
+	if (c->collecting) {
+		want(c, page);
+		return NULL;
+	}
 	s->page = 0;
 	int rc = rbi_backend_read(t, page, d, RBI_CACHE_PAGE, &n);
 	if ((rc != RBI_OK && rc != RBI_PARTIAL) || n == 0)
@@ -80,6 +97,11 @@ int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 		const uint8_t *data;
 		struct rbi_cache_tag *s = cache_page(t, page, &data);
 
+		if (!s && t->cache.collecting) {
+			t->cache.missed++;
+			*nread = done;
+			return RBI_UNMAPPED;
+		}
 		if (!s) {
 			/* Let the backend say why (unmapped, gone, denied). */
 			size_t n = 0;
@@ -106,4 +128,57 @@ int rbi_cache_read(struct rbi_target *t, uint64_t addr, void *buf, size_t len,
 	}
 	*nread = done;
 	return RBI_OK;
+}
+
+void rbi_target_collect_begin(struct rbi_target *t)
+{
+	struct rbi_cache *c = &t->cache;
+
+	c->collecting = !(t->ops->flags & RBI_MEM_STATIC);
+	c->nwant = 0;
+	c->missed = 0;
+}
+
+size_t rbi_target_missed(const struct rbi_target *t)
+{
+	return t->cache.missed;
+}
+
+size_t rbi_target_collect_end(struct rbi_target *t)
+{
+	struct rbi_cache *c = &t->cache;
+	struct rbi_iov iov[RBI_CACHE_WANT_MAX];
+	size_t n = 0;
+
+	c->collecting = false;
+	if (!c->tags)
+		return 0;
+	for (size_t i = 0; i < c->nwant; i++) {
+		uint8_t *buf = c->data + (c->want[i] / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS *
+			       RBI_CACHE_PAGE;
+		bool taken = false;
+
+		/* A second page for one slot waits for the next round. */
+		for (size_t j = 0; j < n; j++)
+			taken |= iov[j].buf == buf;
+		if (!taken)
+			iov[n++] = (struct rbi_iov){ .addr = c->want[i], .buf = buf,
+						     .len = RBI_CACHE_PAGE };
+	}
+	c->nwant = 0;
+	for (size_t i = 0; i < n; i++)
+		c->tags[(iov[i].addr / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS].page = 0;
+	if (!n || rbi_target_read_batch(t, iov, n))
+		return 0;
+	size_t fetched = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t slot = (iov[i].addr / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS;
+
+		if (iov[i].status == RBI_UNMAPPED || !iov[i].nread)
+			continue;
+		c->tags[slot] = (struct rbi_cache_tag){ .page = iov[i].addr + 1,
+							 .valid = (uint32_t)iov[i].nread };
+		fetched++;
+	}
+	return fetched;
 }

@@ -58,15 +58,20 @@ static bool class_ivar(struct rbi_target *t, const struct rbi_vm *vm,
 
 static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
 {
+	size_t missed = rbi_target_missed(t);
+
 	if (vm->class_ids_looked_up)
 		return;
-	vm->class_ids_looked_up = true;
-	if (vm->layout->rclass_ptr == RBI_ABSENT || vm->k.classpath_in_classext)
+	if (vm->layout->rclass_ptr == RBI_ABSENT || vm->k.classpath_in_classext) {
+		vm->class_ids_looked_up = true;
 		return;
+	}
 	if (rbi_vm_id_lookup(t, vm, "__classpath__", &vm->id_classpath))
 		vm->id_classpath = 0;
 	if (rbi_vm_id_lookup(t, vm, "__attached__", &vm->id_attached))
 		vm->id_attached = 0;
+	/* Not from reads a collecting reader only noted: looked up again. */
+	vm->class_ids_looked_up = rbi_target_missed(t) == missed;
 }
 
 /* Is PATH a constant path ("Foo::Bar", "::Foo"): segments that are

@@ -1,7 +1,16 @@
 /* sample-decode.c: the sampler's frames from the buffers sample-read.c
  * filled (see sample.c for the whole path): a frame's environment and
  * those of enclosing blocks from the values read, method entries, iseqs
- * and labels from the sampler's caches, filled on a miss. */
+ * and labels from the sampler's caches, filled on a miss.
+ *
+ * A miss reads the iseq, its body, its label and path strings, the
+ * method's owner and its class path: ~7 dependent page reads, a system
+ * call each on a live target, and a deep stack that changes meets several
+ * misses a sample.  So the frames are decoded in rounds, collecting
+ * (rbi_target_collect_begin): each round notes the pages its misses need
+ * instead of reading them, and they are fetched together; a round that
+ * missed nothing is the answer.  Nothing concluded from a read that
+ * missed is cached (missed()). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +69,8 @@ static uint64_t me_check(struct rbi_vm_sampler *s, uint64_t v, bool can_be_svar)
 		return got & ~(uint64_t)1;
 	fresh(s);
 	got = rbi_vm_check_method_entry(s->t, s->vm, v, can_be_svar);
-	rbi_map_put(&s->mes, v | can_be_svar, 0, 0, got | 1);
+	if (!missed(s))
+		rbi_map_put(&s->mes, v | can_be_svar, 0, 0, got | 1);
 	return got;
 }
 
@@ -111,11 +121,11 @@ static int iseq_info_get(struct rbi_vm_sampler *s, uint64_t iseq, bool reread,
 		free(info);
 		return rc;
 	}
-	if ((rc = rbi_iseq_read(s->t, s->vm, iseq, &info->is))) {
-		/* A torn or stale pointer: don't keep it. */
+	if ((rc = rbi_iseq_read(s->t, s->vm, iseq, &info->is)) || missed(s)) {
+		/* A torn or stale pointer, or one not read yet: don't keep it. */
 		memset(&info->is, 0, sizeof(info->is));
 		info->is.addr = 0;
-		return rc;
+		return rc ? rc : RBI_UNMAPPED;
 	}
 	*out = info;
 	return RBI_OK;
@@ -138,12 +148,16 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		return rc;
 	rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line,
 				 bad, sizeof(bad));
+	if (missed(s))
+		return RBI_UNMAPPED;
 	if (rc == RBI_CORRUPT) {
 		/* The address may hold another iseq now: read it again. */
 		if ((rc = iseq_info_get(s, iseq, true, &info)) ||
 		    (rc = rbi_iseq_frame_line(s->t, s->vm, &info->is, pc, jit_return, &line,
 				 bad, sizeof(bad))))
 			return rc;
+		if (missed(s))
+			return RBI_UNMAPPED;
 		rbi_map_put(&s->labels, iseq, cme, 2, 0);
 	} else if (rc) {
 		return rc;
@@ -154,8 +168,12 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		char *lab = NULL, *path = NULL;
 
 		fresh(s);
-		if ((rc = rbi_vm_frame_names(s->t, s->vm, &info->is, cme, &lab, &path)))
-			return rc;      /* moved: read again, never cached */
+		if ((rc = rbi_vm_frame_names(s->t, s->vm, &info->is, cme, &lab, &path)) ||
+		    missed(s)) {
+			free(lab);
+			free(path);
+			return rc ? rc : RBI_UNMAPPED;  /* moved: read again, never cached */
+		}
 		label = rbi_strtab_intern(&s->ft.strs, lab ? lab : "(unknown)",
 					  strlen(lab ? lab : "(unknown)"));
 		info->path = path ? rbi_strtab_intern(&s->ft.strs, path, strlen(path)) : NULL;
@@ -183,8 +201,12 @@ static int resolve_cfunc(struct rbi_vm_sampler *s, uint64_t cme, uint64_t *out)
 	int rc;
 
 	fresh(s);
-	if (cme && (rc = rbi_vm_frame_names(s->t, s->vm, NULL, cme, &lab, &path)))
-		return rc;
+	if (cme && ((rc = rbi_vm_frame_names(s->t, s->vm, NULL, cme, &lab, &path)) ||
+		    missed(s))) {
+		free(lab);
+		free(path);
+		return rc ? rc : RBI_UNMAPPED;
+	}
 	f = rbi_frametab_intern(&s->ft, RBI_FRAME_CFUNC, lab, NULL, 0, 0);
 	free(lab);
 	free(path);
@@ -206,7 +228,8 @@ static bool runs_iseq(struct rbi_vm_sampler *s, uint64_t cme, uint64_t iseq,
 		fresh(s);
 		if (rbi_vm_cme_iseq(s->t, s->vm, cme, &v))
 			v = 0;
-		rbi_map_put(&s->mes, cme, 0, MES_ISEQ, v);
+		if (!missed(s))
+			rbi_map_put(&s->mes, cme, 0, MES_ISEQ, v);
 	}
 	if (v == iseq)
 		return true;
@@ -237,70 +260,114 @@ static bool settle_env(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, uint
 	return false;
 }
 
+/* Control frame I of TH as a sampled frame in *OUT (a frame and the bit
+   rbi_vm_frame_hides_caller), or 0 when it is not shown. */
+static int decode_frame(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, size_t i,
+			bool *skip_next, uint64_t *out)
+{
+	const struct rbi_layout *l = s->l;
+	const uint8_t *c = th->cfps + i * l->cfp_size;
+	uint64_t pc = rbi_get_u64(c, l->cfp_pc), iseq = rbi_get_u64(c, l->cfp_iseq);
+	uint64_t ep = rbi_get_u64(c, l->cfp_ep), env[3], cme, v = 0;
+	rbi_frame_type type;
+	int rc;
+
+	*out = 0;
+	if (iseq && rbi_vm_frame_shown(iseq, pc, RBI_FRAME_TYPE_UNKNOWN) == RBI_VM_SHOWN_NONE)
+		return RBI_OK;  /* IFUNC, dummy and finished frames */
+	if (th->env_moved[i]) {
+		if (!settle_env(s, th, ep, iseq, env, &type, &cme))
+			return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was "
+					"pushed again while it was read",
+					th->cfps_at + i * l->cfp_size);
+	} else {
+		if ((rc = env_at(s, th, ep, env)))
+			return rc;
+		type = rbi_vm_frame_type(env[2]);
+		if (type == RBI_FRAME_TYPE_UNKNOWN)     /* being written */
+			return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " has no "
+					"frame magic", th->cfps_at + i * l->cfp_size);
+		if (rbi_vm_frame_half_pushed(iseq, type))
+			return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was "
+					"read half pushed", th->cfps_at + i * l->cfp_size);
+		if (rbi_vm_frame_shown(iseq, pc, type) == RBI_VM_SHOWN_NONE)
+			return RBI_OK;
+		if ((rc = frame_cme(s, th, ep, env, &cme)))
+			return rc;
+	}
+	/* A method or C method frame always has its method entry; one without
+	   was caught half written (Ruby 2.7 sets ec->cfp before it fills the
+	   frame in). */
+	if (!cme && (type == RBI_FRAME_TYPE_METHOD || type == RBI_FRAME_TYPE_CFUNC))
+		return RBI_TORN;
+	if (iseq) {
+		bool skip = *skip_next;
+		uint64_t jit_return = l->cfp_jit_return != RBI_ABSENT ?
+				      rbi_get_u64(c, l->cfp_jit_return) : 0;
+
+		if (!rbi_map_get(&s->frames, iseq, pc, cme, &v) &&
+		    (rc = resolve_ruby(s, iseq, pc, jit_return, cme, &v)))
+			return rc;
+		*skip_next = v & 1;     /* rbi_vm_frame_hides_caller */
+		if (skip)
+			return RBI_OK;
+	} else if (!rbi_map_get(&s->frames, 1, cme, 0, &v) &&
+		   (rc = resolve_cfunc(s, cme, &v))) {
+		return rc;
+	}
+	*out = v;
+	return RBI_OK;
+}
+
+/* TH's frames, innermost first; while collecting, a frame whose reads
+   missed is passed over so that the next frames' misses are noted too. */
+static int decode_frames(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, size_t *n,
+			 size_t *torn_at)
+{
+	bool skip_next = false;
+	uint64_t v;
+	int rc;
+
+	*n = 0;
+	for (size_t i = 0; i < th->ncfps; i++) {
+		s->missed_at = rbi_target_missed(s->t);
+		*torn_at = i;
+		if ((rc = decode_frame(s, th, i, &skip_next, &v))) {
+			if (missed(s))
+				continue;
+			return rc;
+		}
+		if (v)
+			th->frames[(*n)++] = (const struct rbi_sample_frame *)(uintptr_t)
+					     (v & ~(uint64_t)1);
+	}
+	return RBI_OK;
+}
+
 int rbi_vm_sampler_decode(struct rbi_vm_sampler *s, struct rbi_vm_sthread *th, bool moving,
 			  size_t *torn_at)
 {
-	const struct rbi_layout *l = s->l;
-	bool skip_next = false;
+	bool answered = false;
 	size_t n = 0;
-	int rc;
+	int rc = RBI_OK;
 
 	if (!RBI_GROW(th->frames, th->frames_cap, th->ncfps + 2, th->ncfps + 2))
 		return rbi_fail(RBI_NOMEM, "out of memory");
-	for (size_t i = 0; i < th->ncfps; i++) {
-		const uint8_t *c = th->cfps + i * l->cfp_size;
-		uint64_t pc = rbi_get_u64(c, l->cfp_pc), iseq = rbi_get_u64(c, l->cfp_iseq);
-		uint64_t ep = rbi_get_u64(c, l->cfp_ep), env[3], cme, v = 0;
-		rbi_frame_type type;
-
-		if (iseq && rbi_vm_frame_shown(iseq, pc, RBI_FRAME_TYPE_UNKNOWN) ==
-			    RBI_VM_SHOWN_NONE)
-			continue;       /* IFUNC, dummy and finished frames */
-		*torn_at = i;
-		if (th->env_moved[i]) {
-			if (!settle_env(s, th, ep, iseq, env, &type, &cme))
-				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was "
-						"pushed again while it was read",
-						th->cfps_at + i * l->cfp_size);
-		} else {
-			if ((rc = env_at(s, th, ep, env)))
-				return rc;
-			type = rbi_vm_frame_type(env[2]);
-			if (type == RBI_FRAME_TYPE_UNKNOWN)     /* being written */
-				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " has no "
-						"frame magic", th->cfps_at + i * l->cfp_size);
-			if (rbi_vm_frame_half_pushed(iseq, type))
-				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " was "
-						"read half pushed",
-						th->cfps_at + i * l->cfp_size);
-			if (rbi_vm_frame_shown(iseq, pc, type) == RBI_VM_SHOWN_NONE)
-				continue;
-			if ((rc = frame_cme(s, th, ep, env, &cme)))
-				return rc;
-		}
-		/* A method or C method frame always has its method entry; one
-		   without was caught half written (Ruby 2.7 sets ec->cfp before
-		   it fills the frame in). */
-		if (!cme && (type == RBI_FRAME_TYPE_METHOD || type == RBI_FRAME_TYPE_CFUNC))
-			return RBI_TORN;
-		if (iseq) {
-			bool skip = skip_next;
-
-			uint64_t jit_return = l->cfp_jit_return != RBI_ABSENT ?
-					      rbi_get_u64(c, l->cfp_jit_return) : 0;
-
-			if (!rbi_map_get(&s->frames, iseq, pc, cme, &v) &&
-			    (rc = resolve_ruby(s, iseq, pc, jit_return, cme, &v)))
-				return rc;
-			skip_next = v & 1;      /* rbi_vm_frame_hides_caller */
-			if (skip)
-				continue;
-		} else if (!rbi_map_get(&s->frames, 1, cme, 0, &v) &&
-			   (rc = resolve_cfunc(s, cme, &v))) {
-			return rc;
-		}
-		th->frames[n++] = (const struct rbi_sample_frame *)(uintptr_t)(v & ~(uint64_t)1);
+	/* Each round fetches a level of what the misses read (iseq, body,
+	   strings, owner, class path); when rounds run out, or one fetches
+	   nothing readable (a torn pointer), the rest is read page by page
+	   as any reader does. */
+	for (int round = 0; !answered && round < DECODE_ROUNDS; round++) {
+		rbi_target_collect_begin(s->t);
+		rc = decode_frames(s, th, &n, torn_at);
+		answered = !rbi_target_missed(s->t);
+		if (!rbi_target_collect_end(s->t) && !answered)
+			break;
 	}
+	if (!answered)
+		rc = decode_frames(s, th, &n, torn_at);
+	if (rc)
+		return rc;
 	/* Innermost first so far: turn it round, then GC on top, and what it
 	   does (marking, sweeping) on top of that; or, for the part of a
 	   stack that held still, the leaf that says the rest moved (the GC

@@ -27,6 +27,10 @@
 #define KEEP_OUTER_PASSES 4
 /* The third key word of s->mes entries that hold a method entry's iseq. */
 #define MES_ISEQ 1
+/* Collecting rounds of a decode (sample-decode.c): the depth of the reads a
+   miss makes one after another (iseq, body, label, its string's bytes,
+   method entry, owner, class path, its bytes), and one to spare. */
+#define DECODE_ROUNDS 9
 
 struct iseq_info {
 	struct rbi_iseq is;
@@ -73,6 +77,7 @@ struct rbi_vm_sampler {
 	uint64_t last_rescan_ns, last_flush_ns, rescans;
 	bool need_rescan;
 	bool cache_fresh;
+	size_t missed_at;               /* rbi_target_missed at the frame's start */
 
 	struct rbi_map frames;          /* (iseq, pc, cme) | (1, cme, 0) -> frame | rescue bit */
 	struct rbi_map mes;             /* (v | can_be_svar) -> cme | 1 */
@@ -105,6 +110,13 @@ static inline void fresh(struct rbi_vm_sampler *s)
 		rbi_target_forget(s->t);
 		s->cache_fresh = true;
 	}
+}
+
+/* Did a read since the frame's start miss while collecting (sample-decode.c)?
+   Then what was concluded is not kept: the bytes were never read. */
+static inline bool missed(const struct rbi_vm_sampler *s)
+{
+	return rbi_target_missed(s->t) != s->missed_at;
 }
 
 static inline int iov_add(struct rbi_vm_sampler *s, uint64_t addr, void *buf, size_t len)
