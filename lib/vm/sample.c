@@ -47,7 +47,9 @@
  * (ep[-2..0]) and the environments of enclosing blocks are found in the
  * values read in C (no system call); method entries, iseqs and labels come
  * from caches, filled on a miss through the page cache (cleared once per
- * sample that misses, so it never serves an older sample's bytes).
+ * sample that misses, so it never serves an older sample's bytes).  The
+ * misses of a sample are read together, a batch per level of what they
+ * read (sample-decode.c: decoding rounds).
  *
  * Cache validity: an iseq, a method entry or a label only goes away when
  * the GC frees it, and its address can then be reused.  The caches are
