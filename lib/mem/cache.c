@@ -28,6 +28,12 @@ void rbi_cache_free(struct rbi_cache *c)
 	c->data = NULL;
 }
 
+/* The cache slot of PAGE (direct-mapped). */
+static size_t slot_of(uint64_t page)
+{
+	return (page / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS;
+}
+
 /* Note PAGE as wanted by a collecting round (once; beyond
    RBI_CACHE_WANT_MAX, the next round asks again). */
 static void want(struct rbi_cache *c, uint64_t page)
@@ -41,12 +47,13 @@ static void want(struct rbi_cache *c, uint64_t page)
 
 /* The slot holding PAGE, filled from the backend if needed: its tag, and
    its bytes in *DATA.  NULL when the backend has no byte of it (the caller
-   then reads directly to get the backend's own status). */
+   then reads directly to get the backend's own status), or when
+   collecting and it is not cached (the page is noted instead). */
 static struct rbi_cache_tag *cache_page(struct rbi_target *t, uint64_t page,
 					const uint8_t **data)
 {
 	struct rbi_cache *c = &t->cache;
-	size_t slot = (page / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS, n = 0;
+	size_t slot = slot_of(page), n = 0;
 	struct rbi_cache_tag *s;
 	uint8_t *d;
 
@@ -154,8 +161,7 @@ size_t rbi_target_collect_end(struct rbi_target *t)
 	if (!c->tags)
 		return 0;
 	for (size_t i = 0; i < c->nwant; i++) {
-		uint8_t *buf = c->data + (c->want[i] / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS *
-			       RBI_CACHE_PAGE;
+		uint8_t *buf = c->data + slot_of(c->want[i]) * RBI_CACHE_PAGE;
 		bool taken = false;
 
 		/* A second page for one slot waits for the next round. */
@@ -167,16 +173,14 @@ size_t rbi_target_collect_end(struct rbi_target *t)
 	}
 	c->nwant = 0;
 	for (size_t i = 0; i < n; i++)
-		c->tags[(iov[i].addr / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS].page = 0;
+		c->tags[slot_of(iov[i].addr)].page = 0;
 	if (!n || rbi_target_read_batch(t, iov, n))
 		return 0;
 	size_t fetched = 0;
 	for (size_t i = 0; i < n; i++) {
-		size_t slot = (iov[i].addr / RBI_CACHE_PAGE) % RBI_CACHE_SLOTS;
-
 		if (iov[i].status == RBI_UNMAPPED || !iov[i].nread)
 			continue;
-		c->tags[slot] = (struct rbi_cache_tag){ .page = iov[i].addr + 1,
+		c->tags[slot_of(iov[i].addr)] = (struct rbi_cache_tag){ .page = iov[i].addr + 1,
 							 .valid = (uint32_t)iov[i].nread };
 		fetched++;
 	}
