@@ -145,7 +145,8 @@ check_truth() {
 # Junk among garbage Junk on pages the lazy sweep has not reached, as a server's heap is after
 # a burst of requests): --by-class and heap-dump count the live ones only, as each_object and
 # dump_all would (they finish the sweep first), live with --pause and from a core, and say how
-# many garbage slots they left out.  The truth is the program's own: it keeps exactly 1000.
+# many garbage slots they left out.  The truth is the program's own: the Junk its GC marked (1000,
+# or one more a stale machine-stack word kept), counted by each_object in a child it forks.
 lazy_sweep() {
 	local kind=$1 ver=$2 root=$3 cmd=$4 live core where j=$RB_TMP/lazy klass
 	if ! ruby_start "$kind" "$root" "$cmd" lazy-sweep.rb; then
