@@ -56,6 +56,13 @@ static bool class_ivar(struct rbi_target *t, const struct rbi_vm *vm,
 	return found;
 }
 
+/* Lookups of the class ivar IDs before a failure is taken for good.  Every
+   Ruby that keeps class names in them interns them while it boots, so a
+   lookup that finds none read something torn or unreadable (a Ruby still
+   booting, a sampler's reads of a moving process): the next name tries
+   again, and the sampler keeps no label made meanwhile. */
+#define CLASS_IDS_TRIES 8
+
 static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
 {
 	size_t missed = rbi_target_missed(t);
@@ -70,8 +77,17 @@ static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
 		vm->id_classpath = 0;
 	if (rbi_vm_id_lookup(t, vm, "__attached__", &vm->id_attached))
 		vm->id_attached = 0;
-	/* Not from reads a collecting reader only noted: looked up again. */
-	vm->class_ids_looked_up = rbi_target_missed(t) == missed;
+	/* Reads a collecting reader only noted are no try. */
+	if (rbi_target_missed(t) != missed)
+		return;
+	vm->class_ids_looked_up = (vm->id_classpath && vm->id_attached) ||
+				  ++vm->class_ids_tries >= CLASS_IDS_TRIES;
+}
+
+bool rbi_vm_class_names_settled(const struct rbi_vm *vm)
+{
+	/* No name has needed them yet, or they are taken for good. */
+	return vm->class_ids_looked_up || !vm->class_ids_tries;
 }
 
 /* Is PATH a constant path ("Foo::Bar", "::Foo"): segments that are

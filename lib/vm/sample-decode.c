@@ -139,6 +139,7 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 	struct iseq_info *info;
 	char bad[RBI_LINE_WHY_MAX];     /* a line the VM cannot have: sampled as unknown */
 	const char *label;
+	bool keep = true;       /* false: a label made before class names could be read */
 	uint64_t v;
 	int line, rc;
 
@@ -180,8 +181,11 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		info->path_known = true;
 		free(lab);
 		free(path);
-		if (!label || (rc = rbi_map_put(&s->labels, iseq, cme, 2, (uintptr_t)label)))
+		if (!label)
 			return rbi_fail(RBI_NOMEM, "out of memory");
+		keep = rbi_vm_class_names_settled(s->vm);
+		if (keep && (rc = rbi_map_put(&s->labels, iseq, cme, 2, (uintptr_t)label)))
+			return rc;
 	}
 	/* A builtin that backtraces show as a C method is sampled as one. */
 	f = rbi_iseq_c_trace(&info->is) ?
@@ -191,7 +195,7 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 	if (!f)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	*out = (uintptr_t)f | rbi_vm_frame_hides_caller(s->vm, &info->is);
-	return rbi_map_put(&s->frames, iseq, pc, cme, *out);
+	return keep ? rbi_map_put(&s->frames, iseq, pc, cme, *out) : RBI_OK;
 }
 
 static int resolve_cfunc(struct rbi_vm_sampler *s, uint64_t cme, uint64_t *out)
@@ -213,7 +217,8 @@ static int resolve_cfunc(struct rbi_vm_sampler *s, uint64_t cme, uint64_t *out)
 	if (!f)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	*out = (uintptr_t)f;
-	return rbi_map_put(&s->frames, 1, cme, 0, *out);
+	return rbi_vm_class_names_settled(s->vm) ? rbi_map_put(&s->frames, 1, cme, 0, *out) :
+						  RBI_OK;
 }
 
 /* Is the frame a method frame whose method entry CME runs its ISEQ? */

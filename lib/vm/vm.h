@@ -93,8 +93,10 @@ struct rbi_vm {
 	   Rubies that keep only a pthread_t: -1 unknown, -2 not looked up. */
 	int64_t pthread_tid_off;
 	/* IDs of the hidden class ivars __classpath__ and __attached__ (<= 3.1
-	   class names, class.c), looked up once; 0 if there are none. */
+	   class names, class.c), looked up until found or CLASS_IDS_TRIES
+	   lookups failed; 0 if there are none. */
 	bool class_ids_looked_up;
+	unsigned class_ids_tries;
 	uint64_t id_classpath, id_attached;
 };
 
@@ -383,6 +385,12 @@ int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
 		     const char *name, uint64_t *id);
 
 /* ---- Classes (class.c) -------------------------------------------------- */
+
+/* Are the names made so far final?  False once a <= 3.1 VM's class ivar
+   IDs were looked for and not found, until a lookup finds them or
+   CLASS_IDS_TRIES failed (class.c): names made meanwhile fall back to the
+   method's own and are not to be kept. */
+bool rbi_vm_class_names_settled(const struct rbi_vm *vm);
 
 /* Ruby 3.4's gen_method_name: "Path#NAME" for an instance method of a
    named class or module OWNER, "Path.NAME" for a singleton method, else
