@@ -40,10 +40,8 @@
 
 #include "profile/profile.h"
 
-#define RAW_MAGIC "rbinspect-profile 4"
-#define RAW_MAGIC_V3 "rbinspect-profile 3"
-#define RAW_MAGIC_V2 "rbinspect-profile 2"
-#define RAW_MAGIC_V1 "rbinspect-profile 1"
+#define RAW_MAGIC "rbinspect-profile "       /* and the version */
+#define RAW_VERSION 4                           /* written; 1 to it are read */
 #define RAW_LINE_MAX (1u << 20)
 #define META_MAX 256
 #define DEPTH_MAX (1u << 24)
@@ -778,7 +776,7 @@ RBI_EXPORT int rbi_profile_save(const rbi_profile *p, FILE *f)
 		return rbi_fail(RBI_UNSUPPORTED, "the raw form keeps every sample, in order: "
 				"an aggregated profile has only their sums");
 	st = &p->stats;
-	fprintf(f, "%s\n", RAW_MAGIC);
+	fprintf(f, "%s%u\n", RAW_MAGIC, RAW_VERSION);
 	for (size_t i = 0; i < p->nmeta; i++) {
 		fputs("m\t", f);
 		put_str(f, p->meta[i].key);
@@ -902,103 +900,190 @@ static bool snum(const char *s, int64_t min, int64_t max, int64_t *out)
 	return true;
 }
 
-static int load_line(rbi_profile *p, unsigned version, char *line, bool *stats_seen)
+/* What loading a raw record needs besides its fields. */
+struct loader {
+	rbi_profile *p;
+	unsigned version;
+	bool stats_seen;
+};
+
+/* A record's ID must be the one its entry was interned as: one that repeats
+   an earlier entry (or skips one) would renumber what follows. */
+static int interned_as(const char *what, uint64_t id, uint32_t got)
 {
-	char *f[12];
+	if (got != id)
+		return rbi_fail(RBI_CORRUPT, "%s %" PRIu64 " repeats %s %u", what, id, what, got);
+	return RBI_OK;
+}
+
+static int load_meta(struct loader *ld, char **f, size_t n)
+{
+	(void)n;
+	return rbi_profile_set_meta(ld->p, f[1], f[2]);
+}
+
+static int load_frame(struct loader *ld, char **f, size_t n)
+{
+	rbi_profile *p = ld->p;
+	const struct rbi_sample_frame *fr;
+	uint64_t id;
+	int64_t kind, line, first;
+
+	(void)n;
+	if (!num(f[1], UINT32_MAX, &id) || id != p->ft.n ||
+	    !snum(f[2], RBI_FRAME_RUBY, RBI_FRAME_NATIVE, &kind) ||
+	    !snum(f[3], 0, INT32_MAX, &line) || !snum(f[4], 0, INT32_MAX, &first))
+		return rbi_fail(RBI_CORRUPT, "bad frame");
+	fr = rbi_frametab_intern(&p->ft, (rbi_frame_kind)kind, f[5], *f[6] ? f[6] : NULL,
+				 (int)line, (int)first);
+	if (!fr)
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	return interned_as("frame", id, fr->id);
+}
+
+static int load_thread(struct loader *ld, char **f, size_t n)
+{
+	rbi_profile *p = ld->p;
+	uint64_t id, number, main, thread;
+	int64_t pid, tid;
+	uint32_t got;
+	int rc;
+
+	(void)n;
+	if (!num(f[1], UINT32_MAX, &id) || id != p->nthreads ||
+	    !snum(f[2], 0, INT32_MAX, &pid) || !num(f[3], UINT32_MAX, &number) ||
+	    !snum(f[4], 0, INT32_MAX, &tid) || !num(f[5], 1, &main) ||
+	    !num(f[6], UINT64_MAX, &thread))
+		return rbi_fail(RBI_CORRUPT, "bad thread");
+	if ((rc = thread_id(p, (pid_t)pid, thread, (int32_t)tid, (unsigned)number,
+			    *f[7] ? f[7] : NULL, main, &got)))
+		return rc;
+	return interned_as("thread", id, got);
+}
+
+static int load_node(struct loader *ld, char **f, size_t n)
+{
+	rbi_profile *p = ld->p;
+	uint64_t id, parent, frame;
+	uint32_t got;
+	int rc;
+
+	(void)n;
+	if (!num(f[1], UINT32_MAX, &id) || id != p->nnodes || !num(f[2], id - 1, &parent) ||
+	    !num(f[3], p->ft.n ? p->ft.n - 1 : 0, &frame) || !p->ft.n)
+		return rbi_fail(RBI_CORRUPT, "bad node");
+	if ((rc = node_child(p, (uint32_t)parent, (uint32_t)frame, &got)))
+		return rc;
+	return interned_as("node", id, got);
+}
+
+static int load_fiber(struct loader *ld, char **f, size_t n)
+{
+	rbi_profile *p = ld->p;
+	uint64_t id, thread, fiber, root;
+	uint32_t got;
+	int rc;
+
+	(void)n;
+	if (!num(f[1], UINT32_MAX - 1, &id) || id != p->nfibers || !p->nthreads ||
+	    !num(f[2], p->nthreads - 1, &thread) || !num(f[3], UINT64_MAX, &fiber) || !fiber ||
+	    !num(f[4], 1, &root))
+		return rbi_fail(RBI_CORRUPT, "bad fiber");
+	if ((rc = fiber_id(p, (uint32_t)thread, fiber, root, &got)))
+		return rc;
+	return interned_as("fiber", id, got);
+}
+
+/* Before version 2 a sample has no FIBER_ID (unknown), before 3 no
+   WEIGHT_NS (one period). */
+static int load_sample(struct loader *ld, char **f, size_t n)
+{
+	rbi_profile *p = ld->p;
+	uint64_t time, node, thread, state, gc;
+	uint64_t fiber = RBI_PROFILE_NO_FIBER, weight = rbi_profile_period_ns(p);
+
+	if (!num(f[1], UINT64_MAX, &time) || !num(f[2], p->nnodes - 1, &node) ||
+	    !p->nthreads || !num(f[3], p->nthreads - 1, &thread) ||
+	    !num(f[4], RBI_STATE_GVL_WAIT, &state) || !num(f[5], 1, &gc) ||
+	    (n > 6 && *f[6] && (!p->nfibers || !num(f[6], p->nfibers - 1, &fiber) ||
+				p->fibers[fiber].thread != thread)) ||
+	    (n > 7 && !num(f[7], WEIGHT_MAX, &weight)))
+		return rbi_fail(RBI_CORRUPT, "bad sample");
+	return push_sample(p, time, (uint32_t)node, (uint32_t)thread, (uint32_t)fiber,
+			   (unsigned)state, gc, weight);
+}
+
+/* The closing figures, once; before version 4 without missed ticks. */
+static int load_figures(struct loader *ld, char **f, size_t n)
+{
+	uint64_t v[11] = { 0 };
+
+	if (ld->stats_seen)
+		return rbi_fail(RBI_CORRUPT, "closing figures twice");
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!num(f[i + 1], UINT64_MAX, &v[i]))
+			return rbi_fail(RBI_CORRUPT, "bad figures");
+	struct rbi_sample_stats st = {
+		.samples = v[0], .stacks = v[1], .idle = v[2], .errors = v[3],
+		.torn = v[4], .retries = v[5], .rescans = v[6], .total_ns = v[7],
+		.max_ns = v[8], .late = v[9], .missed = v[10],
+	};
+	ld->stats_seen = true;
+	rbi_profile_add_stats(ld->p, &st);
+	return RBI_OK;
+}
+
+/* The raw form's records: each one's fields (its tag counted) in each
+   version of the format, 0 in a version without it. */
+static const struct raw_record {
+	char tag;
+	uint8_t fields[RAW_VERSION + 1];        /* by version; [0] unused */
+	int (*load)(struct loader *ld, char **f, size_t n);
+} raw_records[] = {
+	{ 'm', { 0, 3, 3, 3, 3 }, load_meta },
+	{ 'f', { 0, 7, 7, 7, 7 }, load_frame },
+	{ 't', { 0, 8, 8, 8, 8 }, load_thread },
+	{ 'u', { 0, 0, 5, 5, 5 }, load_fiber },
+	{ 'n', { 0, 4, 4, 4, 4 }, load_node },
+	{ 's', { 0, 6, 7, 8, 8 }, load_sample },
+	{ 'x', { 0, 11, 11, 11, 12 }, load_figures },
+};
+
+#define RAW_FIELDS_MAX 12
+
+static int load_line(struct loader *ld, char *line)
+{
+	char *f[RAW_FIELDS_MAX];
 	size_t n = split(line, f, RBI_ARRAY_SIZE(f));
-	uint64_t a, b, c, d, e;
-	int64_t x, y, z;
 
 	for (size_t i = 1; i < n; i++)
 		if (!unescape(f[i]))
 			return rbi_fail(RBI_CORRUPT, "bad escape");
-	if (!strcmp(f[0], "m") && n == 3)
-		return rbi_profile_set_meta(p, f[1], f[2]);
-	if (!strcmp(f[0], "f") && n == 7) {
-		if (!num(f[1], UINT32_MAX, &a) || a != p->ft.n ||
-		    !snum(f[2], RBI_FRAME_RUBY, RBI_FRAME_NATIVE, &x) ||
-		    !snum(f[3], 0, INT32_MAX, &y) || !snum(f[4], 0, INT32_MAX, &z))
-			return rbi_fail(RBI_CORRUPT, "bad frame");
-		const struct rbi_sample_frame *fr = rbi_frametab_intern(&p->ft,
-			(rbi_frame_kind)x, f[5], *f[6] ? f[6] : NULL, (int)y, (int)z);
-		if (!fr)
-			return rbi_fail(RBI_NOMEM, "out of memory");
-		if (fr->id != a)
-			return rbi_fail(RBI_CORRUPT, "frame %" PRIu64 " repeats frame %u", a, fr->id);
-		return RBI_OK;
-	}
-	if (!strcmp(f[0], "t") && n == 8) {
-		uint32_t id;
-		int rc;
+	for (size_t i = 0; f[0][0] && !f[0][1] && i < RBI_ARRAY_SIZE(raw_records); i++) {
+		const struct raw_record *r = &raw_records[i];
 
-		if (!num(f[1], UINT32_MAX, &a) || a != p->nthreads ||
-		    !snum(f[2], 0, INT32_MAX, &x) || !num(f[3], UINT32_MAX, &b) ||
-		    !snum(f[4], 0, INT32_MAX, &y) || !num(f[5], 1, &c) ||
-		    !num(f[6], UINT64_MAX, &d))
-			return rbi_fail(RBI_CORRUPT, "bad thread");
-		if ((rc = thread_id(p, (pid_t)x, d, (int32_t)y, (unsigned)b, *f[7] ? f[7] : NULL,
-				    c, &id)))
-			return rc;
-		if (id != a)
-			return rbi_fail(RBI_CORRUPT, "thread %" PRIu64 " repeats thread %u", a, id);
-		return RBI_OK;
+		if (r->tag != f[0][0] || !r->fields[ld->version])
+			continue;
+		if (n != r->fields[ld->version])
+			return rbi_fail(RBI_CORRUPT, "a \"%c\" record of %zu fields (version %u "
+					"has %u)", r->tag, n, ld->version, r->fields[ld->version]);
+		return r->load(ld, f, n);
 	}
-	if (!strcmp(f[0], "n") && n == 4) {
-		uint32_t id;
-		int rc;
+	return rbi_fail(RBI_CORRUPT, "unknown record \"%.20s\" in version %u", f[0],
+			ld->version);
+}
 
-		if (!num(f[1], UINT32_MAX, &a) || a != p->nnodes || !num(f[2], a - 1, &b) ||
-		    !num(f[3], p->ft.n ? p->ft.n - 1 : 0, &c) || !p->ft.n)
-			return rbi_fail(RBI_CORRUPT, "bad node");
-		if ((rc = node_child(p, (uint32_t)b, (uint32_t)c, &id)))
-			return rc;
-		if (id != a)
-			return rbi_fail(RBI_CORRUPT, "node %" PRIu64 " repeats node %u", a, id);
-		return RBI_OK;
-	}
-	if (!strcmp(f[0], "u") && n == 5 && version > 1) {
-		uint32_t id;
-		int rc;
+/* The format version a raw profile's first line names; 0 if none we read. */
+static unsigned raw_version(const char *line)
+{
+	char magic[32];
 
-		if (!num(f[1], UINT32_MAX - 1, &a) || a != p->nfibers || !p->nthreads ||
-		    !num(f[2], p->nthreads - 1, &b) || !num(f[3], UINT64_MAX, &c) || !c ||
-		    !num(f[4], 1, &d))
-			return rbi_fail(RBI_CORRUPT, "bad fiber");
-		if ((rc = fiber_id(p, (uint32_t)b, c, d, &id)))
-			return rc;
-		if (id != a)
-			return rbi_fail(RBI_CORRUPT, "fiber %" PRIu64 " repeats fiber %u", a, id);
-		return RBI_OK;
+	for (unsigned v = 1; v <= RAW_VERSION; v++) {
+		snprintf(magic, sizeof(magic), "%s%u", RAW_MAGIC, v);
+		if (!strcmp(line, magic))
+			return v;
 	}
-	if (!strcmp(f[0], "s") && n == (version > 2 ? 8 : version > 1 ? 7 : 6)) {
-		uint64_t fiber = RBI_PROFILE_NO_FIBER, weight = rbi_profile_period_ns(p);
-
-		if (!num(f[1], UINT64_MAX, &a) || !num(f[2], p->nnodes - 1, &b) ||
-		    !p->nthreads || !num(f[3], p->nthreads - 1, &c) ||
-		    !num(f[4], RBI_STATE_GVL_WAIT, &d) || !num(f[5], 1, &e) ||
-		    (n >= 7 && *f[6] && (!p->nfibers || !num(f[6], p->nfibers - 1, &fiber) ||
-					 p->fibers[fiber].thread != c)) ||
-		    (n == 8 && !num(f[7], WEIGHT_MAX, &weight)))
-			return rbi_fail(RBI_CORRUPT, "bad sample");
-		return push_sample(p, a, (uint32_t)b, (uint32_t)c, (uint32_t)fiber, (unsigned)d, e,
-				   weight);
-	}
-	if (!strcmp(f[0], "x") && n == (version > 3 ? 12 : 11) && !*stats_seen) {
-		uint64_t v[11] = { 0 };
-
-		for (size_t i = 0; i + 1 < n; i++)
-			if (!num(f[i + 1], UINT64_MAX, &v[i]))
-				return rbi_fail(RBI_CORRUPT, "bad figures");
-		struct rbi_sample_stats st = {
-			.samples = v[0], .stacks = v[1], .idle = v[2], .errors = v[3],
-			.torn = v[4], .retries = v[5], .rescans = v[6], .total_ns = v[7],
-			.max_ns = v[8], .late = v[9], .missed = v[10],
-		};
-		*stats_seen = true;
-		rbi_profile_add_stats(p, &st);
-		return RBI_OK;
-	}
-	return rbi_fail(RBI_CORRUPT, "unknown record \"%.20s\"", f[0]);
+	return 0;
 }
 
 static int load(FILE *f, bool aggregate, rbi_profile **out)
@@ -1006,8 +1091,7 @@ static int load(FILE *f, bool aggregate, rbi_profile **out)
 	rbi_profile *p = NULL;
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
-	bool stats_seen = false;
-	unsigned version = 0;
+	struct loader ld = { 0 };
 	size_t cut = 0;
 	ssize_t len;
 	int rc;
@@ -1017,6 +1101,7 @@ static int load(FILE *f, bool aggregate, rbi_profile **out)
 	if ((rc = rbi_profile_new(&p)))
 		return rc;
 	p->aggregated = aggregate;
+	ld.p = p;
 	while ((len = rbi_read_line(&line, &cap, f, RAW_LINE_MAX)) != -1) {
 		lineno++;
 		if (len < 0) {
@@ -1036,17 +1121,15 @@ static int load(FILE *f, bool aggregate, rbi_profile **out)
 			break;
 		}
 		if (lineno == 1) {
-			version = !strcmp(line, RAW_MAGIC) ? 4 : !strcmp(line, RAW_MAGIC_V3) ? 3 :
-				  !strcmp(line, RAW_MAGIC_V2) ? 2 :
-				  !strcmp(line, RAW_MAGIC_V1) ? 1 : 0;
-			if (!version) {
+			if (!(ld.version = raw_version(line))) {
 				rc = rbi_fail(RBI_CORRUPT, "not an rbinspect raw profile "
-					      "(it starts \"%.40s\"; want \"%s\")", line, RAW_MAGIC);
+					      "(it starts \"%.40s\"; want \"%s%u\")", line,
+					      RAW_MAGIC, RAW_VERSION);
 				break;
 			}
 			continue;
 		}
-		if ((rc = load_line(p, version, line, &stats_seen))) {
+		if ((rc = load_line(&ld, line))) {
 			rbi_fail_context(rc, "raw profile line %zu: ", lineno);
 			break;
 		}
@@ -1055,7 +1138,7 @@ static int load(FILE *f, bool aggregate, rbi_profile **out)
 		rc = rbi_fail(RBI_CORRUPT, "empty file: not an rbinspect raw profile");
 	/* The figures are written last: without them the file was cut short
 	   (a full disk, a copy interrupted) and holds only some samples. */
-	if (!rc && (cut || !stats_seen)) {
+	if (!rc && (cut || !ld.stats_seen)) {
 		char why[128];
 
 		if (cut)

@@ -209,6 +209,11 @@ static void test_raw(rbi_profile *p)
 		"rbinspect-profile 3\nf\t0\t1\t3\t1\tx\t\n"             /* a weight of days */
 		"t\t0\t42\t1\t101\t1\t4096\t\nn\t1\t0\t0\ns\t5\t1\t0\t0\t0\t\t999999999999999\n",
 		"rbinspect-profile 4\nx\t9\t8\t7\t6\t5\t4\t3\t2\t1\t10\n",  /* no ticks missed */
+		"rbinspect-profile 4\nx\t9\t8\t7\t6\t5\t4\t3\t2\t1\t10\t0\n"  /* figures twice */
+		"x\t9\t8\t7\t6\t5\t4\t3\t2\t1\t10\t0\n",
+		"rbinspect-profile 5\n",                                  /* a newer format */
+		"rbinspect-profile 04\n",
+		"rbinspect-profile 4\nff\t0\t1\t3\t1\tx\t\n",             /* a longer tag */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		q = NULL;
