@@ -339,6 +339,8 @@ RBI_EXPORT int rbi_heap_object_alloc(rbi_heap_iter *it, const struct rbi_heap_sl
 	if (!it || !s || !out)
 		return rbi_fail(RBI_INVAL, "no walk, slot or result");
 	*out = (struct rbi_heap_alloc){ 0 };
+	if ((rc = rbi_heap_scratch_open(it)))
+		return rc;
 	if (!(a = walk_alloc(it)))
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	if (a->rc == RBI_ITER_END)

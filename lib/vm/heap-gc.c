@@ -124,6 +124,8 @@ RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap
 	if (!it || !s || !out)
 		return rbi_fail(RBI_INVAL, "no heap walk or slot");
 	*out = 0;
+	if ((rc = rbi_heap_scratch_open(it)))
+		return rc;
 	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
 
@@ -298,6 +300,8 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 	if (!it || !s || !out)
 		return rbi_fail(RBI_INVAL, "no heap walk or slot");
 	*out = 0;
+	if ((rc = rbi_heap_scratch_open(it)))
+		return rc;
 	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
 	if ((s->flags & RBI_FL_EXIVAR) && (rc = rbi_heap_genivar_memsize(it, s, &generic)))

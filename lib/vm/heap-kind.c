@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "vm/heap-object.h"
+#include "vm/heap-iter.h"
 
 /* The name of IMEMO type TYPE in layout L, NULL if L names none so. */
 static const char *imemo_type_name(const struct rbi_layout *l, unsigned type)

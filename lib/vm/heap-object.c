@@ -105,6 +105,29 @@ void rbi_heap_object_scratch_free(struct heap_object_scratch *sc)
 	*sc = (struct heap_object_scratch){ 0 };
 }
 
+static void scratch_destroy(void *sc)
+{
+	rbi_heap_object_scratch_free(sc);
+	free(sc);
+}
+
+int rbi_heap_scratch_open(struct rbi_heap_iter *it)
+{
+	struct heap_object_scratch *sc;
+
+	if (rbi_heap_iter_ext(it))
+		return RBI_OK;
+	if (!(sc = calloc(1, sizeof(*sc))))
+		return rbi_fail(RBI_NOMEM, "out of memory");
+	rbi_heap_iter_set_ext(it, sc, scratch_destroy);
+	return RBI_OK;
+}
+
+struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it)
+{
+	return rbi_heap_iter_ext(it);
+}
+
 static int add_ref(struct heap_object_scratch *sc, struct rbi_heap_object *out, uint64_t v)
 {
 	if (!RBI_GROW(sc->refs, sc->refs_cap, out->nrefs + 1, 64))
@@ -949,9 +972,12 @@ static int object_fields(struct rbi_heap_iter *it, const struct rbi_heap_slot *s
 RBI_EXPORT int rbi_heap_object_read(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 				    size_t value_max, struct rbi_heap_object *out)
 {
-	struct heap_object_scratch *sc = rbi_heap_iter_scratch(it);
+	struct heap_object_scratch *sc;
 	int rc;
 
+	if ((rc = rbi_heap_scratch_open(it)))
+		return rc;
+	sc = rbi_heap_iter_scratch(it);
 	*out = (struct rbi_heap_object){
 		.type_name = dump_type_name(s->type),
 		.klass = s->type == RBI_T_IMEMO || s->type == RBI_T_NODE ? 0 : s->klass,
@@ -992,9 +1018,9 @@ RBI_EXPORT int rbi_heap_object_generic_ivars(rbi_heap_iter *it, uint64_t *n)
 
 	if (n)
 		*n = 0;
-	if (!sc || !n)
+	if (!it || !n)
 		return rbi_fail(RBI_INVAL, "no heap walk");
-	if (!sc->genivar_has)
+	if (!sc || !sc->genivar_has)
 		return RBI_ITER_END;
 	if (sc->genivar_rc)
 		return rbi_fail(sc->genivar_rc, "%s", sc->genivar_err);

@@ -1,9 +1,10 @@
-/* heap-object.h: what heap-object.c keeps in a heap walk, and how it gets
- * at the walk (heap.c).  Not installed. */
+/* heap-object.h: what heap-object.c and the readers of single objects
+ * keep in a heap walk.  Not installed. */
 #ifndef RBI_HEAP_OBJECT_H
 #define RBI_HEAP_OBJECT_H
 
 #include "util/table.h"
+#include "vm/heap-iter.h"
 #include "vm/vm.h"
 
 struct heap_page;
@@ -206,13 +207,9 @@ int rbi_heap_iseq_operands(struct rbi_heap_iter *it, const struct rbi_heap_slot 
 			   struct rbi_heap_object *out, uint64_t code, uint32_t size,
 			   bool translated, bool *known);
 
-/* heap.c */
+/* The walk's scratch, made by rbi_heap_scratch_open: every exported
+   reader of one object opens it first, so that what it calls finds it. */
+int rbi_heap_scratch_open(struct rbi_heap_iter *it);
 struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it);
-struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it);
-/* The page of the slot rbi_heap_iter_next returned last. */
-const struct heap_page *rbi_heap_iter_page(struct rbi_heap_iter *it);
-const struct rbi_vm *rbi_heap_iter_vm(struct rbi_heap_iter *it);
-/* rb_class_real(KLASS), the walk's cached answer. */
-int rbi_heap_iter_class_real(struct rbi_heap_iter *it, uint64_t klass, uint64_t *real);
 
 #endif

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "util/table.h"
-#include "vm/heap-object.h"
+#include "vm/heap-iter.h"
 #include "vm/heap-pages.h"
 
 /* More pages than this (256 GiB of 16 KiB pages) is a corrupt count. */
@@ -117,13 +117,22 @@ struct rbi_heap_iter {
 	struct rbi_map cls_index;       /* klass -> its index in CLS */
 	size_t last;                    /* the entry found last: neighbouring
 					   objects mostly share a class */
-	struct heap_object_scratch scratch;     /* rbi_heap_object_read */
+	/* What the readers of single objects keep for a walk (heap-object.c
+	   makes it at its first call), and how it goes with the walk. */
+	void *ext;
+	void (*ext_free)(void *ext);
 	struct heap_tally_ruby rb;      /* for rbi_heap_owned_bytes */
 };
 
-struct heap_object_scratch *rbi_heap_iter_scratch(struct rbi_heap_iter *it)
+void *rbi_heap_iter_ext(struct rbi_heap_iter *it)
 {
-	return &it->scratch;
+	return it->ext;
+}
+
+void rbi_heap_iter_set_ext(struct rbi_heap_iter *it, void *ext, void (*ext_free)(void *ext))
+{
+	it->ext = ext;
+	it->ext_free = ext_free;
 }
 
 struct rbi_target *rbi_heap_iter_target(struct rbi_heap_iter *it)
@@ -645,7 +654,8 @@ RBI_EXPORT void rbi_heap_iter_free(rbi_heap_iter *it)
 	rbi_map_free(&it->cls_index);
 	free(it->totals);
 	rbi_map_free(&it->totals_index);
-	rbi_heap_object_scratch_free(&it->scratch);
+	if (it->ext_free)
+		it->ext_free(it->ext);
 	free(it);
 }
 

@@ -20,7 +20,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "vm/heap-object.h"
+#include "vm/heap-iter.h"
 
 /* Shapes read at most: 3.3's SHAPE_BUFFER_SIZE is 2^19. */
 #define SHAPES_MAX (1u << 20)
