@@ -17,7 +17,7 @@
  * references of Arrays, Objects, Hashes, Structs, Strings, Floats,
  * Bignums, Symbols, Rationals, Complexes, Regexps, MatchData, Files, Procs,
  * Bindings, Methods, Times, ARGF, Monitors, autoload's data, environments,
- * method entries, the other internal objects lib/vm/heap-refs.c,
+ * method entries, the other internal objects lib/vm/dump/heap-refs.c,
  * heap-imemo.c and heap-iseq.c read, classes, modules and include
  * wrappers; where ObjectSpace.trace_object_allocations recorded it, an
  * object's file, line, method and generation (rbi_heap_object_alloc).
@@ -361,7 +361,7 @@ static int root_line(const struct rbi_heap_root *root, void *arg)
 	rbi_json_key(j, "root"); rbi_json_cstr(j, root->name);
 	/* The references of T_DATA and internal objects other than those
 	   read (Procs, Bindings, Methods, Times..., environments, method
-	   entries, call caches...: lib/vm/heap-object.c) are not written:
+	   entries, call caches...: lib/vm/dump/heap-object.c) are not written:
 	   what they hold looks unreferenced (heap top and heap retainers
 	   then start from such objects too). */
 	rbi_json_key(j, "partial"); rbi_json_bool(j, true);

@@ -81,20 +81,20 @@ ruby_dwarf() { [ "$1" != deb ] && [ "${1%-stripped}" = "$1" ]; }
 # RMatch, rb_io_t, the classes' tables and the shapes for the families of the DWARF builds
 # only (2.7, 3.1, 3.3, 3.4: lib/layout/tables/dwarf); with DWARF, 3.2's Objects (its shapes
 # live in the VM, not read); classes' references only on the families whose GC marking of
-# classes was read (the same four: lib/vm/heap-class.c), and without DWARF not on 3.4
+# classes was read (the same four: lib/vm/dump/heap-class.c), and without DWARF not on 3.4
 # from 3.4.6 to 3.4.10 (its call caches' entries changed between 3.4.5 and 3.4.11, whose
 # are known: tools/layout-tables.py NOT_CARRIED, OBSERVED).
 # Iseqs' references ("iseq") only on 3.3 and 3.4, whose marking of them by mark bits was
-# read (lib/vm/heap-iseq.c), and 2.7 and 3.1, whose GC decodes the instructions
-# (lib/vm/heap-iseq-insns.c: 2.7.4's and 3.1.2's tables, the VM's address table found
+# read (lib/vm/dump/heap-iseq.c), and 2.7 and 3.1, whose GC decodes the instructions
+# (lib/vm/dump/heap-iseq-insns.c: 2.7.4's and 3.1.2's tables, the VM's address table found
 # through DWARF or, stripped, by its shape), and not while YJIT runs (the yjit* variants).
 # Call caches'
 # and call infos' ("callcache", "callinfo") only on 3.1, 3.3 and 3.4, whose marking of
-# them was read (lib/vm/heap-imemo.c); ifuncs, memos and the T_DATA of Time, ARGF and
-# autoload, queues and 3.4's pin_array_list (lib/vm/heap-imemo.c, heap-data.c) where the layout has their structs: with
+# them was read (lib/vm/dump/heap-imemo.c); ifuncs, memos and the T_DATA of Time, ARGF and
+# autoload, queues and 3.4's pin_array_list (lib/vm/dump/heap-imemo.c, heap-data.c) where the layout has their structs: with
 # DWARF, or the built-in tables of the four families.
 # Threads', Fibers' and Ractors' ("VM/thread", "fiber", "ractor") on the families whose
-# marking of them was read (2.7, 3.1, 3.3, 3.4: lib/vm/heap-thread.c); no Ractors before
+# marking of them was read (2.7, 3.1, 3.3, 3.4: lib/vm/dump/heap-thread.c); no Ractors before
 # 3.0.
 heap_unread() {
 	local classes=CLASS,MODULE,ICLASS unread

@@ -56,7 +56,7 @@ def folder_of(src, root):
         return None
     if len(parts) == 2:                 # lib/session.c
         return os.path.splitext(parts[1])[0]
-    return parts[1]
+    return "/".join(parts[1:-1])        # lib/mem, and lib/vm's rooms: vm/heap
 
 
 def objects(build):

@@ -152,6 +152,9 @@ struct rbi_shapes {
    RBI_CORRUPT, RBI_NOMEM, read errors. */
 int rbi_vm_shapes_read(struct rbi_target *t, const struct rbi_vm *vm, struct rbi_shapes *out);
 void rbi_shapes_free(struct rbi_shapes *s);
+/* Whether this Ruby's shapes and objects' shape ids can be read: its
+   layout has the shape tree (3.3+; not 3.2's layouts). */
+bool rbi_vm_shapes_in_layout(const struct rbi_layout *l);
 
 /* st_tables (st.c).  The bytes of a table's header the reader needs: up
    to entries, its last member. */
