@@ -29,6 +29,7 @@
 #include "arch/arch.h"
 #include "vm/heap/heap-pages.h"
 #include "vm/heap/heap-stack.h"
+#include "vm/vm.h"
 
 /* Entries of rb_global_tbl read at most (a few hundred in practice); the
    same bound for 3.4's list of registered addresses. */

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/eval/eval.h"
 
 #define CONST_NAME_MAX 256
 /* Ancestors searched: superclasses and included modules. */

@@ -8,7 +8,7 @@
  * rb_cref_t's words: RBI_CREF_* (vm.h). */
 #include <inttypes.h>
 
-#include "vm/vm.h"
+#include "vm/eval/eval.h"
 
 /* check_cref: the scope V holds (V itself, its method's, or through an
    svar when CAN_BE_SVAR), else 0. */

@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/eval/eval.h"
 
 #define ANCHOR_INSNS 48
 #define ANCHOR_REFS 16

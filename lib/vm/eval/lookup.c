@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/eval/eval.h"
 
 /* The local names listed in a "no such variable" message. */
 #define NAMES_SHOWN 160

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 #define CLASSPATH_MAX 512
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 /* Items read at most: Object's constant table holds a few thousand. */
 #define ITEMS_MAX (1u << 20)

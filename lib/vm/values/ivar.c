@@ -18,7 +18,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 /* ROBJECT_EMBED: the instance variables are in the slot (2.6-3.4). */
 #define ROBJECT_EMBED RBI_FL_USER(1)

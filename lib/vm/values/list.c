@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 /* Fresh reads of a live list that keeps changing under the walk. */
 #define LIVE_ATTEMPTS 20

@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 /* Shapes read at most: 3.3's SHAPE_BUFFER_SIZE is 2^19. */
 #define SHAPES_MAX (1u << 20)

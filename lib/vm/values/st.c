@@ -5,7 +5,7 @@
  * classes' ivar index tables. */
 #include <inttypes.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 /* An st_table entry deleted: its hash is RESERVED_HASH_VAL (st.c). */
 #define ST_DELETED_HASH (~(uint64_t)0)

@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 /* <= 3.1: RSTRING_EMBED_LEN_MASK = FL_USER2..FL_USER6. */
 #define RSTRING_EMBED_LEN_SHIFT (RBI_FL_USHIFT + 2)

@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "vm/vm.h"
+#include "vm/values/values.h"
 
 #define ID_SCOPE_SHIFT 4        /* RUBY_ID_SCOPE_SHIFT, id.h */
 #define ID_ENTRY_UNIT 512
