@@ -110,6 +110,16 @@ static bool bits_word(struct rbi_heap_iter *it, uint32_t off, uint32_t from, uin
 	return true;
 }
 
+/* What both readers of one object here check first: a walk, a slot, a
+   place for the answer; and the walk's scratch, opened. */
+static int object_reader_begin(rbi_heap_iter *it, const struct rbi_heap_slot *s,
+			       const void *out)
+{
+	if (!it || !s || !out)
+		return rbi_fail(RBI_INVAL, "no heap walk or slot");
+	return rbi_heap_scratch_open(it);
+}
+
 RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap_slot *s,
 					unsigned *out)
 {
@@ -121,11 +131,9 @@ RBI_EXPORT int rbi_heap_object_gc_flags(rbi_heap_iter *it, const struct rbi_heap
 	unsigned age;
 	int rc;
 
-	if (!it || !s || !out)
-		return rbi_fail(RBI_INVAL, "no heap walk or slot");
-	*out = 0;
-	if ((rc = rbi_heap_scratch_open(it)))
+	if ((rc = object_reader_begin(it, s, out)))
 		return rc;
+	*out = 0;
 	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
 
@@ -297,11 +305,9 @@ RBI_EXPORT int rbi_heap_object_memsize(rbi_heap_iter *it, const struct rbi_heap_
 	uint64_t owned = 0, generic = 0;
 	int rc;
 
-	if (!it || !s || !out)
-		return rbi_fail(RBI_INVAL, "no heap walk or slot");
-	*out = 0;
-	if ((rc = rbi_heap_scratch_open(it)))
+	if ((rc = object_reader_begin(it, s, out)))
 		return rc;
+	*out = 0;
 	vm = rbi_heap_iter_vm(it);
 	l = vm->layout;
 	if ((s->flags & RBI_FL_EXIVAR) && (rc = rbi_heap_genivar_memsize(it, s, &generic)))
