@@ -518,6 +518,110 @@ static int cfunc_caller(struct fwalk *w, size_t i)
 	return RBI_OK;
 }
 
+/* F is shown where its caller is: the path and line cfunc_caller found (a
+   C method's frame, or a builtin that backtraces show as one). */
+static void at_caller(const struct fwalk *w, struct rbi_frame *f)
+{
+	f->kind = RBI_FRAME_CFUNC;
+	f->path = w->caller_none ? NULL : w->caller_path;
+	f->path_cut = w->caller_path_cut;
+	f->line = w->caller_line;
+	f->line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
+}
+
+/* Control frame I (C, its environment's FLAGS and ME_CREF), running an
+   iseq, into F, its memo *M and method entry *CME; *SHOWN false when the
+   frame before it hides it (*SKIP_NEXT, which this frame sets for the
+   next). */
+static int iseq_frame(struct fwalk *w, size_t i, const struct cfp *c, uint64_t flags,
+		      uint64_t me_cref, bool *skip_next, struct rbi_frame *f,
+		      struct memo **m, uint64_t *cme, bool *shown)
+{
+	bool hidden = *skip_next;
+	int rc;
+
+	*shown = false;
+	if ((rc = ruby_frame(w, c, flags, me_cref, m, cme, &f->line)))
+		return rc;
+	if (rbi_iseq_c_trace(&(*m)->is)) {
+		/* A builtin that backtraces show as a C method, at its
+		   caller's line.  The caller first: finding it may reuse
+		   memo slots. */
+		if ((rc = cfunc_caller(w, i)) ||
+		    (rc = ruby_frame(w, c, flags, me_cref, m, cme, &f->line)))
+			return rc;
+		*skip_next = false;
+		at_caller(w, f);
+		*shown = !hidden;
+		return RBI_OK;
+	}
+	*skip_next = rbi_vm_frame_hides_caller(w->vm, &(*m)->is);
+	f->kind = RBI_FRAME_RUBY;
+	f->vm_entry = (flags & VM_FRAME_FLAG_FINISH) != 0;
+	f->iseq = c->iseq;
+	f->pc = c->pc;
+	f->path = (*m)->path;
+	f->path_cut = (*m)->path_cut;
+	f->line_error = (*m)->line_bad[0] ? (*m)->line_bad : NULL;
+	*shown = !hidden;
+	return RBI_OK;
+}
+
+/* Control frame I (C, FLAGS, ME_CREF) running no iseq, into F, *M and
+   *CME: a C method's, at its caller's place; *SHOWN false for one Ruby
+   does not report. */
+static int cfunc_frame(struct fwalk *w, size_t i, const struct cfp *c, uint64_t flags,
+		       uint64_t me_cref, struct rbi_frame *f, struct memo **m, uint64_t *cme,
+		       bool *shown)
+{
+	bool hit;
+	int rc;
+
+	*shown = false;
+	if (rbi_vm_frame_shown(c->iseq, c->pc, f->type) == RBI_VM_SHOWN_NONE)
+		return RBI_OK;
+	/* The caller first: finding it may reuse memo slots. */
+	if ((rc = cfunc_caller(w, i)))
+		return rc;
+	if ((rc = frame_method_entry(w, c->ep, flags, me_cref, cme)))
+		return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
+	/* A C method's frame always has its method entry; one without, in a
+	   process that runs, was caught half written (Ruby 2.7 sets ec->cfp
+	   before it fills the frame in), as the sampler finds too. */
+	if (!*cme && w->moves)
+		return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " is a C method's "
+				"without its method entry: half written", c->addr);
+	*m = memo_slot(w, 0, *cme, &hit);
+	if (!hit) {
+		if ((rc = cfunc_labels(w, *m, *cme))) {
+			memo_clear(*m);
+			return rbi_fail_context(rc, "control frame 0x%" PRIx64 ": ", c->addr);
+		}
+		(*m)->used = true;
+	}
+	at_caller(w, f);
+	f->cfunc = (*m)->cfunc;
+	*shown = true;
+	return RBI_OK;
+}
+
+/* F's names, from its memo M, and its method entry CME. */
+static int name_frame(struct fwalk *w, struct rbi_frame *f, const struct memo *m, uint64_t cme)
+{
+	/* Labels and paths read as unknown because the process died under
+	   the read are not this frame's. */
+	if (rbi_target_gone_seen(w->t))
+		return rbi_fail_gone(w->t);
+	f->cme = cme;
+	f->label = m->label;
+	f->label_cut = m->label_cut;
+	f->own_label = m->own_label;
+	f->own_label_cut = m->own_label_cut;
+	f->base_label = m->base_label;
+	f->base_label_cut = m->base_label_cut;
+	return RBI_OK;
+}
+
 static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 		size_t *emitted_out)
 {
@@ -526,13 +630,12 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 	int rc;
 
 	*emitted_out = 0;
-
 	for (size_t i = 0; i < w->cur->n && (!max_frames || emitted < max_frames); i++) {
 		struct rbi_frame f = { .index = emitted };
 		uint64_t flags, me_cref, cme;
 		struct memo *m;
 		struct cfp c;
-		bool hit;
+		bool shown;
 
 		get_cfp(w, i, &c);
 		if (c.iseq && rbi_vm_frame_shown(c.iseq, c.pc, RBI_FRAME_TYPE_UNKNOWN) ==
@@ -543,85 +646,15 @@ static int walk(struct fwalk *w, size_t max_frames, rbi_frame_fn fn, void *arg,
 		f.cfp = c.addr;
 		f.self = c.self;
 		f.type = frame_type(flags);
-		if (c.iseq) {
-			bool skip = skip_next;
-
-			if ((rc = ruby_frame(w, &c, flags, me_cref, &m, &cme, &f.line)))
-				return rc;
-			if (rbi_iseq_c_trace(&m->is)) {
-				/* A builtin that backtraces show as a C method,
-				   at its caller's line.  The caller first: finding
-				   it may reuse memo slots. */
-				if ((rc = cfunc_caller(w, i)) ||
-				    (rc = ruby_frame(w, &c, flags, me_cref, &m, &cme, &f.line)))
-					return rc;
-				skip_next = false;
-				if (skip)
-					continue;
-				f.kind = RBI_FRAME_CFUNC;
-				f.path = w->caller_none ? NULL : w->caller_path;
-				f.path_cut = w->caller_path_cut;
-				f.line = w->caller_line;
-				f.line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
-				goto emit;
-			}
-			skip_next = rbi_vm_frame_hides_caller(w->vm, &m->is);
-			if (skip)
-				continue;
-			f.kind = RBI_FRAME_RUBY;
-			f.vm_entry = (flags & VM_FRAME_FLAG_FINISH) != 0;
-			f.iseq = c.iseq;
-			f.pc = c.pc;
-			f.path = m->path;
-			f.path_cut = m->path_cut;
-			f.line_error = m->line_bad[0] ? m->line_bad : NULL;
-		} else {
-			if (rbi_vm_frame_shown(c.iseq, c.pc, f.type) == RBI_VM_SHOWN_NONE)
-				continue;       /* not a frame Ruby reports */
-			/* The caller first: finding it may reuse memo slots. */
-			if ((rc = cfunc_caller(w, i)))
-				return rc;
-			if ((rc = frame_method_entry(w, c.ep, flags, me_cref, &cme)))
-				return rbi_fail_context(rc, "control frame 0x%" PRIx64
-							": ", c.addr);
-			/* A C method's frame always has its method entry; one
-			   without, in a process that runs, was caught half
-			   written (Ruby 2.7 sets ec->cfp before it fills the
-			   frame in), as the sampler finds too. */
-			if (!cme && w->moves)
-				return rbi_fail(RBI_TORN, "control frame 0x%" PRIx64 " is a C "
-						"method's without its method entry: half "
-						"written", c.addr);
-			m = memo_slot(w, 0, cme, &hit);
-			if (!hit) {
-				if ((rc = cfunc_labels(w, m, cme))) {
-					memo_clear(m);
-					return rbi_fail_context(rc, "control frame 0x%"
-								PRIx64 ": ", c.addr);
-				}
-				m->used = true;
-			}
-			f.kind = RBI_FRAME_CFUNC;
-			f.cfunc = m->cfunc;
-			f.path = w->caller_none ? NULL : w->caller_path;
-			f.path_cut = w->caller_path_cut;
-			f.line = w->caller_line;
-			f.line_error = w->caller_line_bad[0] ? w->caller_line_bad : NULL;
-		}
-emit:
-		/* Labels and paths read as unknown because the process died
-		   under the read are not this frame's. */
-		if (rbi_target_gone_seen(w->t))
-			return rbi_fail_gone(w->t);
-		f.cme = cme;
-		f.label = m->label;
-		f.label_cut = m->label_cut;
-		f.own_label = m->own_label;
-		f.own_label_cut = m->own_label_cut;
-		f.base_label = m->base_label;
-		f.base_label_cut = m->base_label_cut;
-		emitted++;
-		*emitted_out = emitted;
+		rc = c.iseq ? iseq_frame(w, i, &c, flags, me_cref, &skip_next, &f, &m, &cme, &shown) :
+			      cfunc_frame(w, i, &c, flags, me_cref, &f, &m, &cme, &shown);
+		if (rc)
+			return rc;
+		if (!shown)
+			continue;
+		if ((rc = name_frame(w, &f, m, cme)))
+			return rc;
+		*emitted_out = ++emitted;
 		if ((rc = fn(&f, arg)))
 			return rc;
 	}
