@@ -284,6 +284,26 @@ static void *helper_main(void *arg)
 	return NULL;
 }
 
+/* P's state, which the helper moves on (PROC_OPENING to PROC_OPENED) and
+   reads for every process while it looks for work: read and written under
+   the lock, by the loop too. */
+static enum proc_state state_of(struct rec *r, const struct proc *p)
+{
+	enum proc_state st;
+
+	pthread_mutex_lock(&r->mu);
+	st = p->state;
+	pthread_mutex_unlock(&r->mu);
+	return st;
+}
+
+static void set_state(struct rec *r, struct proc *p, enum proc_state st)
+{
+	pthread_mutex_lock(&r->mu);
+	p->state = st;
+	pthread_mutex_unlock(&r->mu);
+}
+
 /* A copy of the DWARF layout of a process sampled (the helper cannot read
    it there: the loop may close that process meanwhile), or NULL.  Under
    the lock (the states). */
@@ -349,7 +369,7 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 		p->nonce = rbi_proc_exec_nonce((int)p->pid, p->at_random);
 		p->lost = 0;
 		p->counted = false;
-		p->state = PROC_SAMPLING;
+		set_state(r, p, PROC_SAMPLING);
 		r->sampled = true;
 		set_meta_once(r, p);
 		if (p->exec_unnamed)
@@ -363,10 +383,10 @@ static void proc_opened(struct rec *r, struct proc *p, int rc, uint64_t now)
 	if (p == &r->procs[0])
 		r->root_rc = rc;
 	if (rc == RBI_NO_PROCESS || rc == RBI_ZOMBIE || rc == RBI_GONE || !alive(p->pid)) {
-		p->state = PROC_DEAD;
+		set_state(r, p, PROC_DEAD);
 		return;
 	}
-	p->state = PROC_NEW;
+	set_state(r, p, PROC_NEW);
 	p->backoff = p->backoff ? p->backoff * 2 : RETRY_MIN_NS;
 	if (p->backoff > RETRY_MAX_NS)
 		p->backoff = RETRY_MAX_NS;
@@ -393,9 +413,7 @@ static bool proc_execed(struct rec *r, struct proc *p, uint64_t now)
 		p->exec_ns = now;
 	}
 	proc_close(r, p);
-	pthread_mutex_lock(&r->mu);
-	p->state = PROC_NEW;
-	pthread_mutex_unlock(&r->mu);
+	set_state(r, p, PROC_NEW);
 	p->execed = true;
 	p->backoff = 0;
 	p->retry_at = now;
@@ -573,14 +591,12 @@ static bool tend(struct rec *r, uint64_t now, bool *any_sampling)
 		struct proc *p = &r->procs[i];
 		enum proc_state st;
 
-		pthread_mutex_lock(&r->mu);
-		st = p->state;
-		pthread_mutex_unlock(&r->mu);
+		st = state_of(r, p);
 		if (st == PROC_OPENED)
 			proc_opened(r, p, p->rc, now);
 		else if (st == PROC_NEW && proc_due(p, now))
 			proc_submit(r, i);
-		st = p->state;
+		st = state_of(r, p);
 		any_alive |= st != PROC_DEAD;
 		/* One that ran another program is sampled again once open. */
 		*any_sampling |= st == PROC_SAMPLING || (p->execed && st != PROC_DEAD);
@@ -635,7 +651,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 	rc = open_target(&r, pid, NULL, &t);
 	r.procs[0].t = t;
 	proc_opened(&r, &r.procs[0], rc, rbi_now_ns());
-	if (rc && (r.procs[0].state == PROC_DEAD ||
+	if (rc && (state_of(&r, &r.procs[0]) == PROC_DEAD ||
 		   !(o->flags & (RBI_RECORD_WAIT | RBI_RECORD_SUBPROCESSES))))
 		goto out;
 	rc = RBI_OK;
@@ -669,12 +685,12 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 			void *arg[2] = { &r, q };
 			int src;
 
-			if (q->state != PROC_SAMPLING || proc_execed(&r, q, now))
+			if (state_of(&r, q) != PROC_SAMPLING || proc_execed(&r, q, now))
 				continue;
 			rbi_sampler_skip(q->s, skip);
 			src = rbi_sampler_sample(q->s, add_sample, arg);
 			if (src == RBI_GONE) {
-				q->state = PROC_DEAD;
+				set_state(&r, q, PROC_DEAD);
 				proc_close(&r, q);
 			} else if (src) {
 				rc = src;
@@ -696,7 +712,7 @@ int rbi_record_run(rbi_profile *p, pid_t pid, const struct rbi_record_opts *opts
 
 			next_progress = now + progress_every;
 			for (size_t i = 0; i < r.n; i++) {
-				if (r.procs[i].state != PROC_SAMPLING)
+				if (state_of(&r, &r.procs[i]) != PROC_SAMPLING)
 					continue;
 				rbi_sampler_stats(r.procs[i].s, &qst);
 				rbi_sample_stats_sum(&live, &qst);
