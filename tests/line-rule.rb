@@ -1,7 +1,7 @@
 # line-rule.rb: the rule by which rbinspect calls a line one the VM cannot have, checked
 # against this Ruby's own compiler (lines.sh runs it on every test Ruby).
 #
-# rbinspect (lib/vm/stacks/iseq.c) shows a frame's line as unknown when its iseq's line table gives a
+# rbinspect (lib/vm/stack/iseq.c) shows a frame's line as unknown when its iseq's line table gives a
 # line before its iseq's first line AND before the first line of the code it came from: the
 # iseq reached by climbing parent_iseq from it until one is top-level, main or eval code or
 # has no parent (a method's may have none). So no line may come before the first line of any

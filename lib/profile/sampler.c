@@ -41,7 +41,7 @@
 
 #include "profile/native-sample.h"
 #include "profile/ticks.h"
-#include "vm/stacks/sample.h"
+#include "vm/stack/sample.h"
 
 /* Reads of a torn stack redone within one sample. */
 #define TORN_RETRIES 2

@@ -1,6 +1,6 @@
 /* vm.h: everything lib/vm offers the layers above it (lib/native,
  * lib/profile, the session): its rooms' headers, each including the rooms
- * below it (values, core, stacks, eval; the heap walk's API is the public
+ * below it (values, vm, stack, eval; the heap walk's API is the public
  * header's).  A file inside lib/vm includes its own room's header.  Not
  * installed. */
 #ifndef RBI_VM_H

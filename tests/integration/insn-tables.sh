@@ -1,4 +1,4 @@
-# insn-tables.sh: lib/vm/core/insn-tables.c is what tools/insn-tables.py makes of the release
+# insn-tables.sh: lib/vm/vm/insn-tables.c is what tools/insn-tables.py makes of the release
 # sources it names (2.7.4's and 3.1.2's insns.inc and insns_info.inc), where those sources
 # are: RBI_RUBY_SRC/X.Y (default: what tools/test-rubies.sh kept of its DWARF builds'
 # sources, $RBI_RUBIES/.insns, else /tmp/rubysrc).  Without them, SKIP.  (At run
@@ -20,10 +20,10 @@ for v in 2.7:4 3.1:2; do
 	dirs+=("$d")
 done
 if out=$(python3 "$here/tools/insn-tables.py" "${dirs[@]}" 2>&1) &&
-	diff -u "$here/lib/vm/core/insn-tables.c" - <<<"$out" >"${TMPDIR:-/tmp}/insn-tables.$$.diff"; then
-	ok "lib/vm/core/insn-tables.c is tools/insn-tables.py's output for ${dirs[*]}"
+	diff -u "$here/lib/vm/vm/insn-tables.c" - <<<"$out" >"${TMPDIR:-/tmp}/insn-tables.$$.diff"; then
+	ok "lib/vm/vm/insn-tables.c is tools/insn-tables.py's output for ${dirs[*]}"
 else
-	not_ok "lib/vm/core/insn-tables.c is tools/insn-tables.py's output for ${dirs[*]}"
+	not_ok "lib/vm/vm/insn-tables.c is tools/insn-tables.py's output for ${dirs[*]}"
 	diag "$out"; diag "$(head -40 "${TMPDIR:-/tmp}/insn-tables.$$.diff")"
 fi
 rm -f "${TMPDIR:-/tmp}/insn-tables.$$.diff"

@@ -31,7 +31,7 @@
 
 #include "internal.h"
 #include "tap.h"
-#include "vm/stacks/sample.h"
+#include "vm/stack/sample.h"
 #include "bundled-core.h"
 
 #define RETRIES 2

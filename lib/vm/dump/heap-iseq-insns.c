@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "vm/dump/heap-object.h"
-#include "vm/core/insn-addr.h"
-#include "vm/core/insn-tables.h"
+#include "vm/vm/insn-addr.h"
+#include "vm/vm/insn-tables.h"
 
 /* Bound on an iseq's instruction words; real ones are far smaller. */
 #define ISEQ_WORDS_MAX (1u << 24)

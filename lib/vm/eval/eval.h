@@ -3,7 +3,7 @@
 #ifndef RBI_VM_EVAL_H
 #define RBI_VM_EVAL_H
 
-#include "vm/stacks/stacks.h"
+#include "vm/stack/stack.h"
 
 /* The value of the constant PATH ("Foo", "Foo::BAR", "::Foo") as Ruby
    resolves it in a frame whose lexical scope is CREF (rbi_vm_frame_cref)

@@ -3,7 +3,7 @@
 #ifndef RBI_HEAP_ITER_H
 #define RBI_HEAP_ITER_H
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 struct heap_page;
 

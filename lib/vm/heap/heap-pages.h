@@ -3,7 +3,7 @@
 #ifndef RBI_HEAP_PAGES_H
 #define RBI_HEAP_PAGES_H
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 #include "vm/heap/heap-tally.h"
 
 /* Page bodies read per batch: 16 pages of 16 KiB or 4 of 64 KiB (small

@@ -5,7 +5,7 @@
 #ifndef RBI_HEAP_STACK_H
 #define RBI_HEAP_STACK_H
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 /* Called with each word marked, in marking order; a non-zero return
    stops the walk and is returned. */

@@ -1,7 +1,7 @@
-/* core.h: finding the VM (lib/vm/core): its image, version, layout and
+/* find.h: finding the VM (lib/vm/vm): its image, version, layout and
  * symbol table, live or offline.  Not installed. */
-#ifndef RBI_VM_CORE_H
-#define RBI_VM_CORE_H
+#ifndef RBI_VM_FIND_H
+#define RBI_VM_FIND_H
 
 #include "vm/values/values.h"
 

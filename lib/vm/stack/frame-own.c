@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/stacks/stacks.h"
+#include "vm/stack/stack.h"
 
 int rbi_dup_opt(const char **dst, const char *s)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 /* Lines of one maps file read at most (a process maps a few thousand). */
 #define MAPS_LINES_MAX (1u << 20)

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/stacks/sample.h"
+#include "vm/stack/sample.h"
 
 #define CHUNK_FRAMES 256
 #define MEMO_SLOTS 256

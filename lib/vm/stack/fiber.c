@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "util/table.h"
-#include "vm/stacks/stacks.h"
+#include "vm/stack/stack.h"
 
 /* Resumes nested deeper than this are a loop in a torn chain. */
 #define CHAIN_MAX 100000u

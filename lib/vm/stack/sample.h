@@ -20,7 +20,7 @@
 #ifndef RBI_VM_SAMPLE_H
 #define RBI_VM_SAMPLE_H
 
-#include "vm/stacks/stacks.h"
+#include "vm/stack/stack.h"
 
 /* One Ruby thread as the sampler tracks it. */
 struct rbi_vm_sthread {

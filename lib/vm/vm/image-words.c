@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 int rbi_vm_image_words(struct rbi_target *t, const struct rbi_image *img, uint64_t max,
 		       uint64_t **words, size_t *n)

@@ -65,7 +65,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vm/stacks/sample-priv.h"
+#include "vm/stack/sample-priv.h"
 
 static void iseq_infos_free(struct rbi_vm_sampler *s)
 {

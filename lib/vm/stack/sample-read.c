@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vm/stacks/sample-priv.h"
+#include "vm/stack/sample-priv.h"
 
 /* Room for NEED bytes at *BUF (rbi_grow: at least doubled). */
 static int grow(uint8_t **buf, size_t *cap, size_t need)

@@ -7,7 +7,7 @@
 #define RBI_VM_SAMPLE_PRIV_H
 
 #include "util/table.h"
-#include "vm/stacks/sample.h"
+#include "vm/stack/sample.h"
 
 #define EP_CHAIN_MAX 4096
 #define RESCAN_NS 1000000000ull

@@ -1,9 +1,9 @@
-/* stacks.h: threads, fibers, frames, environments and iseqs
- * (lib/vm/stacks).  Not installed. */
-#ifndef RBI_VM_STACKS_H
-#define RBI_VM_STACKS_H
+/* stack.h: threads, fibers, frames, environments and iseqs
+ * (lib/vm/stack).  Not installed. */
+#ifndef RBI_VM_STACK_H
+#define RBI_VM_STACK_H
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 /* Where the GVL's queue of waiting threads is (thread.c): its head in
    rb_ractor_t (*RACTOR_HEAD: 3.0-3.1 threads.gvl.waitq, 3.2+

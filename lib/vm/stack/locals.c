@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/stacks/stacks.h"
+#include "vm/stack/stack.h"
 
 #define VM_ENV_DATA_SIZE 3
 /* Scopes from a block out to its method: deeper is a cycle. */

@@ -2,7 +2,7 @@
 #ifndef RBI_VM_INSN_ADDR_H
 #define RBI_VM_INSN_ADDR_H
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 /* The N (VM_INSTRUCTION_SIZE) code addresses of vm_exec_core's
    insns_address_table into ADDRS, instruction number I's at ADDRS[I]; *VIA

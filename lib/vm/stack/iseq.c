@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vm/stacks/stacks.h"
+#include "vm/stack/stack.h"
 
 /* Bounds on iseq data; real ones are far smaller. */
 #define ISEQ_SIZE_MAX (1u << 24)        /* instructions (VALUEs) */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 RBI_EXPORT const char *rbi_addr_source_name(rbi_addr_source s)
 {

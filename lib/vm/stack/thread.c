@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vm/stacks/stacks.h"
+#include "vm/stack/stack.h"
 
 #define THREAD_NAME_MAX 256
 /* Largest rb_thread_t we read in one go (3.4: 472 bytes). */

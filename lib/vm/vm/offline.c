@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/core/core.h"
+#include "vm/vm/find.h"
 
 #define SCAN_BYTES_MAX (32u << 20)     /* libruby's data is < 1 MiB */
 #define SCAN_CHUNK     (64u << 10)

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vm/stacks/sample-priv.h"
+#include "vm/stack/sample-priv.h"
 
 /* ---- Read: control frames and environments ------------------------------ */
 

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vm/core/insn-addr.h"
+#include "vm/vm/insn-addr.h"
 
 /* Bounds: DIEs looked at in vm.c, and .data.rel.ro bytes scanned. */
 #define DIES_MAX 2000000u
