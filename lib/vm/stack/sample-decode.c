@@ -183,7 +183,7 @@ static int resolve_ruby(struct rbi_vm_sampler *s, uint64_t iseq, uint64_t pc,
 		free(path);
 		if (!label)
 			return rbi_fail(RBI_NOMEM, "out of memory");
-		keep = rbi_vm_class_names_settled(s->vm);
+		keep = rbi_vm_class_names_settled(s->t, s->vm);
 		if (keep && (rc = rbi_map_put(&s->labels, iseq, cme, 2, (uintptr_t)label)))
 			return rc;
 	}
@@ -217,7 +217,7 @@ static int resolve_cfunc(struct rbi_vm_sampler *s, uint64_t cme, uint64_t *out)
 	if (!f)
 		return rbi_fail(RBI_NOMEM, "out of memory");
 	*out = (uintptr_t)f;
-	return rbi_vm_class_names_settled(s->vm) ? rbi_map_put(&s->frames, 1, cme, 0, *out) :
+	return rbi_vm_class_names_settled(s->t, s->vm) ? rbi_map_put(&s->frames, 1, cme, 0, *out) :
 						  RBI_OK;
 }
 

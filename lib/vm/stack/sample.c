@@ -547,6 +547,7 @@ int rbi_vm_sampler_poll(struct rbi_vm_sampler *s, struct rbi_vm_sthread **thread
 	int rc;
 
 	s->cache_fresh = false;
+	rbi_vm_symbols_again(s->t, s->vm);
 	/* Caches go stale only when the GC frees what they describe. */
 	if (now - s->last_flush_ns >= FLUSH_NS &&
 	    (!present(s->l->objspace_gc_count) || !s->objspace ||

@@ -77,16 +77,22 @@ static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
 		vm->id_classpath = 0;
 	if (rbi_vm_id_lookup(t, vm, "__attached__", &vm->id_attached))
 		vm->id_attached = 0;
-	/* Reads a collecting reader only noted are no try. */
-	if (rbi_target_missed(t) != missed)
+	/* Reads a collecting reader only noted are no try, nor a lookup in a
+	   live process whose symbol table is still looked for
+	   (rbi_vm_symbols_again). */
+	if (rbi_target_missed(t) != missed ||
+	    (!vm->info.symbols && !vm->symbols_given_up && rbi_target_is_live(t)))
 		return;
 	vm->class_ids_looked_up = (vm->id_classpath && vm->id_attached) ||
 				  ++vm->class_ids_tries >= CLASS_IDS_TRIES;
 }
 
-bool rbi_vm_class_names_settled(const struct rbi_vm *vm)
+bool rbi_vm_class_names_settled(const struct rbi_target *t, const struct rbi_vm *vm)
 {
-	/* No name has needed them yet, or they are taken for good. */
+	/* Not while a live process's symbol table is looked for; then: no
+	   name has needed the IDs yet, or they are taken for good. */
+	if (!vm->info.symbols && !vm->symbols_given_up && rbi_target_is_live(t))
+		return false;
 	return vm->class_ids_looked_up || !vm->class_ids_tries;
 }
 

@@ -231,11 +231,13 @@ int rbi_vm_id_lookup(struct rbi_target *t, const struct rbi_vm *vm,
 
 /* ---- Classes (class.c) -------------------------------------------------- */
 
-/* Are the names made so far final?  False once a <= 3.1 VM's class ivar
-   IDs were looked for and not found, until a lookup finds them or
-   CLASS_IDS_TRIES failed (class.c): names made meanwhile fall back to the
-   method's own and are not to be kept. */
-bool rbi_vm_class_names_settled(const struct rbi_vm *vm);
+/* Are the names made so far final?  False while a live process's symbol
+   table is still looked for (rbi_vm_symbols_again: no ID has a name yet),
+   and once a <= 3.1 VM's class ivar IDs were looked for and not found,
+   until a lookup finds them or CLASS_IDS_TRIES failed (class.c): names
+   made meanwhile fall back to the method's own (or none) and are not to
+   be kept. */
+bool rbi_vm_class_names_settled(const struct rbi_target *t, const struct rbi_vm *vm);
 
 /* Ruby 3.4's gen_method_name: "Path#NAME" for an instance method of a
    named class or module OWNER, "Path.NAME" for a singleton method, else

@@ -419,6 +419,28 @@ static void locate_symbols(struct rbi_target *t, struct rbi_vm *vm)
 	}
 }
 
+/* How often and how long a live process's missing symbol table is looked
+   for again: Ruby makes it within milliseconds of the VM. */
+#define SYMBOLS_RETRY_NS 50000000ull
+#define SYMBOLS_GIVE_UP_NS 5000000000ull
+
+void rbi_vm_symbols_again(struct rbi_target *t, struct rbi_vm *vm)
+{
+	uint64_t now;
+
+	if (vm->info.symbols || vm->symbols_given_up || !rbi_target_is_live(t))
+		return;
+	now = rbi_now_ns();
+	if (!vm->symbols_missing_since)
+		vm->symbols_missing_since = now;
+	if (now - vm->symbols_tried_ns < SYMBOLS_RETRY_NS)
+		return;
+	vm->symbols_tried_ns = now;
+	locate_symbols(t, vm);
+	vm->symbols_given_up = !vm->info.symbols &&
+			       now - vm->symbols_missing_since >= SYMBOLS_GIVE_UP_NS;
+}
+
 int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm)
 {
 	int rc = choose_layout(t, vm);
