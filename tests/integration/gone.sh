@@ -38,15 +38,21 @@ run_killed() {
 	OUT=$(cat "$RB_TMP/out"); ERR=$(cat "$RB_TMP/err")
 }
 
-# duration KIND ROOT CMD COMMAND...: the command's run time on a live objects.rb, in ms.
+# duration KIND ROOT CMD COMMAND...: the command's run time on a live objects.rb, in ms: the
+# shorter of two runs (a first run that reads cold files, on a busy machine, can take several
+# times as long, and the kills spread over it would then all come after the end).
 duration() {
-	local kind=$1 root=$2 cmd=$3 t0
+	local kind=$1 root=$2 cmd=$3 t0 ms
 	shift 3
 	SCALE=$SCALE ruby_start "$kind" "$root" "$cmd" objects.rb || return 1
 	wait_parked "$RB_PID" >/dev/null 2>&1
-	t0=$(date +%s%N)
-	"$RBINSPECT" -p "$RB_PID" "$@" >/dev/null 2>&1
-	DUR_MS=$(( ($(date +%s%N) - t0) / 1000000 + 1 ))
+	DUR_MS=
+	for _ in 1 2; do
+		t0=$(date +%s%N)
+		"$RBINSPECT" -p "$RB_PID" "$@" >/dev/null 2>&1
+		ms=$(( ($(date +%s%N) - t0) / 1000000 + 1 ))
+		[ -z "$DUR_MS" ] || [ "$ms" -lt "$DUR_MS" ] && DUR_MS=$ms
+	done
 	kill -9 "$RB_PID"
 }
 
