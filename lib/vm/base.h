@@ -98,10 +98,10 @@ struct rbi_vm {
 	   lookups failed; 0 if there are none. */
 	bool class_ids_looked_up;
 	unsigned class_ids_tries;
-	/* A live process opened before Ruby made its symbol table (the VM
-	   exists before rb_call_inits's Init_sym): the table is looked for
-	   again (rbi_vm_symbols_again) from SYMBOLS_MISSING_SINCE on, until
-	   found or given up. */
+	/* A live process whose symbol table was not found when it was opened
+	   (read while Ruby grew it: a chunk of IDs not stored yet): the table
+	   is looked for again (rbi_vm_symbols_again) from
+	   SYMBOLS_MISSING_SINCE on, until found or given up. */
 	uint64_t symbols_missing_since, symbols_tried_ns;
 	bool symbols_given_up;
 	uint64_t id_classpath, id_attached;

@@ -16,9 +16,10 @@ struct rbi_layout_seed {
 /* With VM's image and version set: choose its layout and find the VM
    (symbol, code, then a scan of libruby's data) and the symbol table. */
 int rbi_vm_locate(struct rbi_target *t, struct rbi_vm *vm);
-/* A live process opened before Ruby made its symbol table: look for it
-   again (at most every 50 ms, for 5 s), for those who keep reading it (the
-   sampler, each poll).  Without it no ID has a name: no class path on
+/* A live process whose symbol table was not found when it was opened (read
+   while Ruby grew it, as it does while it boots): look for it again (at
+   most every 50 ms, for 5 s), for those who keep reading it (the sampler,
+   each poll).  Without it no ID has a name: no class path on
    <= 3.1, no method name of a C frame. */
 void rbi_vm_symbols_again(struct rbi_target *t, struct rbi_vm *vm);
 

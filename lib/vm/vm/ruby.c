@@ -420,7 +420,7 @@ static void locate_symbols(struct rbi_target *t, struct rbi_vm *vm)
 }
 
 /* How often and how long a live process's missing symbol table is looked
-   for again: Ruby makes it within milliseconds of the VM. */
+   for again: a chunk of IDs is stored within milliseconds (a GC at most). */
 #define SYMBOLS_RETRY_NS 50000000ull
 #define SYMBOLS_GIVE_UP_NS 5000000000ull
 
