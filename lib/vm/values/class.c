@@ -63,6 +63,13 @@ static bool class_ivar(struct rbi_target *t, const struct rbi_vm *vm,
    again, and the sampler keeps no label made meanwhile. */
 #define CLASS_IDS_TRIES 8
 
+/* Is a live process's symbol table still looked for (rbi_vm_symbols_again)?
+   Until then no ID has a name. */
+static bool symbols_pending(const struct rbi_target *t, const struct rbi_vm *vm)
+{
+	return !vm->info.symbols && !vm->symbols_given_up && rbi_target_is_live(t);
+}
+
 static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
 {
 	size_t missed = rbi_target_missed(t);
@@ -80,8 +87,7 @@ static void class_ids(struct rbi_target *t, struct rbi_vm *vm)
 	/* Reads a collecting reader only noted are no try, nor a lookup in a
 	   live process whose symbol table is still looked for
 	   (rbi_vm_symbols_again). */
-	if (rbi_target_missed(t) != missed ||
-	    (!vm->info.symbols && !vm->symbols_given_up && rbi_target_is_live(t)))
+	if (rbi_target_missed(t) != missed || symbols_pending(t, vm))
 		return;
 	vm->class_ids_looked_up = (vm->id_classpath && vm->id_attached) ||
 				  ++vm->class_ids_tries >= CLASS_IDS_TRIES;
@@ -91,7 +97,7 @@ bool rbi_vm_class_names_settled(const struct rbi_target *t, const struct rbi_vm 
 {
 	/* Not while a live process's symbol table is looked for; then: no
 	   name has needed the IDs yet, or they are taken for good. */
-	if (!vm->info.symbols && !vm->symbols_given_up && rbi_target_is_live(t))
+	if (symbols_pending(t, vm))
 		return false;
 	return vm->class_ids_looked_up || !vm->class_ids_tries;
 }
