@@ -342,8 +342,11 @@ static bool symbols_plausible(struct rbi_target *t, const struct rbi_vm *vm, uin
 	    rbi_read_u64(t, addr + 16, &ids) || (ids & 7) || !ids ||
 	    rbi_read_u64(t, ids, &flags) || (flags & 0x1f) != 0x07)
 		return false;
-	/* ids holds a chunk of 512 IDs for every serial up to last_id. */
-	return rbi_vm_array(t, vm, ids, &n, &elems) == RBI_OK && n == last_id / 512 + 1;
+	/* ids holds a chunk of 512 IDs for every serial up to last_id; a new
+	   chunk is stored a moment after last_id reaches it (set_id_entry: its
+	   allocation may run a GC), and a table read in between is one short. */
+	return rbi_vm_array(t, vm, ids, &n, &elems) == RBI_OK && n >= 1 &&
+	       (n == last_id / 512 + 1 || n == last_id / 512);
 }
 
 /* The VM pointer variable is *ADDR for some 8-aligned ADDR in libruby's
